@@ -1,0 +1,145 @@
+//! Command-line arguments (ARCHITECTURE.md, "CLI contract").
+
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand};
+
+#[derive(Debug, Parser)]
+#[command(
+    name = "triskele",
+    version,
+    about = "Secure three-party computation of AES: benchmarks, one-shot runs, key generation"
+)]
+pub struct Cli {
+    /// More log output on stderr (-v info, -vv debug); RUST_LOG overrides.
+    #[arg(short, long, global = true, action = clap::ArgAction::Count)]
+    pub verbose: u8,
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Benchmark protocols: three local parties over TLS (--local) or one party per process (--config).
+    Bench(BenchArgs),
+    /// Secret-share a key and input blocks, encrypt (or decrypt) them with three local parties, print the result.
+    Aes(AesArgs),
+    /// Write certificates, keys and p1..p3.toml for a three-machine run.
+    Keygen(KeygenArgs),
+    /// Summarise CSV files written by `bench`.
+    Report(ReportArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct BenchArgs {
+    /// Run all three parties in this process over TLS on loopback (ephemeral certificates).
+    #[arg(long, conflicts_with = "config", required_unless_present = "config")]
+    pub local: bool,
+    /// This party's config file (TOML); three processes with p1/p2/p3 configs form one run.
+    #[arg(long, value_name = "FILE")]
+    pub config: Option<PathBuf>,
+    /// Worker threads per party (0 = all cores; absent = one).
+    #[arg(long, value_name = "N")]
+    pub threads: Option<usize>,
+    /// Batch sizes (AES blocks per run); several values allowed. Targets may follow directly.
+    #[arg(long, value_name = "N", num_args = 1.., required = true)]
+    pub simd: Vec<String>,
+    /// Repetitions per protocol and batch size.
+    #[arg(long, value_name = "R", default_value_t = 1)]
+    pub rep: usize,
+    /// CSV file prefix: writes PREFIX-p1.csv .. PREFIX-p3.csv (or only this party's with --config).
+    #[arg(long, value_name = "FILE", default_value = "result")]
+    pub csv: String,
+    /// Run every available protocol.
+    #[arg(long)]
+    pub all: bool,
+    /// AES-256 instead of AES-128.
+    #[arg(long)]
+    pub aes256: bool,
+    /// Simulated one-way latency added to every link, in milliseconds.
+    #[arg(long, value_name = "MS")]
+    pub net_delay: Option<f64>,
+    /// Simulated bandwidth cap of every link, in Mbit/s.
+    #[arg(long, value_name = "MBIT")]
+    pub net_rate: Option<f64>,
+    /// Read timeout in seconds: a peer silent for longer is treated as failed.
+    #[arg(long, value_name = "SECONDS", default_value_t = 60.0)]
+    pub timeout: f64,
+    /// Protocols to run (see `--all`); e.g. chida.
+    #[arg(value_name = "TARGET")]
+    pub targets: Vec<String>,
+}
+
+#[derive(Debug, Args)]
+pub struct AesArgs {
+    /// Protocol to use, e.g. chida.
+    #[arg(long, value_name = "TARGET")]
+    pub protocol: String,
+    /// AES-256 (the key must then be 32 bytes).
+    #[arg(long)]
+    pub aes256: bool,
+    /// Decrypt instead of encrypt.
+    #[arg(long)]
+    pub decrypt: bool,
+    /// The key in hex (32 hex characters, or 64 with --aes256).
+    #[arg(long, value_name = "HEX")]
+    pub key: String,
+    /// An input block in hex (32 hex characters); repeat for several blocks.
+    #[arg(long, value_name = "HEX", required = true)]
+    pub input: Vec<String>,
+    /// Read timeout in seconds.
+    #[arg(long, value_name = "SECONDS", default_value_t = 30.0)]
+    pub timeout: f64,
+}
+
+#[derive(Debug, Args)]
+pub struct KeygenArgs {
+    /// Output directory (created if missing).
+    #[arg(long, value_name = "DIR")]
+    pub dir: PathBuf,
+    /// The three parties' addresses, HOST:PORT,HOST:PORT,HOST:PORT.
+    #[arg(
+        long,
+        value_name = "HOSTS",
+        default_value = "127.0.0.1:8100,127.0.0.1:8101,127.0.0.1:8102"
+    )]
+    pub hosts: String,
+}
+
+#[derive(Debug, Args)]
+pub struct ReportArgs {
+    /// CSV files written by `bench` (e.g. result-p1.csv result-p2.csv result-p3.csv).
+    #[arg(value_name = "FILE", required = true)]
+    pub files: Vec<PathBuf>,
+}
+
+impl BenchArgs {
+    /// Splits `--simd` values into batch sizes and the targets that followed them
+    /// (`--simd 1 100 chida` is read as batch sizes 1 and 100 and target chida).
+    pub fn batch_sizes_and_targets(&self) -> Result<(Vec<usize>, Vec<String>), String> {
+        let mut sizes = Vec::new();
+        let mut targets = Vec::new();
+        for v in &self.simd {
+            match v.parse::<usize>() {
+                Ok(n) if targets.is_empty() => sizes.push(n),
+                Ok(_) => {
+                    return Err(format!(
+                        "--simd: batch size '{v}' after a protocol name; give batch sizes first"
+                    ))
+                }
+                Err(_)
+                    if v.chars()
+                        .all(|c| c.is_ascii_digit() || c == '-' || c == '+') =>
+                {
+                    return Err(format!("--simd: '{v}' is not a batch size"))
+                }
+                Err(_) => targets.push(v.clone()),
+            }
+        }
+        if sizes.is_empty() {
+            return Err("--simd needs at least one batch size".into());
+        }
+        targets.extend(self.targets.iter().cloned());
+        Ok((sizes, targets))
+    }
+}

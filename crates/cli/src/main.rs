@@ -1,0 +1,58 @@
+//! `triskele`: secure three-party AES from the command line.
+
+mod aes_cmd;
+mod args;
+mod bench;
+mod error;
+mod keygen;
+mod local;
+mod report;
+
+use std::process::ExitCode;
+
+use clap::Parser;
+
+use crate::args::{Cli, Command};
+
+fn main() -> ExitCode {
+    let cli = match Cli::try_parse() {
+        Ok(c) => c,
+        Err(e) => {
+            let code = match e.kind() {
+                clap::error::ErrorKind::DisplayHelp | clap::error::ErrorKind::DisplayVersion => 0,
+                _ => 1,
+            };
+            // Printing help or a usage error; nothing else to do if stderr is gone.
+            let _ = e.print();
+            return ExitCode::from(code);
+        }
+    };
+    init_logging(cli.verbose);
+    let result = match cli.command {
+        Command::Bench(a) => bench::run(a),
+        Command::Aes(a) => aes_cmd::run(a),
+        Command::Keygen(a) => keygen::run(a),
+        Command::Report(a) => report::run(a),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("error: {e}");
+            ExitCode::from(e.exit_code())
+        }
+    }
+}
+
+fn init_logging(verbose: u8) {
+    let default = match verbose {
+        0 => "warn",
+        1 => "info",
+        _ => "debug",
+    };
+    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(default));
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .try_init();
+}

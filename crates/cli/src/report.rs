@@ -1,0 +1,418 @@
+//! CSV rows (ARCHITECTURE.md, "CSV contract") and the summary table.
+
+use std::path::Path;
+
+use serde::{Deserialize, Serialize};
+use triskele_aes::{PhaseMeasure, RunReport};
+
+use crate::args::ReportArgs;
+use crate::error::CliError;
+
+/// One row of a party's CSV file: one repetition. Field order = column order.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CsvRow {
+    pub protocol: String,
+    pub simd: usize,
+    #[serde(rename = "pre-processing-time")]
+    pub pre_time: f64,
+    #[serde(rename = "online-time")]
+    pub online_time: f64,
+    #[serde(rename = "finalize-time")]
+    pub finalize_time: f64,
+    #[serde(rename = "pre-processing-bytes-sent-to-next")]
+    pub pre_sent_next: u64,
+    #[serde(rename = "pre-processing-bytes-received-from-next")]
+    pub pre_recv_next: u64,
+    #[serde(rename = "pre-processing-bytes-rounds-next")]
+    pub pre_rounds_next: u64,
+    #[serde(rename = "pre-processing-bytes-sent-to-prev")]
+    pub pre_sent_prev: u64,
+    #[serde(rename = "pre-processing-bytes-received-from-prev")]
+    pub pre_recv_prev: u64,
+    #[serde(rename = "pre-processing-bytes-rounds-prev")]
+    pub pre_rounds_prev: u64,
+    #[serde(rename = "online-bytes-sent-to-next")]
+    pub online_sent_next: u64,
+    #[serde(rename = "online-bytes-received-from-next")]
+    pub online_recv_next: u64,
+    #[serde(rename = "online-bytes-rounds-next")]
+    pub online_rounds_next: u64,
+    #[serde(rename = "online-bytes-sent-to-prev")]
+    pub online_sent_prev: u64,
+    #[serde(rename = "online-bytes-received-from-prev")]
+    pub online_recv_prev: u64,
+    #[serde(rename = "online-bytes-rounds-prev")]
+    pub online_rounds_prev: u64,
+    #[serde(rename = "finalize-bytes-sent-to-next")]
+    pub fin_sent_next: u64,
+    #[serde(rename = "finalize-bytes-received-from-next")]
+    pub fin_recv_next: u64,
+    #[serde(rename = "finalize-bytes-rounds-next")]
+    pub fin_rounds_next: u64,
+    #[serde(rename = "finalize-bytes-sent-to-prev")]
+    pub fin_sent_prev: u64,
+    #[serde(rename = "finalize-bytes-received-from-prev")]
+    pub fin_recv_prev: u64,
+    #[serde(rename = "finalize-bytes-rounds-prev")]
+    pub fin_rounds_prev: u64,
+}
+
+/// The 23 column names, in order.
+pub const HEADER: [&str; 23] = [
+    "protocol",
+    "simd",
+    "pre-processing-time",
+    "online-time",
+    "finalize-time",
+    "pre-processing-bytes-sent-to-next",
+    "pre-processing-bytes-received-from-next",
+    "pre-processing-bytes-rounds-next",
+    "pre-processing-bytes-sent-to-prev",
+    "pre-processing-bytes-received-from-prev",
+    "pre-processing-bytes-rounds-prev",
+    "online-bytes-sent-to-next",
+    "online-bytes-received-from-next",
+    "online-bytes-rounds-next",
+    "online-bytes-sent-to-prev",
+    "online-bytes-received-from-prev",
+    "online-bytes-rounds-prev",
+    "finalize-bytes-sent-to-next",
+    "finalize-bytes-received-from-next",
+    "finalize-bytes-rounds-next",
+    "finalize-bytes-sent-to-prev",
+    "finalize-bytes-received-from-prev",
+    "finalize-bytes-rounds-prev",
+];
+
+fn cols(m: &PhaseMeasure) -> [u64; 6] {
+    let s = &m.stats;
+    [
+        s.next.bytes_sent,
+        s.next.bytes_received,
+        s.next.messages,
+        s.prev.bytes_sent,
+        s.prev.bytes_received,
+        s.prev.messages,
+    ]
+}
+
+impl From<&RunReport> for CsvRow {
+    fn from(r: &RunReport) -> Self {
+        let [a0, a1, a2, a3, a4, a5] = cols(&r.preprocessing);
+        let [b0, b1, b2, b3, b4, b5] = cols(&r.online);
+        let [c0, c1, c2, c3, c4, c5] = cols(&r.finalize);
+        CsvRow {
+            protocol: r.target.csv_name().to_string(),
+            simd: r.simd,
+            pre_time: r.preprocessing.time.as_secs_f64(),
+            online_time: r.online.time.as_secs_f64(),
+            finalize_time: r.finalize.time.as_secs_f64(),
+            pre_sent_next: a0,
+            pre_recv_next: a1,
+            pre_rounds_next: a2,
+            pre_sent_prev: a3,
+            pre_recv_prev: a4,
+            pre_rounds_prev: a5,
+            online_sent_next: b0,
+            online_recv_next: b1,
+            online_rounds_next: b2,
+            online_sent_prev: b3,
+            online_recv_prev: b4,
+            online_rounds_prev: b5,
+            fin_sent_next: c0,
+            fin_recv_next: c1,
+            fin_rounds_next: c2,
+            fin_sent_prev: c3,
+            fin_recv_prev: c4,
+            fin_rounds_prev: c5,
+        }
+    }
+}
+
+impl CsvRow {
+    fn sent(&self) -> [u64; 3] {
+        [
+            self.pre_sent_next + self.pre_sent_prev,
+            self.online_sent_next + self.online_sent_prev,
+            self.fin_sent_next + self.fin_sent_prev,
+        ]
+    }
+
+    fn times(&self) -> [f64; 3] {
+        [self.pre_time, self.online_time, self.finalize_time]
+    }
+}
+
+/// A CSV writer for one party's file; rows are flushed as they come so partial runs survive.
+pub struct CsvOut {
+    path: String,
+    w: csv::Writer<std::fs::File>,
+}
+
+impl CsvOut {
+    pub fn create(path: &Path) -> Result<Self, CliError> {
+        let p = path.display().to_string();
+        let io_err = |source| CliError::File {
+            path: p.clone(),
+            source,
+        };
+        let mut file = std::fs::File::create(path).map_err(io_err)?;
+        // The header is written plain; rows quote the protocol name (PROTOCOLS.md §6.3).
+        std::io::Write::write_all(&mut file, format!("{}\n", HEADER.join(",")).as_bytes())
+            .map_err(io_err)?;
+        let w = csv::WriterBuilder::new()
+            .has_headers(false)
+            .quote_style(csv::QuoteStyle::NonNumeric)
+            .from_writer(file);
+        Ok(CsvOut { path: p, w })
+    }
+
+    pub fn write(&mut self, row: &CsvRow) -> Result<(), CliError> {
+        let path = &self.path;
+        self.w.serialize(row).map_err(|source| CliError::Csv {
+            path: path.clone(),
+            source,
+        })?;
+        self.w.flush().map_err(|source| CliError::File {
+            path: path.clone(),
+            source,
+        })
+    }
+}
+
+/// Reads one party's CSV file, checking the header.
+pub fn read_csv(path: &Path) -> Result<Vec<CsvRow>, CliError> {
+    let p = path.display().to_string();
+    let mut r = csv::Reader::from_path(path).map_err(|source| CliError::Csv {
+        path: p.clone(),
+        source,
+    })?;
+    let header = r
+        .headers()
+        .map_err(|source| CliError::Csv {
+            path: p.clone(),
+            source,
+        })?
+        .clone();
+    if header.iter().collect::<Vec<_>>() != HEADER {
+        return Err(CliError::Input(format!(
+            "{p}: not a triskele/MAESTRO CSV file (expected the 23-column header)"
+        )));
+    }
+    r.deserialize()
+        .map(|row| {
+            row.map_err(|source| CliError::Csv {
+                path: p.clone(),
+                source,
+            })
+        })
+        .collect()
+}
+
+/// One line of the summary: a protocol at a batch size, averaged over repetitions of the
+/// per-repetition maximum over parties.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Summary {
+    pub protocol: String,
+    pub simd: usize,
+    pub reps: usize,
+    /// Mean seconds per phase (pre-processing, online, finalize).
+    pub time: [f64; 3],
+    /// Mean bytes sent by the busiest party per phase.
+    pub bytes: [f64; 3],
+}
+
+impl Summary {
+    pub fn total_time(&self) -> f64 {
+        self.time.iter().sum()
+    }
+
+    pub fn blocks_per_sec(&self) -> f64 {
+        let t = self.total_time();
+        if t > 0.0 {
+            self.simd as f64 / t
+        } else {
+            0.0
+        }
+    }
+}
+
+/// Summarises rows of several parties: `parties[p][k]` is party p's k-th row. Rows with the same
+/// index are the same repetition. Groups consecutive rows of the same protocol and batch size.
+pub fn summarise(parties: &[Vec<CsvRow>]) -> Result<Vec<Summary>, CliError> {
+    let Some(first) = parties.first() else {
+        return Ok(Vec::new());
+    };
+    if parties.iter().any(|p| p.len() != first.len()) {
+        return Err(CliError::Input(
+            "the CSV files have different numbers of rows; pass the files of one run".into(),
+        ));
+    }
+    let mut out: Vec<Summary> = Vec::new();
+    for k in 0..first.len() {
+        let rows: Vec<&CsvRow> = parties.iter().map(|p| &p[k]).collect();
+        let (proto, simd) = (&rows[0].protocol, rows[0].simd);
+        if rows.iter().any(|r| &r.protocol != proto || r.simd != simd) {
+            return Err(CliError::Input(format!(
+                "row {}: the files disagree on protocol or batch size",
+                k + 2
+            )));
+        }
+        let mut time = [0.0f64; 3];
+        let mut bytes = [0.0f64; 3];
+        for r in &rows {
+            for (t, v) in time.iter_mut().zip(r.times()) {
+                *t = t.max(v);
+            }
+            for (b, v) in bytes.iter_mut().zip(r.sent()) {
+                *b = b.max(v as f64);
+            }
+        }
+        match out.last_mut() {
+            Some(s) if &s.protocol == proto && s.simd == simd => {
+                let n = s.reps as f64;
+                for i in 0..3 {
+                    s.time[i] = (s.time[i] * n + time[i]) / (n + 1.0);
+                    s.bytes[i] = (s.bytes[i] * n + bytes[i]) / (n + 1.0);
+                }
+                s.reps += 1;
+            }
+            _ => out.push(Summary {
+                protocol: proto.clone(),
+                simd,
+                reps: 1,
+                time,
+                bytes,
+            }),
+        }
+    }
+    Ok(out)
+}
+
+/// Formats the summary table.
+pub fn format_table(rows: &[Summary]) -> String {
+    let mut s = format!(
+        "{:<22} {:>8} {:>4} {:>10} {:>10} {:>10} {:>10} {:>12} {:>9} {:>9} {:>9}\n",
+        "protocol",
+        "simd",
+        "reps",
+        "prep s",
+        "online s",
+        "final s",
+        "total s",
+        "blocks/s",
+        "prep B/b",
+        "onl B/b",
+        "fin B/b"
+    );
+    for r in rows {
+        let per = |b: f64| b / r.simd.max(1) as f64;
+        s.push_str(&format!(
+            "{:<22} {:>8} {:>4} {:>10.4} {:>10.4} {:>10.4} {:>10.4} {:>12.0} {:>9.1} {:>9.1} {:>9.1}\n",
+            r.protocol,
+            r.simd,
+            r.reps,
+            r.time[0],
+            r.time[1],
+            r.time[2],
+            r.total_time(),
+            r.blocks_per_sec(),
+            per(r.bytes[0]),
+            per(r.bytes[1]),
+            per(r.bytes[2]),
+        ));
+    }
+    s
+}
+
+pub fn run(a: ReportArgs) -> Result<(), CliError> {
+    let parties = a
+        .files
+        .iter()
+        .map(|f| read_csv(f))
+        .collect::<Result<Vec<_>, _>>()?;
+    let rows = summarise(&parties)?;
+    print!("{}", format_table(&rows));
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn row(proto: &str, simd: usize, t: f64, sent: u64) -> CsvRow {
+        CsvRow {
+            protocol: proto.into(),
+            simd,
+            pre_time: 0.0,
+            online_time: t,
+            finalize_time: 0.0,
+            pre_sent_next: 0,
+            pre_recv_next: 0,
+            pre_rounds_next: 0,
+            pre_sent_prev: 0,
+            pre_recv_prev: 0,
+            pre_rounds_prev: 0,
+            online_sent_next: sent,
+            online_recv_next: 0,
+            online_rounds_next: 30,
+            online_sent_prev: 0,
+            online_recv_prev: sent,
+            online_rounds_prev: 30,
+            fin_sent_next: 0,
+            fin_recv_next: 0,
+            fin_rounds_next: 0,
+            fin_sent_prev: 0,
+            fin_recv_prev: 0,
+            fin_rounds_prev: 0,
+        }
+    }
+
+    #[test]
+    fn summary_takes_max_over_parties_and_mean_over_reps() {
+        let p = vec![
+            vec![row("chida", 10, 1.0, 6400), row("chida", 10, 3.0, 6400)],
+            vec![row("chida", 10, 2.0, 6400), row("chida", 10, 1.0, 6400)],
+            vec![row("chida", 10, 0.5, 6400), row("chida", 10, 0.5, 6400)],
+        ];
+        let s = summarise(&p).unwrap_or_default();
+        assert_eq!(s.len(), 1);
+        assert_eq!(s[0].reps, 2);
+        assert!((s[0].time[1] - 2.5).abs() < 1e-12);
+        assert!((s[0].blocks_per_sec() - 4.0).abs() < 1e-12);
+        assert!((s[0].bytes[1] - 6400.0).abs() < 1e-12);
+        assert!(format_table(&s).contains("chida"));
+    }
+
+    #[test]
+    fn csv_round_trip_and_header() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("r-p1.csv");
+        let mut w = CsvOut::create(&path).unwrap();
+        let r = row("chida", 7, 0.25, 4480);
+        w.write(&r).unwrap();
+        drop(w);
+        let text = std::fs::read_to_string(&path).unwrap();
+        let first = text.lines().next().unwrap_or_default();
+        assert_eq!(first, HEADER.join(","));
+        assert!(text
+            .lines()
+            .nth(1)
+            .unwrap_or_default()
+            .starts_with("\"chida\",7,"));
+        assert_eq!(read_csv(&path).unwrap(), vec![r]);
+        std::fs::write(&path, "a,b\n1,2\n").unwrap();
+        assert!(read_csv(&path).is_err());
+    }
+
+    #[test]
+    fn mismatched_files_are_an_error() {
+        let p = vec![vec![row("chida", 10, 1.0, 1)], vec![]];
+        assert!(summarise(&p).is_err());
+        let p = vec![
+            vec![row("chida", 10, 1.0, 1)],
+            vec![row("chida", 11, 1.0, 1)],
+        ];
+        assert!(summarise(&p).is_err());
+    }
+}

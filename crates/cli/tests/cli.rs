@@ -1,0 +1,183 @@
+//! The `triskele` binary: outputs, exit codes and messages (ARCHITECTURE.md CLI contract).
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::process::{Command, Output};
+
+fn triskele(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_triskele"))
+        .args(args)
+        .output()
+        .expect("run triskele")
+}
+
+fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+const KEY128: &str = "000102030405060708090a0b0c0d0e0f";
+const PT: &str = "00112233445566778899aabbccddeeff";
+
+#[test]
+fn aes_fips197_c1_prints_the_ciphertext() {
+    let o = triskele(&["aes", "--protocol", "chida", "--key", KEY128, "--input", PT]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert_eq!(stdout(&o), "69c4e0d86a7b0430d8cdb78070b4c55a\n");
+}
+
+#[test]
+fn aes256_decrypt_and_several_blocks() {
+    let key = "000102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f";
+    let o = triskele(&[
+        "aes",
+        "--protocol",
+        "chida",
+        "--aes256",
+        "--decrypt",
+        "--key",
+        key,
+        "--input",
+        "8ea2b7ca516745bfeafc49904b496089",
+        "--input",
+        "8ea2b7ca516745bfeafc49904b496089",
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert_eq!(stdout(&o), format!("{PT}\n{PT}\n"));
+}
+
+#[test]
+fn bad_input_exits_1_with_a_message() {
+    let cases: [(&[&str], &str); 5] = [
+        (
+            &["aes", "--protocol", "chida", "--key", "zz", "--input", PT],
+            "not valid hex",
+        ),
+        (
+            &["aes", "--protocol", "chida", "--key", "0011", "--input", PT],
+            "expected 16 bytes",
+        ),
+        (
+            &[
+                "aes",
+                "--protocol",
+                "chida",
+                "--key",
+                KEY128,
+                "--input",
+                "00",
+            ],
+            "input block 1",
+        ),
+        (
+            &["aes", "--protocol", "nope", "--key", KEY128, "--input", PT],
+            "unknown protocol 'nope'",
+        ),
+        (
+            &["bench", "--local", "--simd", "1", "nope"],
+            "unknown protocol",
+        ),
+    ];
+    for (args, msg) in cases {
+        let o = triskele(args);
+        assert_eq!(o.status.code(), Some(1), "{args:?}: {}", stderr(&o));
+        assert!(stderr(&o).contains(msg), "{args:?}: {}", stderr(&o));
+        assert!(stdout(&o).is_empty());
+    }
+}
+
+#[test]
+fn usage_errors_exit_1() {
+    let o = triskele(&["bench", "--simd", "1", "chida"]);
+    assert_eq!(o.status.code(), Some(1));
+    let o = triskele(&["frobnicate"]);
+    assert_eq!(o.status.code(), Some(1));
+    let o = triskele(&["--help"]);
+    assert_eq!(o.status.code(), Some(0));
+}
+
+#[test]
+fn bench_local_writes_three_csv_files_and_a_summary() {
+    let dir = tempfile::tempdir().unwrap();
+    let prefix = dir.path().join("r");
+    let prefix = prefix.to_str().unwrap();
+    let o = triskele(&[
+        "bench", "--local", "--simd", "1", "10", "--rep", "2", "--csv", prefix, "chida",
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let out = stdout(&o);
+    assert!(out.contains("blocks/s") && out.contains("chida"), "{out}");
+    for p in 1..=3 {
+        let text = std::fs::read_to_string(format!("{prefix}-p{p}.csv")).unwrap();
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(lines.len(), 5, "{text}");
+        assert_eq!(lines[0].split(',').count(), 23);
+        let row: Vec<&str> = lines[3].split(',').collect();
+        assert_eq!(row.len(), 23);
+        assert_eq!(row[0], "\"chida\"");
+        assert_eq!(row[1], "10");
+        // chida: 640 B per block online, to next only (P_i's column 11 = online sent to next).
+        assert_eq!(row[11], "6400");
+        assert_eq!(row[14], "0");
+    }
+    let files: Vec<String> = (1..=3).map(|p| format!("{prefix}-p{p}.csv")).collect();
+    let o = triskele(&["report", &files[0], &files[1], &files[2]]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(stdout(&o).contains("chida"));
+}
+
+#[test]
+fn keygen_then_three_config_processes_form_a_run() {
+    let dir = tempfile::tempdir().unwrap();
+    // Ports picked by the OS, released just before use.
+    let ports: Vec<u16> = (0..3)
+        .map(|_| {
+            std::net::TcpListener::bind("127.0.0.1:0")
+                .unwrap()
+                .local_addr()
+                .unwrap()
+                .port()
+        })
+        .collect();
+    let hosts = format!(
+        "127.0.0.1:{},127.0.0.1:{},127.0.0.1:{}",
+        ports[0], ports[1], ports[2]
+    );
+    let d = dir.path().to_str().unwrap();
+    let o = triskele(&["keygen", "--dir", d, "--hosts", &hosts]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let prefix = dir.path().join("run");
+    let prefix = prefix.to_str().unwrap().to_string();
+    let children: Vec<_> = (1..=3)
+        .map(|p| {
+            Command::new(env!("CARGO_BIN_EXE_triskele"))
+                .args([
+                    "bench",
+                    "--config",
+                    &format!("{d}/p{p}.toml"),
+                    "--simd",
+                    "4",
+                    "--csv",
+                    &prefix,
+                    "--timeout",
+                    "20",
+                    "chida",
+                ])
+                .stdout(std::process::Stdio::piped())
+                .stderr(std::process::Stdio::piped())
+                .spawn()
+                .expect("spawn party")
+        })
+        .collect();
+    for c in children {
+        let o = c.wait_with_output().unwrap();
+        assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    }
+    let files: Vec<String> = (1..=3).map(|p| format!("{prefix}-p{p}.csv")).collect();
+    let o = triskele(&["report", &files[0], &files[1], &files[2]]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let out = stdout(&o);
+    assert!(out.contains("chida"), "{out}");
+}

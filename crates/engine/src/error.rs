@@ -1,0 +1,59 @@
+//! The engine's error type.
+
+use triskele_field::FieldError;
+use triskele_net::NetError;
+use triskele_share::PartyId;
+
+/// Why a malicious-security check stopped the protocol.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum AbortReason {
+    /// A peer's opened commitment did not match (key agreement or coin tossing).
+    #[error("commitment from {peer} does not open correctly")]
+    BadCommitment { peer: PartyId },
+    /// The hashed views of two parties differ.
+    #[error("view mismatch with {peer}")]
+    ViewMismatch { peer: PartyId },
+    /// A batched multiplication check failed.
+    #[error("multiplication check failed")]
+    MultiplicationCheck,
+}
+
+/// Errors of the three-party engine.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum EngineError {
+    /// Network, TLS, configuration or timeout failure.
+    #[error(transparent)]
+    Net(#[from] NetError),
+    /// A peer sent bytes that are not a valid encoding of the expected elements.
+    #[error("malformed message from {peer}: {source}")]
+    Decode {
+        peer: PartyId,
+        #[source]
+        source: FieldError,
+    },
+    /// A peer sent a message of the wrong size for this protocol step.
+    #[error("message from {peer} has {got} bytes, expected {expected}")]
+    MessageLength {
+        peer: PartyId,
+        expected: usize,
+        got: usize,
+    },
+    /// Inputs of mismatched lengths were passed to a protocol step.
+    #[error("length mismatch: expected {expected}, got {got}")]
+    LengthMismatch { expected: usize, got: usize },
+    /// The parties disagree on the run's parameters (protocol, batch size, ...).
+    #[error("parameters differ from {peer}'s: {what}")]
+    ParameterMismatch { peer: PartyId, what: String },
+    /// A security check failed; no output may be released.
+    #[error("security abort: {0}")]
+    Abort(AbortReason),
+}
+
+impl EngineError {
+    /// True for a security abort (CLI exit code 3).
+    pub fn is_abort(&self) -> bool {
+        matches!(self, EngineError::Abort(_))
+    }
+}

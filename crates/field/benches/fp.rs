@@ -1,0 +1,36 @@
+//! F_p (p = 2^127 + 45) products, inner products and inverses (portable code only).
+
+use std::hint::black_box;
+
+use criterion::{criterion_group, criterion_main, Criterion, Throughput};
+use rand::SeedableRng;
+use rand_chacha::ChaCha20Rng;
+use triskele_field::{Bulk, Field, Fp, Random};
+
+const N: usize = 1 << 12;
+
+fn fp(c: &mut Criterion) {
+    let mut rng = ChaCha20Rng::seed_from_u64(1);
+    let mut a = vec![Fp::ZERO; N];
+    let mut b = vec![Fp::ZERO; N];
+    Fp::fill_random(&mut rng, &mut a);
+    Fp::fill_random(&mut rng, &mut b);
+    let mut out = vec![Fp::ZERO; N];
+    let mut g = c.benchmark_group("fp");
+    g.throughput(Throughput::Elements(N as u64));
+    g.bench_function("mul_slice", |bench| {
+        bench.iter(|| Fp::mul_slice(black_box(&mut out), &a, &b))
+    });
+    g.bench_function("inner_product", |bench| {
+        bench.iter(|| Fp::inner_product(black_box(&a), &b))
+    });
+    g.bench_function("fill_random", |bench| {
+        bench.iter(|| Fp::fill_random(&mut rng, black_box(&mut out)))
+    });
+    g.throughput(Throughput::Elements(1));
+    g.bench_function("inverse", |bench| bench.iter(|| black_box(a[7]).inverse()));
+    g.finish();
+}
+
+criterion_group!(benches, fp);
+criterion_main!(benches);

@@ -1,0 +1,69 @@
+//! GF(2^8) slice products and linear maps on every available backend.
+
+use std::hint::black_box;
+
+use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
+use rand::SeedableRng;
+use rand_chacha::ChaCha20Rng;
+use triskele_field::backend;
+use triskele_field::{Field, Gf2p8, Gf4Tower, LinearMap8, Random};
+
+const N: usize = 1 << 16;
+
+fn inputs(n: usize) -> (Vec<Gf2p8>, Vec<Gf2p8>) {
+    let mut rng = ChaCha20Rng::seed_from_u64(1);
+    let mut a = vec![Gf2p8::ZERO; n];
+    let mut b = vec![Gf2p8::ZERO; n];
+    Gf2p8::fill_random(&mut rng, &mut a);
+    Gf2p8::fill_random(&mut rng, &mut b);
+    (a, b)
+}
+
+fn products(c: &mut Criterion) {
+    let (a, b) = inputs(N);
+    let mut out = vec![Gf2p8::ZERO; N];
+    let mut g = c.benchmark_group("gf2p8");
+    g.throughput(Throughput::Elements(N as u64));
+    for &be in backend::available() {
+        g.bench_function(BenchmarkId::new("mul_slice", be), |bench| {
+            bench.iter(|| Gf2p8::mul_slice_with(be, black_box(&mut out), &a, &b))
+        });
+        g.bench_function(BenchmarkId::new("mul_add_slice", be), |bench| {
+            bench.iter(|| Gf2p8::mul_add_slice_with(be, black_box(&mut out), &a, &b))
+        });
+        g.bench_function(BenchmarkId::new("inner_product", be), |bench| {
+            bench.iter(|| Gf2p8::inner_product_with(be, black_box(&a), &b))
+        });
+    }
+    g.finish();
+}
+
+fn linear_maps(c: &mut Criterion) {
+    let (a, _) = inputs(N);
+    let mut out = vec![Gf2p8::ZERO; N];
+    let mut g = c.benchmark_group("linear_map8");
+    g.throughput(Throughput::Elements(N as u64));
+    for &be in backend::available() {
+        g.bench_function(BenchmarkId::new("apply_slice/AES_A", be), |bench| {
+            bench.iter(|| LinearMap8::AES_A.apply_slice_with(be, black_box(&a), &mut out))
+        });
+        g.bench_function(BenchmarkId::new("apply_in_place/WOL", be), |bench| {
+            bench.iter(|| Gf4Tower::WOL.apply_in_place_with(be, black_box(&mut out)))
+        });
+    }
+    g.finish();
+}
+
+fn sampling(c: &mut Criterion) {
+    let mut out = vec![Gf2p8::ZERO; N];
+    let mut rng = ChaCha20Rng::seed_from_u64(2);
+    let mut g = c.benchmark_group("gf2p8");
+    g.throughput(Throughput::Elements(N as u64));
+    g.bench_function(BenchmarkId::new("fill_random", "chacha20"), |bench| {
+        bench.iter(|| Gf2p8::fill_random(&mut rng, black_box(&mut out)))
+    });
+    g.finish();
+}
+
+criterion_group!(benches, products, linear_maps, sampling);
+criterion_main!(benches);

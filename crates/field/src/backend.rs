@@ -1,0 +1,453 @@
+//! Run-time selected implementations of the slice operations.
+//!
+//! A backend is picked once per process by [`active`]: the best one the CPU supports
+//! ([`best_available`], detected with `std::is_x86_feature_detected!`), unless the environment
+//! variable [`ENV_VAR`] (`TRISKELE_BACKEND`) names another available one. `TRISKELE_BACKEND=portable`
+//! forces the portable code; `auto`, an empty value or no variable mean detection; a name of a
+//! backend this CPU lacks, or an unknown name, also falls back to detection ([`parse_request`]
+//! reports unknown names as [`BackendRequest::Unknown`] so that a front end can warn).
+//!
+//! Every accelerated operation also exists with an explicit backend argument
+//! (`Gf2p8::mul_slice_with`, `LinearMap8::apply_slice_with`, `Gf2p64::inner_product_with`, ...),
+//! for tests and benchmarks; asking for a backend the CPU lacks runs the portable code, never
+//! an illegal instruction. All backends give bit-identical results.
+//!
+//! Files: `portable.rs` (any CPU), `avx2.rs` (AVX2, PCLMULQDQ, VPCLMULQDQ), `gfni.rs`
+//! (GFNI on 256- and 512-bit vectors; **not executed on the development machine**, which lacks
+//! GFNI, and tested only on CPUs that have it), `cast.rs` (slice reinterpretation of the
+//! `#[repr(transparent)]` element types). The SIMD code is compiled with `#[target_feature]`;
+//! each file that needs `unsafe` allows it locally and documents every block.
+
+#[cfg(target_arch = "x86_64")]
+mod avx2;
+pub(crate) mod cast;
+#[cfg(target_arch = "x86_64")]
+mod gfni;
+mod portable;
+
+use std::sync::OnceLock;
+
+use crate::LinearMap8;
+
+/// The environment variable read once by [`active`].
+pub const ENV_VAR: &str = "TRISKELE_BACKEND";
+
+/// An implementation of the accelerated slice operations.
+///
+/// | backend | needs | $GF(2^8)$ products | linear maps | $GF(2^{64})$ |
+/// |---|---|---|---|---|
+/// | `Portable` | — | 64-bit SWAR | nibble tables | integer-multiply CLMUL |
+/// | `Avx2` | AVX2, PCLMULQDQ | AVX2 shift-and-add | `vpshufb` | PCLMULQDQ |
+/// | `Avx2Vpclmul` | + VPCLMULQDQ | AVX2 shift-and-add | `vpshufb` | VPCLMULQDQ (4 lanes) |
+/// | `Gfni` | GFNI, AVX2, VPCLMULQDQ | `vgf2p8mulb` ymm | `vgf2p8affineqb` ymm | VPCLMULQDQ |
+/// | `Gfni512` | + AVX-512F/BW | `vgf2p8mulb` zmm | `vgf2p8affineqb` zmm | VPCLMULQDQ |
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[non_exhaustive]
+pub enum Backend {
+    /// Plain Rust, any CPU.
+    Portable,
+    /// x86-64 with AVX2 and PCLMULQDQ.
+    Avx2,
+    /// x86-64 with AVX2, PCLMULQDQ and VPCLMULQDQ.
+    Avx2Vpclmul,
+    /// x86-64 with GFNI, AVX2, PCLMULQDQ and VPCLMULQDQ (256-bit vectors).
+    Gfni,
+    /// As [`Backend::Gfni`], with AVX-512F/BW for 512-bit GFNI vectors.
+    Gfni512,
+}
+
+impl Backend {
+    /// All backends, in increasing order of preference.
+    pub const ALL: [Backend; 5] = [
+        Backend::Portable,
+        Backend::Avx2,
+        Backend::Avx2Vpclmul,
+        Backend::Gfni,
+        Backend::Gfni512,
+    ];
+
+    /// The name used by [`ENV_VAR`] and in reports: `portable`, `avx2`, `avx2-vpclmul`,
+    /// `gfni`, `gfni-avx512`.
+    pub const fn name(self) -> &'static str {
+        match self {
+            Backend::Portable => "portable",
+            Backend::Avx2 => "avx2",
+            Backend::Avx2Vpclmul => "avx2-vpclmul",
+            Backend::Gfni => "gfni",
+            Backend::Gfni512 => "gfni-avx512",
+        }
+    }
+
+    /// The backend called `name` (ASCII case-insensitive, surrounding blanks ignored).
+    pub fn from_name(name: &str) -> Option<Self> {
+        let name = name.trim();
+        Self::ALL
+            .into_iter()
+            .find(|b| b.name().eq_ignore_ascii_case(name))
+    }
+
+    /// Whether this CPU can run the backend.
+    pub fn is_available(self) -> bool {
+        available().contains(&self)
+    }
+}
+
+impl core::fmt::Display for Backend {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// What the value of [`ENV_VAR`] asks for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BackendRequest {
+    /// No value, an empty value or `auto`: use [`best_available`].
+    Auto,
+    /// A backend by name.
+    Force(Backend),
+    /// A value that names no backend (treated like [`BackendRequest::Auto`]).
+    Unknown,
+}
+
+/// Parses the value of [`ENV_VAR`] (pure; `None` = variable not set).
+pub fn parse_request(value: Option<&str>) -> BackendRequest {
+    match value.map(str::trim) {
+        None | Some("") => BackendRequest::Auto,
+        Some(v) if v.eq_ignore_ascii_case("auto") => BackendRequest::Auto,
+        Some(v) => Backend::from_name(v).map_or(BackendRequest::Unknown, BackendRequest::Force),
+    }
+}
+
+/// The backend a request selects on this CPU: the forced one if it is available, else
+/// [`best_available`].
+pub fn resolve(request: BackendRequest) -> Backend {
+    match request {
+        BackendRequest::Force(b) if b.is_available() => b,
+        _ => best_available(),
+    }
+}
+
+/// The most preferred backend this CPU supports (ignores [`ENV_VAR`]).
+pub fn best_available() -> Backend {
+    available().last().copied().unwrap_or(Backend::Portable)
+}
+
+/// The backends this CPU supports, in increasing order of preference (`Portable` first).
+pub fn available() -> &'static [Backend] {
+    &caps().available
+}
+
+/// The backend used by the `Bulk` implementations and the `apply_*` methods: detected at the
+/// first call and fixed for the life of the process (honours [`ENV_VAR`]).
+pub fn active() -> Backend {
+    static ACTIVE: OnceLock<Backend> = OnceLock::new();
+    *ACTIVE.get_or_init(|| {
+        let value = std::env::var(ENV_VAR).ok();
+        resolve(parse_request(value.as_deref()))
+    })
+}
+
+/// Proofs of CPU features, detected once.
+struct Caps {
+    #[cfg(target_arch = "x86_64")]
+    avx2: Option<avx2::Avx2>,
+    #[cfg(target_arch = "x86_64")]
+    vpclmul: Option<avx2::Vpclmul>,
+    #[cfg(target_arch = "x86_64")]
+    gfni: Option<gfni::Gfni>,
+    #[cfg(target_arch = "x86_64")]
+    gfni512: Option<gfni::Gfni512>,
+    available: Vec<Backend>,
+}
+
+fn caps() -> &'static Caps {
+    static CAPS: OnceLock<Caps> = OnceLock::new();
+    CAPS.get_or_init(detect)
+}
+
+#[cfg(target_arch = "x86_64")]
+fn detect() -> Caps {
+    let avx2 = avx2::Avx2::detect();
+    let vpclmul = avx2::Vpclmul::detect();
+    let gfni = gfni::Gfni::detect();
+    let gfni512 = gfni::Gfni512::detect();
+    let mut available = vec![Backend::Portable];
+    if avx2.is_some() {
+        available.push(Backend::Avx2);
+    }
+    if vpclmul.is_some() {
+        available.push(Backend::Avx2Vpclmul);
+        if gfni.is_some() {
+            available.push(Backend::Gfni);
+        }
+        if gfni512.is_some() {
+            available.push(Backend::Gfni512);
+        }
+    }
+    Caps {
+        avx2,
+        vpclmul,
+        gfni,
+        gfni512,
+        available,
+    }
+}
+
+#[cfg(not(target_arch = "x86_64"))]
+fn detect() -> Caps {
+    Caps {
+        available: vec![Backend::Portable],
+    }
+}
+
+/// The implementation of the byte-field operations ($GF(2^8)$ products, linear maps) that a
+/// backend uses on this CPU.
+#[derive(Clone, Copy)]
+enum ByteOps {
+    Portable,
+    #[cfg(target_arch = "x86_64")]
+    Avx2(avx2::Avx2),
+    #[cfg(target_arch = "x86_64")]
+    Gfni(gfni::Gfni),
+    #[cfg(target_arch = "x86_64")]
+    Gfni512(gfni::Gfni512),
+}
+
+/// The implementation of the $GF(2^{64})$ operations that a backend uses on this CPU.
+#[derive(Clone, Copy)]
+enum WordOps {
+    Portable,
+    #[cfg(target_arch = "x86_64")]
+    Pclmul(avx2::Avx2),
+    #[cfg(target_arch = "x86_64")]
+    Vpclmul(avx2::Vpclmul),
+}
+
+#[cfg(target_arch = "x86_64")]
+fn byte_ops(be: Backend) -> ByteOps {
+    let c = caps();
+    let chosen = match be {
+        Backend::Portable => None,
+        Backend::Avx2 | Backend::Avx2Vpclmul => c.avx2.map(ByteOps::Avx2),
+        Backend::Gfni => c.gfni.map(ByteOps::Gfni),
+        Backend::Gfni512 => c.gfni512.map(ByteOps::Gfni512),
+    };
+    chosen.unwrap_or(ByteOps::Portable)
+}
+
+#[cfg(not(target_arch = "x86_64"))]
+fn byte_ops(_be: Backend) -> ByteOps {
+    ByteOps::Portable
+}
+
+#[cfg(target_arch = "x86_64")]
+fn word_ops(be: Backend) -> WordOps {
+    let c = caps();
+    let chosen = match be {
+        Backend::Portable => None,
+        Backend::Avx2 => c.avx2.map(WordOps::Pclmul),
+        Backend::Avx2Vpclmul | Backend::Gfni | Backend::Gfni512 => c.vpclmul.map(WordOps::Vpclmul),
+    };
+    chosen.unwrap_or(WordOps::Portable)
+}
+
+#[cfg(not(target_arch = "x86_64"))]
+fn word_ops(_be: Backend) -> WordOps {
+    WordOps::Portable
+}
+
+// ---- GF(2^8) -----------------------------------------------------------------------------
+
+/// `out[k] = a[k] * b[k]` in GF(2^8) on the common prefix.
+pub(crate) fn gf2p8_mul(be: Backend, out: &mut [u8], a: &[u8], b: &[u8]) {
+    match byte_ops(be) {
+        ByteOps::Portable => portable::gf2p8_mul::<false>(out, a, b),
+        #[cfg(target_arch = "x86_64")]
+        ByteOps::Avx2(t) => avx2::gf2p8_mul::<false>(t, out, a, b),
+        #[cfg(target_arch = "x86_64")]
+        ByteOps::Gfni(t) => gfni::gf2p8_mul::<false>(t, out, a, b),
+        #[cfg(target_arch = "x86_64")]
+        ByteOps::Gfni512(t) => gfni::gf2p8_mul_512::<false>(t, out, a, b),
+    }
+}
+
+/// `out[k] += a[k] * b[k]` in GF(2^8) on the common prefix.
+pub(crate) fn gf2p8_mul_add(be: Backend, out: &mut [u8], a: &[u8], b: &[u8]) {
+    match byte_ops(be) {
+        ByteOps::Portable => portable::gf2p8_mul::<true>(out, a, b),
+        #[cfg(target_arch = "x86_64")]
+        ByteOps::Avx2(t) => avx2::gf2p8_mul::<true>(t, out, a, b),
+        #[cfg(target_arch = "x86_64")]
+        ByteOps::Gfni(t) => gfni::gf2p8_mul::<true>(t, out, a, b),
+        #[cfg(target_arch = "x86_64")]
+        ByteOps::Gfni512(t) => gfni::gf2p8_mul_512::<true>(t, out, a, b),
+    }
+}
+
+/// `sum_k a[k] * b[k]` in GF(2^8) over the common prefix.
+pub(crate) fn gf2p8_inner(be: Backend, a: &[u8], b: &[u8]) -> u8 {
+    match byte_ops(be) {
+        ByteOps::Portable => portable::gf2p8_inner(a, b),
+        #[cfg(target_arch = "x86_64")]
+        ByteOps::Avx2(t) => avx2::gf2p8_inner(t, a, b),
+        #[cfg(target_arch = "x86_64")]
+        ByteOps::Gfni(t) => gfni::gf2p8_inner(t, a, b),
+        #[cfg(target_arch = "x86_64")]
+        ByteOps::Gfni512(t) => gfni::gf2p8_inner_512(t, a, b),
+    }
+}
+
+/// `dst[k] = map(src[k])` on the common prefix.
+pub(crate) fn linear_apply(be: Backend, map: &LinearMap8, src: &[u8], dst: &mut [u8]) {
+    match byte_ops(be) {
+        ByteOps::Portable => portable::linear_apply(map, src, dst),
+        #[cfg(target_arch = "x86_64")]
+        ByteOps::Avx2(t) => avx2::linear_apply(t, map, src, dst),
+        #[cfg(target_arch = "x86_64")]
+        ByteOps::Gfni(t) => gfni::linear_apply(t, map, src, dst),
+        #[cfg(target_arch = "x86_64")]
+        ByteOps::Gfni512(t) => gfni::linear_apply_512(t, map, src, dst),
+    }
+}
+
+/// `buf[k] = map(buf[k])`.
+pub(crate) fn linear_apply_in_place(be: Backend, map: &LinearMap8, buf: &mut [u8]) {
+    match byte_ops(be) {
+        ByteOps::Portable => portable::linear_apply_in_place(map, buf),
+        #[cfg(target_arch = "x86_64")]
+        ByteOps::Avx2(t) => avx2::linear_apply_in_place(t, map, buf),
+        #[cfg(target_arch = "x86_64")]
+        ByteOps::Gfni(t) => gfni::linear_apply_in_place(t, map, buf),
+        #[cfg(target_arch = "x86_64")]
+        ByteOps::Gfni512(t) => gfni::linear_apply_in_place_512(t, map, buf),
+    }
+}
+
+// ---- GF(2^64) ----------------------------------------------------------------------------
+
+/// `out[k] = a[k] * b[k]` in GF(2^64) on the common prefix.
+pub(crate) fn gf2p64_mul(be: Backend, out: &mut [u64], a: &[u64], b: &[u64]) {
+    match word_ops(be) {
+        WordOps::Portable => portable::gf2p64_mul::<false>(out, a, b),
+        #[cfg(target_arch = "x86_64")]
+        WordOps::Pclmul(t) => avx2::gf2p64_mul_pclmul::<false>(t, out, a, b),
+        #[cfg(target_arch = "x86_64")]
+        WordOps::Vpclmul(t) => avx2::gf2p64_mul_vpclmul::<false>(t, out, a, b),
+    }
+}
+
+/// `out[k] += a[k] * b[k]` in GF(2^64) on the common prefix.
+pub(crate) fn gf2p64_mul_add(be: Backend, out: &mut [u64], a: &[u64], b: &[u64]) {
+    match word_ops(be) {
+        WordOps::Portable => portable::gf2p64_mul::<true>(out, a, b),
+        #[cfg(target_arch = "x86_64")]
+        WordOps::Pclmul(t) => avx2::gf2p64_mul_pclmul::<true>(t, out, a, b),
+        #[cfg(target_arch = "x86_64")]
+        WordOps::Vpclmul(t) => avx2::gf2p64_mul_vpclmul::<true>(t, out, a, b),
+    }
+}
+
+/// `sum_k a[k] * b[k]` in GF(2^64) over the common prefix (one reduction at the end).
+pub(crate) fn gf2p64_inner(be: Backend, a: &[u64], b: &[u64]) -> u64 {
+    match word_ops(be) {
+        WordOps::Portable => portable::gf2p64_inner(a, b),
+        #[cfg(target_arch = "x86_64")]
+        WordOps::Pclmul(t) => avx2::gf2p64_inner_pclmul(t, a, b),
+        #[cfg(target_arch = "x86_64")]
+        WordOps::Vpclmul(t) => avx2::gf2p64_inner_vpclmul(t, a, b),
+    }
+}
+
+/// One GF(2^64) product on the active backend (PCLMULQDQ unless it is `Portable`).
+#[inline]
+pub(crate) fn gf2p64_mul_scalar(a: u64, b: u64) -> u64 {
+    #[cfg(target_arch = "x86_64")]
+    {
+        static CLMUL: OnceLock<Option<avx2::Avx2>> = OnceLock::new();
+        let t = CLMUL.get_or_init(|| match word_ops(active()) {
+            WordOps::Portable => None,
+            WordOps::Pclmul(t) => Some(t),
+            WordOps::Vpclmul(_) => caps().avx2,
+        });
+        if let Some(t) = *t {
+            return avx2::gf2p64_mul_one(t, a, b);
+        }
+    }
+    portable::gf2p64_mul_one(a, b)
+}
+
+/// One GF(2^64) product on an explicit backend.
+pub(crate) fn gf2p64_mul_scalar_with(be: Backend, a: u64, b: u64) -> u64 {
+    match word_ops(be) {
+        WordOps::Portable => portable::gf2p64_mul_one(a, b),
+        #[cfg(target_arch = "x86_64")]
+        WordOps::Pclmul(t) => avx2::gf2p64_mul_one(t, a, b),
+        #[cfg(target_arch = "x86_64")]
+        WordOps::Vpclmul(_) => match caps().avx2 {
+            Some(t) => avx2::gf2p64_mul_one(t, a, b),
+            None => portable::gf2p64_mul_one(a, b),
+        },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parse_env_values() {
+        assert_eq!(parse_request(None), BackendRequest::Auto);
+        assert_eq!(parse_request(Some("")), BackendRequest::Auto);
+        assert_eq!(parse_request(Some(" AUTO ")), BackendRequest::Auto);
+        assert_eq!(
+            parse_request(Some("portable")),
+            BackendRequest::Force(Backend::Portable)
+        );
+        assert_eq!(
+            parse_request(Some("Portable\n")),
+            BackendRequest::Force(Backend::Portable)
+        );
+        assert_eq!(
+            parse_request(Some("avx2-vpclmul")),
+            BackendRequest::Force(Backend::Avx2Vpclmul)
+        );
+        assert_eq!(
+            parse_request(Some("gfni-avx512")),
+            BackendRequest::Force(Backend::Gfni512)
+        );
+        assert_eq!(parse_request(Some("portabel")), BackendRequest::Unknown);
+    }
+
+    #[test]
+    fn portable_request_is_honoured() {
+        assert_eq!(resolve(parse_request(Some("portable"))), Backend::Portable);
+        assert_eq!(resolve(BackendRequest::Auto), best_available());
+        assert_eq!(resolve(BackendRequest::Unknown), best_available());
+        for b in Backend::ALL {
+            let r = resolve(BackendRequest::Force(b));
+            if b.is_available() {
+                assert_eq!(r, b);
+            } else {
+                assert_eq!(r, best_available());
+            }
+        }
+    }
+
+    #[test]
+    fn names_round_trip_and_portable_is_always_available() {
+        for b in Backend::ALL {
+            assert_eq!(Backend::from_name(b.name()), Some(b));
+            assert_eq!(b.to_string(), b.name());
+        }
+        assert_eq!(available().first(), Some(&Backend::Portable));
+        assert!(available().windows(2).all(|w| w[0] < w[1]));
+        assert!(active().is_available());
+    }
+
+    #[test]
+    fn active_follows_environment() {
+        // Whatever the test runner's environment says must be what `active` chose.
+        let value = std::env::var(ENV_VAR).ok();
+        assert_eq!(active(), resolve(parse_request(value.as_deref())));
+    }
+}

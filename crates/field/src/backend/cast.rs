@@ -1,0 +1,83 @@
+//! Zero-copy views of element slices as their underlying integers.
+//!
+//! Every element type is `#[repr(transparent)]` over an integer with no further validity
+//! requirement, so a slice of elements and a slice of the integers have the same layout. These
+//! casts let `fill_random` write the PRG output straight into the elements, let the wire
+//! encoding of byte fields be one copy, and let the backends work on plain integer slices.
+#![allow(unsafe_code)]
+
+use crate::{Gf2p4, Gf2p64, Gf2p8, Gf4Tower};
+
+/// Views between `[$t]` and `[u8]` for a `#[repr(transparent)]` newtype over `u8`.
+macro_rules! byte_views {
+    ($t:ty, $to:ident, $to_mut:ident, $from:ident, $from_mut:ident) => {
+        #[inline]
+        pub(crate) fn $to(s: &[$t]) -> &[u8] {
+            // SAFETY: `$t` is `#[repr(transparent)]` over `u8` (same size 1, alignment 1, any
+            // bit pattern valid); the view has the same length and borrows `s`.
+            unsafe { core::slice::from_raw_parts(s.as_ptr().cast::<u8>(), s.len()) }
+        }
+        #[inline]
+        pub(crate) fn $to_mut(s: &mut [$t]) -> &mut [u8] {
+            // SAFETY: as above; the view mutably borrows `s`, so there is no aliasing, and every
+            // byte written is a valid `$t` (the type has no invariant the compiler relies on).
+            unsafe { core::slice::from_raw_parts_mut(s.as_mut_ptr().cast::<u8>(), s.len()) }
+        }
+        #[inline]
+        pub(crate) fn $from(b: &[u8]) -> &[$t] {
+            // SAFETY: `$t` is `#[repr(transparent)]` over `u8`, every byte is a valid `$t`.
+            unsafe { core::slice::from_raw_parts(b.as_ptr().cast::<$t>(), b.len()) }
+        }
+        #[inline]
+        pub(crate) fn $from_mut(b: &mut [u8]) -> &mut [$t] {
+            // SAFETY: as above; the view mutably borrows `b`.
+            unsafe { core::slice::from_raw_parts_mut(b.as_mut_ptr().cast::<$t>(), b.len()) }
+        }
+    };
+}
+
+byte_views!(
+    Gf2p8,
+    gf2p8_as_bytes,
+    gf2p8_as_bytes_mut,
+    bytes_as_gf2p8,
+    bytes_as_gf2p8_mut
+);
+byte_views!(
+    Gf4Tower,
+    tower_as_bytes,
+    tower_as_bytes_mut,
+    bytes_as_tower,
+    bytes_as_tower_mut
+);
+
+/// `Gf2p4` slices as bytes, for `fill_random` (which masks every byte afterwards).
+#[inline]
+pub(crate) fn gf2p4_as_bytes_mut(s: &mut [Gf2p4]) -> &mut [u8] {
+    // SAFETY: `Gf2p4` is `#[repr(transparent)]` over `u8`; any byte is a valid value for the
+    // compiler (the nibble invariant is a library convention restored by the caller).
+    unsafe { core::slice::from_raw_parts_mut(s.as_mut_ptr().cast::<u8>(), s.len()) }
+}
+
+/// `Gf2p64` slices as `u64` slices.
+#[inline]
+pub(crate) fn gf2p64_as_words(s: &[Gf2p64]) -> &[u64] {
+    // SAFETY: `Gf2p64` is `#[repr(transparent)]` over `u64`; same length, borrows `s`.
+    unsafe { core::slice::from_raw_parts(s.as_ptr().cast::<u64>(), s.len()) }
+}
+
+/// `Gf2p64` slices as mutable `u64` slices.
+#[inline]
+pub(crate) fn gf2p64_as_words_mut(s: &mut [Gf2p64]) -> &mut [u64] {
+    // SAFETY: as above, with a unique borrow of `s`.
+    unsafe { core::slice::from_raw_parts_mut(s.as_mut_ptr().cast::<u64>(), s.len()) }
+}
+
+/// `Gf2p64` slices as their `8 * len` bytes in memory (native byte order), for `fill_random`.
+#[inline]
+pub(crate) fn gf2p64_as_bytes_mut(s: &mut [Gf2p64]) -> &mut [u8] {
+    // SAFETY: a `[Gf2p64]` of length `n` is `8 n` initialised bytes (no padding); `u8` has
+    // alignment 1 and every byte pattern is a valid `u64`; `8 n` cannot overflow because the
+    // slice already occupies that many bytes; the view mutably borrows `s`.
+    unsafe { core::slice::from_raw_parts_mut(s.as_mut_ptr().cast::<u8>(), s.len() * 8) }
+}

@@ -1,0 +1,126 @@
+//! The portable backend: plain Rust for every CPU, and the reference the SIMD backends are
+//! tested against. Also used by them for the tails of slices.
+//!
+//! $GF(2^8)$ products are computed eight at a time in a `u64` ("SWAR" shift-and-add with
+//! per-byte masks, branch-free); $GF(2^{64})$ products use the branch-free carry-less multiply
+//! of [`crate::gf2p64`] built from integer multiplications.
+
+use crate::gf2p64::{clmul64, reduce128};
+use crate::gf2p8::mul_u8;
+use crate::LinearMap8;
+
+const LSB: u64 = 0x0101_0101_0101_0101;
+const LOW7: u64 = 0x7f7f_7f7f_7f7f_7f7f;
+const MSB: u64 = 0x8080_8080_8080_8080;
+
+/// Eight GF(2^8) products at once: byte `i` of the result is `a_i * b_i`.
+#[inline]
+pub(crate) fn mul_swar(a: u64, b: u64) -> u64 {
+    let mut a = a;
+    let mut b = b;
+    let mut p = 0u64;
+    for _ in 0..8 {
+        // 0xff in every byte whose current low bit of b is set.
+        let mask = (b & LSB).wrapping_mul(0xff);
+        p ^= a & mask;
+        // a *= u, per byte: shift without crossing bytes, reduce bytes that overflowed.
+        let carry = (a & MSB) >> 7;
+        a = ((a & LOW7) << 1) ^ carry.wrapping_mul(0x1b);
+        b >>= 1;
+    }
+    p
+}
+
+/// `out[k] (+)= a[k] * b[k]` on the common prefix.
+pub(crate) fn gf2p8_mul<const ADD: bool>(out: &mut [u8], a: &[u8], b: &[u8]) {
+    let n = out.len().min(a.len()).min(b.len());
+    let (oc, ot) = out[..n].as_chunks_mut::<8>();
+    let (ac, at) = a[..n].as_chunks::<8>();
+    let (bc, bt) = b[..n].as_chunks::<8>();
+    for ((o, x), y) in oc.iter_mut().zip(ac).zip(bc) {
+        let mut r = mul_swar(u64::from_le_bytes(*x), u64::from_le_bytes(*y));
+        if ADD {
+            r ^= u64::from_le_bytes(*o);
+        }
+        *o = r.to_le_bytes();
+    }
+    for ((o, x), y) in ot.iter_mut().zip(at).zip(bt) {
+        let r = mul_u8(*x, *y);
+        *o = if ADD { *o ^ r } else { r };
+    }
+}
+
+/// `sum_k a[k] * b[k]` over the common prefix.
+pub(crate) fn gf2p8_inner(a: &[u8], b: &[u8]) -> u8 {
+    let n = a.len().min(b.len());
+    let (ac, at) = a[..n].as_chunks::<8>();
+    let (bc, bt) = b[..n].as_chunks::<8>();
+    let mut acc = 0u64;
+    for (x, y) in ac.iter().zip(bc) {
+        acc ^= mul_swar(u64::from_le_bytes(*x), u64::from_le_bytes(*y));
+    }
+    acc ^= acc >> 32;
+    acc ^= acc >> 16;
+    acc ^= acc >> 8;
+    let mut r = acc as u8;
+    for (x, y) in at.iter().zip(bt) {
+        r ^= mul_u8(*x, *y);
+    }
+    r
+}
+
+/// `dst[k] = map(src[k])` on the common prefix.
+pub(crate) fn linear_apply(map: &LinearMap8, src: &[u8], dst: &mut [u8]) {
+    for (d, s) in dst.iter_mut().zip(src) {
+        *d = map.apply_byte(*s);
+    }
+}
+
+/// `buf[k] = map(buf[k])`.
+pub(crate) fn linear_apply_in_place(map: &LinearMap8, buf: &mut [u8]) {
+    for x in buf.iter_mut() {
+        *x = map.apply_byte(*x);
+    }
+}
+
+/// One GF(2^64) product.
+#[inline]
+pub(crate) fn gf2p64_mul_one(a: u64, b: u64) -> u64 {
+    reduce128(clmul64(a, b))
+}
+
+/// `out[k] (+)= a[k] * b[k]` in GF(2^64) on the common prefix.
+pub(crate) fn gf2p64_mul<const ADD: bool>(out: &mut [u64], a: &[u64], b: &[u64]) {
+    for ((o, x), y) in out.iter_mut().zip(a).zip(b) {
+        let r = gf2p64_mul_one(*x, *y);
+        *o = if ADD { *o ^ r } else { r };
+    }
+}
+
+/// `sum_k a[k] * b[k]` in GF(2^64): unreduced products are summed, then reduced once.
+pub(crate) fn gf2p64_inner(a: &[u64], b: &[u64]) -> u64 {
+    let acc = a
+        .iter()
+        .zip(b)
+        .fold(0u128, |acc, (x, y)| acc ^ clmul64(*x, *y));
+    reduce128(acc)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn swar_matches_scalar_on_all_pairs() {
+        for a in 0..=255u8 {
+            // Eight different b per word, so every lane is exercised with every a.
+            for b0 in (0..=255u8).step_by(8) {
+                let bs: [u8; 8] = core::array::from_fn(|i| b0.wrapping_add(i as u8));
+                let r = mul_swar(u64::from_le_bytes([a; 8]), u64::from_le_bytes(bs)).to_le_bytes();
+                for i in 0..8 {
+                    assert_eq!(r[i], mul_u8(a, bs[i]), "a={a:#x} b={:#x}", bs[i]);
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,338 @@
+//! The prime field $\mathbb F_p$, $p = 2^{127}+45$ (for the PRFs over $\mathbb F_p$).
+//!
+//! Elements are kept fully reduced in a `u128`. Reduction uses $2^{128} \equiv -90 \pmod p$
+//! (since $2^{128} = 2p - 90$). All arithmetic is branch-free (selects by masks).
+
+use zeroize::Zeroize;
+
+use crate::{Bulk, Encode, Field, FieldError, Random};
+
+/// $p = 2^{127} + 45$.
+const P: u128 = (1u128 << 127) + 45;
+/// $2^{128} - p = 2^{127} - 45 \equiv 2^{128}$.
+const TWO128_MOD_P: u128 = (1u128 << 127) - 45;
+const M64: u128 = u64::MAX as u128;
+
+/// An element of $\mathbb F_p$, $p = 2^{127}+45$, always in $[0, p)$.
+#[derive(Clone, Copy, Default, PartialEq, Eq, Hash, PartialOrd, Ord, Zeroize)]
+#[repr(transparent)]
+pub struct Fp(u128);
+
+impl core::fmt::Debug for Fp {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        write!(f, "Fp({})", self.0)
+    }
+}
+
+impl core::fmt::Display for Fp {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        write!(f, "{}", self.0)
+    }
+}
+
+/// All ones if `bit` is 1, else 0.
+#[inline]
+const fn mask(bit: bool) -> u128 {
+    0u128.wrapping_sub(bit as u128)
+}
+
+/// `x mod p` for `x < 2^128` (< 2p): one conditional subtraction.
+#[inline]
+const fn reduce_once(x: u128) -> u128 {
+    let (d, borrow) = x.overflowing_sub(P);
+    let keep = mask(borrow);
+    (x & keep) | (d & !keep)
+}
+
+/// `(hi * 2^128 + lo) mod p` for any `hi`, `lo`.
+#[inline]
+const fn reduce256(hi: u128, lo: u128) -> u128 {
+    // 90 * hi = t1 * 2^128 + t0, with t1 < 2^7.
+    let c0 = (hi & M64) * 90;
+    let c1 = (hi >> 64) * 90;
+    let t0 = hi.wrapping_mul(90);
+    let t1 = (c1 + (c0 >> 64)) >> 64;
+    // x ≡ lo - 90 hi = lo - t0 - t1 2^128 ≡ lo - t0 + 90 t1; a borrow in lo - t0 is
+    // another -2^128 ≡ +90.
+    let (s, borrow) = lo.overflowing_sub(t0);
+    let u = 90 * (t1 + borrow as u128);
+    // x ≡ s + u with u < 2^14; a carry is 2^128 ≡ 2^127 - 45 (and then v < u, no overflow).
+    let (v, carry) = s.overflowing_add(u);
+    let w = v + (TWO128_MOD_P & mask(carry));
+    reduce_once(w)
+}
+
+/// The full 256-bit product of two 128-bit values, as `(hi, lo)`.
+#[inline]
+const fn mul_wide(a: u128, b: u128) -> (u128, u128) {
+    let (a0, a1) = (a & M64, a >> 64);
+    let (b0, b1) = (b & M64, b >> 64);
+    let ll = a0 * b0;
+    let (mid, mid_carry) = (a0 * b1).overflowing_add(a1 * b0);
+    let (lo, lo_carry) = ll.overflowing_add(mid << 64);
+    let hi = a1 * b1 + (mid >> 64) + ((mid_carry as u128) << 64) + lo_carry as u128;
+    (hi, lo)
+}
+
+impl Fp {
+    /// The modulus $p = 2^{127}+45$.
+    pub const MODULUS: u128 = P;
+
+    /// The element `v`, if `v < p`.
+    pub const fn new(v: u128) -> Option<Self> {
+        if v < P {
+            Some(Self(v))
+        } else {
+            None
+        }
+    }
+
+    /// `v mod p`.
+    pub const fn from_u128_reduced(v: u128) -> Self {
+        Self(reduce_once(v))
+    }
+
+    /// A small integer.
+    pub const fn from_u64(v: u64) -> Self {
+        Self(v as u128)
+    }
+
+    /// The representative in `[0, p)`.
+    pub const fn value(self) -> u128 {
+        self.0
+    }
+
+    /// Sum (same as `+`), usable in constant expressions.
+    pub const fn const_add(self, rhs: Self) -> Self {
+        let (s, carry) = self.0.overflowing_add(rhs.0);
+        // With a carry the true sum s + 2^128 is in [2^128, 2p): subtract p once (mod 2^128).
+        let (d, borrow) = s.overflowing_sub(P);
+        let take_d = mask(carry | !borrow);
+        Self((d & take_d) | (s & !take_d))
+    }
+
+    /// Difference (same as `-`), usable in constant expressions.
+    pub const fn const_sub(self, rhs: Self) -> Self {
+        let (d, borrow) = self.0.overflowing_sub(rhs.0);
+        Self(d.wrapping_add(P & mask(borrow)))
+    }
+
+    /// Product (same as `*`), usable in constant expressions.
+    pub const fn const_mul(self, rhs: Self) -> Self {
+        let (hi, lo) = mul_wide(self.0, rhs.0);
+        Self(reduce256(hi, lo))
+    }
+
+    /// `self^e` (with `0^0 = 1`). The exponent is treated as public.
+    pub const fn pow(self, e: u128) -> Self {
+        let mut result = Self(1);
+        let mut base = self;
+        let mut e = e;
+        while e > 0 {
+            if e & 1 == 1 {
+                result = result.const_mul(base);
+            }
+            base = base.const_mul(base);
+            e >>= 1;
+        }
+        result
+    }
+}
+
+impl core::ops::Add for Fp {
+    type Output = Self;
+    #[inline]
+    fn add(self, rhs: Self) -> Self {
+        self.const_add(rhs)
+    }
+}
+impl core::ops::AddAssign for Fp {
+    #[inline]
+    fn add_assign(&mut self, rhs: Self) {
+        *self = self.const_add(rhs);
+    }
+}
+impl core::ops::Sub for Fp {
+    type Output = Self;
+    #[inline]
+    fn sub(self, rhs: Self) -> Self {
+        self.const_sub(rhs)
+    }
+}
+impl core::ops::SubAssign for Fp {
+    #[inline]
+    fn sub_assign(&mut self, rhs: Self) {
+        *self = self.const_sub(rhs);
+    }
+}
+impl core::ops::Neg for Fp {
+    type Output = Self;
+    #[inline]
+    fn neg(self) -> Self {
+        Self(0).const_sub(self)
+    }
+}
+impl core::ops::Mul for Fp {
+    type Output = Self;
+    #[inline]
+    fn mul(self, rhs: Self) -> Self {
+        self.const_mul(rhs)
+    }
+}
+impl core::ops::MulAssign for Fp {
+    #[inline]
+    fn mul_assign(&mut self, rhs: Self) {
+        *self = self.const_mul(rhs);
+    }
+}
+impl core::iter::Sum for Fp {
+    fn sum<I: Iterator<Item = Self>>(iter: I) -> Self {
+        iter.fold(Self(0), |a, b| a + b)
+    }
+}
+impl<'a> core::iter::Sum<&'a Fp> for Fp {
+    fn sum<I: Iterator<Item = &'a Self>>(iter: I) -> Self {
+        iter.fold(Self(0), |a, b| a + *b)
+    }
+}
+impl core::iter::Product for Fp {
+    fn product<I: Iterator<Item = Self>>(iter: I) -> Self {
+        iter.fold(Self(1), |a, b| a * b)
+    }
+}
+
+impl From<u64> for Fp {
+    fn from(v: u64) -> Self {
+        Self::from_u64(v)
+    }
+}
+
+impl Field for Fp {
+    const NAME: &'static str = "F_p (p = 2^127 + 45)";
+    const ZERO: Self = Self(0);
+    const ONE: Self = Self(1);
+    const CHARACTERISTIC_TWO: bool = false;
+
+    /// Fermat: $x^{p-2}$ (127 squarings, fixed exponent), so $0 \mapsto 0$.
+    fn inverse(self) -> Self {
+        self.pow(P - 2)
+    }
+}
+
+/// 16 bytes per element, little-endian; decoding rejects values `>= p` with
+/// [`FieldError::OutOfRange`].
+impl Encode for Fp {
+    fn encoded_len(n: usize) -> usize {
+        n.saturating_mul(16)
+    }
+    fn encode_slice(src: &[Self], out: &mut Vec<u8>) {
+        out.reserve(Self::encoded_len(src.len()));
+        for x in src {
+            out.extend_from_slice(&x.0.to_le_bytes());
+        }
+    }
+    fn decode_slice(bytes: &[u8], out: &mut [Self]) -> Result<(), FieldError> {
+        let expected = Self::encoded_len(out.len());
+        if bytes.len() != expected {
+            return Err(FieldError::LengthMismatch {
+                expected,
+                got: bytes.len(),
+            });
+        }
+        let (words, _) = bytes.as_chunks::<16>();
+        for (o, w) in out.iter_mut().zip(words) {
+            *o = Self::new(u128::from_le_bytes(*w))
+                .ok_or(FieldError::OutOfRange { field: Self::NAME })?;
+        }
+        Ok(())
+    }
+}
+
+/// Rejection sampling: draw 16 bytes (one `fill_bytes`), read little-endian, accept if `< p`
+/// (probability about 1/2, so two draws on average). `fill_random` samples element by element.
+impl Random for Fp {
+    fn random<R: rand_core::RngCore + ?Sized>(rng: &mut R) -> Self {
+        loop {
+            let mut b = [0u8; 16];
+            rng.fill_bytes(&mut b);
+            if let Some(x) = Self::new(u128::from_le_bytes(b)) {
+                return x;
+            }
+        }
+    }
+}
+
+impl Bulk for Fp {}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Double-and-add multiplication using only the (separately tested) addition.
+    fn mul_naive(a: Fp, b: Fp) -> Fp {
+        (0..128).rev().fold(Fp(0), |acc, i| {
+            let acc = acc + acc;
+            if (b.0 >> i) & 1 == 1 {
+                acc + a
+            } else {
+                acc
+            }
+        })
+    }
+
+    fn add_naive(a: u128, b: u128) -> u128 {
+        // a, b < p < 2^128: work on 129 bits via the carry.
+        let (s, c) = a.overflowing_add(b);
+        if c || s >= P {
+            s.wrapping_sub(P)
+        } else {
+            s
+        }
+    }
+
+    const EDGES: [u128; 10] = [
+        0,
+        1,
+        2,
+        45,
+        90,
+        1 << 64,
+        (1 << 127) - 1,
+        1 << 127,
+        P - 2,
+        P - 1,
+    ];
+
+    #[test]
+    fn add_sub_edges() {
+        for &a in &EDGES {
+            for &b in &EDGES {
+                let (x, y) = (Fp(a), Fp(b));
+                assert_eq!((x + y).0, add_naive(a, b), "{a} + {b}");
+                assert_eq!((x + y) - y, x);
+                assert!((x - y).0 < P);
+            }
+        }
+    }
+
+    #[test]
+    fn mul_edges_match_naive() {
+        for &a in &EDGES {
+            for &b in &EDGES {
+                assert_eq!(Fp(a) * Fp(b), mul_naive(Fp(a), Fp(b)), "{a} * {b}");
+            }
+        }
+        assert_eq!(Fp(P - 1) * Fp(P - 1), Fp(1));
+    }
+
+    #[test]
+    fn reduce256_extremes() {
+        // hi and lo all ones: 2^256 - 1 mod p, computed via (2^128 mod p)^2 etc.
+        let two128 = Fp(TWO128_MOD_P);
+        let all = Fp::from_u128_reduced(u128::MAX);
+        let expected = mul_naive(two128, all) + all; // (2^128 - 1) * 2^128 + (2^128 - 1)
+        assert_eq!(Fp(reduce256(u128::MAX, u128::MAX)), expected);
+        assert_eq!(Fp(reduce256(1, 0)), two128);
+        assert_eq!(Fp::from_u128_reduced(u128::MAX).0, u128::MAX - P);
+    }
+}

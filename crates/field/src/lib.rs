@@ -1,0 +1,212 @@
+//! Finite fields for Triskele, a three-party computation (MAESTRO-style oblivious AES).
+//!
+//! This crate is algebra only: no I/O, no networking, no shares. It provides
+//!
+//! | type | field | wire encoding (PROTOCOLS.md §1.8) |
+//! |---|---|---|
+//! | [`Gf2p8`] | $GF(2^8)=GF(2)[u]/(u^8+u^4+u^3+u+1)$, the AES field (§2.1) | 1 byte |
+//! | [`Gf2p4`] | $GF(2^4)=GF(2)[u]/(u^4+u+1)$ (§2.2), value in the low nibble | 2 per byte, first in the high nibble |
+//! | [`Gf4Tower`] | $GF((2^4)^2)$ with $Y^2+Y+\lambda$, $\lambda$ = `0xE` (§2.3) | 1 byte ($a_h \Vert a_l$) |
+//! | [`Gf2p64`] | $GF(2^{64})=GF(2)[u]/(u^{64}+u^4+u^3+u+1)$ (§2.4) | 8 bytes big-endian |
+//! | [`Fp`] | $\mathbb F_p$, $p=2^{127}+45$ | 16 bytes little-endian |
+//!
+//! with the traits [`Field`] (arithmetic), [`Encode`] (wire format), [`Random`] (sampling from a
+//! PRG stream, §1.2), [`Bulk`] (slice operations) and [`EmbedInto`] (injective ring homomorphisms,
+//! see [`embed`]). [`LinearMap8`] is any $GF(2)$-linear map on bytes (squaring, Frobenius powers,
+//! the AES affine matrix, the WOL isomorphism [`Gf4Tower::WOL`], multiplication by a constant).
+//! All tables (S-box, inverses, linear-map nibble tables, embedding images) are computed by
+//! `const fn` from the field definitions and checked against the known answers of §7 in the tests.
+//!
+//! # Backends
+//!
+//! The slice operations that dominate the protocols run on a backend chosen once at run time
+//! (see [`backend`]):
+//!
+//! * `portable`: plain Rust for every CPU (SWAR for $GF(2^8)$, constant-time carry-less
+//!   multiplication from integer multiplies for $GF(2^{64})$);
+//! * `avx2`: AVX2 + PCLMULQDQ; `avx2-vpclmul`: additionally 256-bit VPCLMULQDQ for $GF(2^{64})$;
+//! * `gfni`, `gfni-avx512`: `gf2p8mulb` / `gf2p8affineqb` on 256 / 512-bit vectors
+//!   (not executed on the development machine; tested wherever the CPU has GFNI).
+//!
+//! Accelerated are `Gf2p8` [`Bulk::mul_slice`], [`Bulk::mul_add_slice`], [`Bulk::inner_product`],
+//! [`LinearMap8::apply_slice`] / [`LinearMap8::apply_in_place`], and the `Gf2p64` slice
+//! operations and scalar multiplication. The environment variable `TRISKELE_BACKEND=portable`
+//! forces the portable code (any backend name may be given; unavailable ones are ignored). No
+//! build flag such as `-C target-cpu=native` is needed: the SIMD code is compiled with
+//! `#[target_feature]` and only called after run-time detection. `unsafe` code is confined to
+//! the files under `src/backend/`.
+//!
+//! # Security notes
+//!
+//! Multiplication in every field and the embeddings are branch-free and use no secret-indexed
+//! tables. Inversion in $GF(2^8)$, $GF(2^4)$ and the tower field, [`Gf2p8::sbox`] and the
+//! portable [`LinearMap8::apply`] use small tables (≤ 256 bytes) indexed by the value; the
+//! protocols only apply them to public (opened or masked) values or in cleartext references.
+
+pub mod backend;
+pub mod embed;
+mod fp;
+mod gf2p4;
+mod gf2p64;
+mod gf2p8;
+mod linear;
+mod macros;
+mod tower;
+
+pub use fp::Fp;
+pub use gf2p4::Gf2p4;
+pub use gf2p64::Gf2p64;
+pub use gf2p8::Gf2p8;
+pub use linear::LinearMap8;
+pub use tower::Gf4Tower;
+
+use core::fmt::Debug;
+use core::hash::Hash;
+use core::ops::{Add, AddAssign, Mul, MulAssign, Neg, Sub, SubAssign};
+
+/// Errors from decoding field elements received from the network or the user.
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum FieldError {
+    /// The byte string does not have the length `n` elements need.
+    #[error("wrong encoded length: expected {expected} bytes, got {got}")]
+    LengthMismatch { expected: usize, got: usize },
+    /// A value outside the field (e.g. >= p for F_p, or a high nibble set for GF(2^4)).
+    #[error("value out of range for {field}")]
+    OutOfRange { field: &'static str },
+}
+
+/// Field arithmetic and constants.
+pub trait Field:
+    Copy
+    + Clone
+    + Debug
+    + Default
+    + PartialEq
+    + Eq
+    + Hash
+    + Send
+    + Sync
+    + 'static
+    + Add<Output = Self>
+    + AddAssign
+    + Sub<Output = Self>
+    + SubAssign
+    + Mul<Output = Self>
+    + MulAssign
+    + Neg<Output = Self>
+{
+    /// Human-readable name, e.g. "GF(2^8)".
+    const NAME: &'static str;
+    const ZERO: Self;
+    const ONE: Self;
+    /// True for fields of characteristic 2 (addition is XOR, -x = x).
+    const CHARACTERISTIC_TWO: bool;
+    /// Multiplicative inverse with the convention 0^-1 = 0.
+    fn inverse(self) -> Self;
+    fn square(self) -> Self {
+        self * self
+    }
+    fn is_zero(self) -> bool {
+        self == Self::ZERO
+    }
+}
+
+/// Wire encoding (PROTOCOLS.md §1.8).
+///
+/// Decoding is strict: every byte string accepted by [`Encode::decode_slice`] is the encoding of
+/// the decoded elements (so re-encoding gives the same bytes), and no input makes it panic.
+pub trait Encode: Field {
+    /// Bytes that `n` elements occupy on the wire.
+    fn encoded_len(n: usize) -> usize;
+    /// Appends the encoding of `src` to `out`.
+    fn encode_slice(src: &[Self], out: &mut Vec<u8>);
+    /// Decodes exactly `out.len()` elements; `bytes` must have length `encoded_len(out.len())`.
+    fn decode_slice(bytes: &[u8], out: &mut [Self]) -> Result<(), FieldError>;
+
+    /// The encoding of `src` in a new vector.
+    fn encode_to_vec(src: &[Self]) -> Vec<u8> {
+        let mut out = Vec::with_capacity(Self::encoded_len(src.len()));
+        Self::encode_slice(src, &mut out);
+        out
+    }
+    /// Decodes `n` elements from `bytes` (which must have length `encoded_len(n)`).
+    fn decode_to_vec(bytes: &[u8], n: usize) -> Result<Vec<Self>, FieldError> {
+        let expected = Self::encoded_len(n);
+        if bytes.len() != expected {
+            return Err(FieldError::LengthMismatch {
+                expected,
+                got: bytes.len(),
+            });
+        }
+        let mut out = vec![Self::ZERO; n];
+        Self::decode_slice(bytes, &mut out)?;
+        Ok(out)
+    }
+}
+
+/// Uniform sampling from a byte stream (PROTOCOLS.md §1.2).
+///
+/// Each implementation documents how many bytes of the stream an element takes. Both holders of
+/// a PRG key must draw with the same calls: `fill_random` on `n` elements is specified per type
+/// (one `fill_bytes` call of the whole byte length for the byte-oriented fields), which is not
+/// always the same stream use as `n` calls of `random` (an RNG may discard the unused part of a
+/// word after a short `fill_bytes`).
+pub trait Random: Field {
+    fn random<R: rand_core::RngCore + ?Sized>(rng: &mut R) -> Self;
+    fn fill_random<R: rand_core::RngCore + ?Sized>(rng: &mut R, out: &mut [Self]) {
+        for x in out.iter_mut() {
+            *x = Self::random(rng);
+        }
+    }
+}
+
+/// Bulk operations on slices. Lengths must match (checked with debug assertions;
+/// release builds process the common prefix).
+pub trait Bulk: Field {
+    /// out[k] += a[k]
+    fn add_assign_slice(out: &mut [Self], a: &[Self]) {
+        debug_assert_eq!(out.len(), a.len());
+        for (o, x) in out.iter_mut().zip(a) {
+            *o += *x;
+        }
+    }
+    /// out[k] = a[k] * b[k]
+    fn mul_slice(out: &mut [Self], a: &[Self], b: &[Self]) {
+        debug_assert_eq!(out.len(), a.len());
+        debug_assert_eq!(out.len(), b.len());
+        for ((o, x), y) in out.iter_mut().zip(a).zip(b) {
+            *o = *x * *y;
+        }
+    }
+    /// out[k] += a[k] * b[k]
+    fn mul_add_slice(out: &mut [Self], a: &[Self], b: &[Self]) {
+        debug_assert_eq!(out.len(), a.len());
+        debug_assert_eq!(out.len(), b.len());
+        for ((o, x), y) in out.iter_mut().zip(a).zip(b) {
+            *o += *x * *y;
+        }
+    }
+    /// sum_k a[k] * b[k]
+    fn inner_product(a: &[Self], b: &[Self]) -> Self {
+        debug_assert_eq!(a.len(), b.len());
+        a.iter()
+            .zip(b)
+            .fold(Self::ZERO, |acc, (x, y)| acc + *x * *y)
+    }
+}
+
+/// An injective ring homomorphism `Self -> F` (PROTOCOLS.md §2.4). It is additive, so it can be
+/// applied to each share component, and it maps valid multiplication triples to valid ones and
+/// invalid ones to invalid ones.
+pub trait EmbedInto<F: Field>: Field {
+    /// The image of `self`.
+    fn embed(self) -> F;
+    /// `dst[k] = embed(src[k])` on the common prefix (lengths must match).
+    fn embed_slice(src: &[Self], dst: &mut [F]) {
+        debug_assert_eq!(src.len(), dst.len());
+        for (d, s) in dst.iter_mut().zip(src) {
+            *d = s.embed();
+        }
+    }
+}

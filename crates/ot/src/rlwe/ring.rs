@@ -1,0 +1,512 @@
+//! The ring `R_q = Z_q[X]/(X^512 + 1)` with `q = 15361`, and its negacyclic
+//! number-theoretic transform (NTT).
+//!
+//! Since `q - 1 = 15360 = 1024 * 15`, `Z_q` holds a primitive 1024-th root of
+//! unity `psi`, so `X^512 + 1` splits completely into linear factors and the
+//! NTT turns ring multiplication into coefficient-wise multiplication.
+//!
+//! Arithmetic is on `i16` lanes in the style of Kyber's reference code:
+//! signed Montgomery multiplication with `R = 2^16` and Barrett reduction.
+//! Every table (twiddle factors, Montgomery constants, the generator of
+//! `Z_q^*`) is computed by `const fn` from `q` and `n`; the tests check them
+//! and compare the transform-based product with schoolbook multiplication.
+//!
+//! Representations:
+//! * [`Poly`]: coefficient domain, each coefficient in `(-q, q)`;
+//! * [`NttPoly`]: evaluation domain, canonical values in `[0, q)` (what is
+//!   sent on the wire);
+//! * [`MontNttPoly`]: evaluation domain scaled by the Montgomery factor `R`,
+//!   used for secrets so that a product with an [`NttPoly`] costs a single
+//!   Montgomery multiplication.
+//!
+//! Every operation runs in time independent of the coefficient values.
+
+use zeroize::{Zeroize, ZeroizeOnDrop};
+
+/// Ring degree `n`.
+pub const N: usize = 512;
+/// The modulus `q`.
+pub const Q: i16 = 15361;
+const Q32: i32 = Q as i32;
+const QU: u32 = Q as u32;
+/// `(q - 1) / 2`, the reconciliation offset.
+pub(crate) const HALF_Q: i16 = (Q - 1) / 2;
+
+const fn pow_mod(base: u32, mut exp: u32) -> u32 {
+    let mut result: u64 = 1;
+    let mut b = (base % QU) as u64;
+    while exp > 0 {
+        if exp & 1 == 1 {
+            result = result * b % QU as u64;
+        }
+        b = b * b % QU as u64;
+        exp >>= 1;
+    }
+    result as u32
+}
+
+/// The smallest generator of `Z_q^*` (`q - 1 = 2^10 * 3 * 5`).
+const fn find_generator() -> u32 {
+    let mut g = 2;
+    loop {
+        let n = QU - 1;
+        if pow_mod(g, n / 2) != 1 && pow_mod(g, n / 3) != 1 && pow_mod(g, n / 5) != 1 {
+            return g;
+        }
+        g += 1;
+    }
+}
+
+pub(crate) const GENERATOR: u32 = find_generator();
+/// A primitive `2n`-th root of unity: `psi^n = -1`.
+pub(crate) const PSI: u32 = pow_mod(GENERATOR, (QU - 1) / (2 * N as u32));
+
+/// Centered representative of `x mod q` in `[-(q-1)/2, (q-1)/2]`.
+const fn centered(x: u32) -> i16 {
+    let x = x % QU;
+    if x > (QU - 1) / 2 {
+        (x as i32 - Q32) as i16
+    } else {
+        x as i16
+    }
+}
+
+/// Montgomery form `x * 2^16 mod q`, centered.
+const fn to_mont_const(x: u32) -> i16 {
+    centered(((x as u64 * (1u64 << 16)) % QU as u64) as u32)
+}
+
+/// `q^{-1} mod 2^16` as a signed 16-bit value (Newton iteration).
+const fn qinv() -> i16 {
+    let q = QU;
+    let mut inv: u32 = q; // correct to 3 bits since q is odd
+    let mut i = 0;
+    while i < 4 {
+        inv = inv.wrapping_mul(2u32.wrapping_sub(q.wrapping_mul(inv)));
+        i += 1;
+    }
+    (inv & 0xffff) as u16 as i16
+}
+
+pub(crate) const QINV: i16 = qinv();
+/// `R^2 mod q` (centered); `fqmul(x, R2) = x * R`.
+pub(crate) const R2: i16 = to_mont_const(65536 % QU);
+/// Montgomery form of `n^{-1}`.
+pub(crate) const N_INV_MONT: i16 = to_mont_const(pow_mod(N as u32, QU - 2));
+/// Barrett constant `round(2^26 / q)`.
+const BARRETT_V: i16 = (((1 << 26) + Q32 / 2) / Q32) as i16;
+
+const fn bit_reverse_9(k: usize) -> usize {
+    let mut r = 0;
+    let mut i = 0;
+    while i < 9 {
+        r |= ((k >> i) & 1) << (8 - i);
+        i += 1;
+    }
+    r
+}
+
+/// `ZETAS[k] = mont(psi^{brv(k)})` for `k = 1..n` (index 0 unused).
+pub(crate) const ZETAS: [i16; N] = {
+    let mut z = [0i16; N];
+    let mut k = 1;
+    while k < N {
+        z[k] = to_mont_const(pow_mod(PSI, bit_reverse_9(k) as u32));
+        k += 1;
+    }
+    z
+};
+
+/// `ZETAS_INV[k] = mont(psi^{-brv(k)})`.
+pub(crate) const ZETAS_INV: [i16; N] = {
+    let mut z = [0i16; N];
+    let mut k = 1;
+    while k < N {
+        z[k] = to_mont_const(pow_mod(PSI, (2 * N - bit_reverse_9(k)) as u32));
+        k += 1;
+    }
+    z
+};
+
+#[inline(always)]
+fn mulhi(a: i16, b: i16) -> i16 {
+    ((i32::from(a) * i32::from(b)) >> 16) as i16
+}
+
+/// Montgomery product `a * b * 2^{-16} mod q`, result in `(-q, q)`.
+/// Requires `|a * b| < q * 2^15`.
+#[inline(always)]
+pub(crate) fn fqmul(a: i16, b: i16) -> i16 {
+    let m = a.wrapping_mul(b).wrapping_mul(QINV);
+    mulhi(a, b) - mulhi(m, Q)
+}
+
+/// Barrett reduction: a representative of `a mod q` in about `[-q/2, q/2]`.
+/// `t = round(a v / 2^26)` computed as `(mulhi(a, v) + 2^9) >> 10` so that
+/// every step is a 16-bit lane operation (SSE2/AVX2 `pmulhw`, `psraw`).
+#[inline(always)]
+pub(crate) fn barrett(a: i16) -> i16 {
+    let t = (mulhi(a, BARRETT_V) + (1 << 9)) >> 10;
+    a - t * Q
+}
+
+/// Maps `(-q, q)` to `[0, q)`.
+#[inline(always)]
+pub(crate) fn caddq(x: i16) -> i16 {
+    x + ((x >> 15) & Q)
+}
+
+/// Maps `[0, 2q)` to `[0, q)`.
+#[inline(always)]
+pub(crate) fn csubq(x: i16) -> i16 {
+    caddq(x - Q)
+}
+
+/// Forward negacyclic NTT, in place, on the backend chosen at run time.
+/// Input coefficients in `(-q, q)`; output values in about `[-q/2, q/2]`,
+/// in the evaluation order documented in [`super::ntt`].
+pub(crate) fn ntt_in_place(r: &mut [i16; N]) {
+    super::ntt::forward(r);
+}
+
+/// Inverse NTT, in place, including the factor `n^{-1}`. Input values in
+/// `(-q, q)`; output coefficients in `(-q, q)`.
+pub(crate) fn inv_ntt_in_place(r: &mut [i16; N]) {
+    super::ntt::inverse(r);
+}
+
+/// A polynomial in the coefficient domain; coefficients in `(-q, q)`.
+#[derive(Clone, PartialEq, Eq, Zeroize, ZeroizeOnDrop)]
+pub struct Poly(pub(crate) [i16; N]);
+
+/// A polynomial in the NTT (evaluation) domain, canonical values in `[0, q)`.
+#[derive(Clone, PartialEq, Eq, Zeroize, ZeroizeOnDrop)]
+pub struct NttPoly(pub(crate) [i16; N]);
+
+/// An NTT-domain polynomial multiplied by the Montgomery factor `2^16`,
+/// values in `(-q, q)`; the form in which secrets are kept.
+#[derive(Clone, Zeroize, ZeroizeOnDrop)]
+pub struct MontNttPoly(pub(crate) [i16; N]);
+
+impl core::fmt::Debug for Poly {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.write_str("Poly(..)")
+    }
+}
+impl core::fmt::Debug for NttPoly {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.write_str("NttPoly(..)")
+    }
+}
+impl core::fmt::Debug for MontNttPoly {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.write_str("MontNttPoly(..)")
+    }
+}
+
+impl Poly {
+    /// The zero polynomial.
+    pub fn zero() -> Self {
+        Poly([0; N])
+    }
+
+    /// Builds a polynomial from integer coefficients (reduced mod q).
+    pub fn from_coeffs(c: &[i64; N]) -> Self {
+        let mut p = [0i16; N];
+        for (o, &x) in p.iter_mut().zip(c.iter()) {
+            *o = x.rem_euclid(i64::from(Q)) as i16;
+        }
+        Poly(p)
+    }
+
+    /// Canonical coefficients in `[0, q)`.
+    pub fn coeffs(&self) -> [u16; N] {
+        let mut out = [0u16; N];
+        for (o, &x) in out.iter_mut().zip(self.0.iter()) {
+            *o = caddq(x) as u16;
+        }
+        out
+    }
+
+    /// Forward NTT.
+    pub fn ntt(&self) -> NttPoly {
+        let mut r = self.0;
+        ntt_in_place(&mut r);
+        for x in r.iter_mut() {
+            *x = caddq(*x);
+        }
+        let out = NttPoly(r);
+        r.zeroize();
+        out
+    }
+
+    /// Forward NTT followed by scaling into Montgomery form.
+    pub fn ntt_mont(&self) -> MontNttPoly {
+        let mut r = self.0;
+        ntt_in_place(&mut r);
+        for x in r.iter_mut() {
+            *x = fqmul(*x, R2);
+        }
+        let out = MontNttPoly(r);
+        r.zeroize();
+        out
+    }
+
+    /// Coefficient-wise sum, reduced to `(-q, q)`.
+    pub fn add_assign(&mut self, rhs: &Poly) {
+        for (x, &y) in self.0.iter_mut().zip(rhs.0.iter()) {
+            *x = barrett(barrett(*x) + barrett(y));
+        }
+    }
+}
+
+impl NttPoly {
+    /// Wraps canonical values (each in `[0, q)`); used by decoding and
+    /// hashing, which guarantee the range.
+    pub(crate) fn from_canonical(v: [i16; N]) -> Self {
+        debug_assert!(v.iter().all(|&x| (0..Q).contains(&x)));
+        NttPoly(v)
+    }
+
+    /// The canonical values in `[0, q)`.
+    pub fn values(&self) -> &[i16; N] {
+        &self.0
+    }
+
+    /// Inverse NTT.
+    pub fn inv_ntt(&self) -> Poly {
+        let mut r = self.0;
+        inv_ntt_in_place(&mut r);
+        let out = Poly(r);
+        r.zeroize();
+        out
+    }
+
+    /// `self + rhs`.
+    pub fn add(&self, rhs: &NttPoly) -> NttPoly {
+        let mut r = [0i16; N];
+        for ((o, &x), &y) in r.iter_mut().zip(self.0.iter()).zip(rhs.0.iter()) {
+            *o = csubq(x + y);
+        }
+        NttPoly(r)
+    }
+
+    /// `self - rhs`.
+    pub fn sub(&self, rhs: &NttPoly) -> NttPoly {
+        let mut r = [0i16; N];
+        for ((o, &x), &y) in r.iter_mut().zip(self.0.iter()).zip(rhs.0.iter()) {
+            *o = caddq(x - y);
+        }
+        NttPoly(r)
+    }
+
+    /// `self - (rhs if bit == 1 else 0)`, without a branch on `bit`.
+    pub(crate) fn sub_masked(&self, rhs: &NttPoly, bit: u8) -> NttPoly {
+        let mask = -i16::from(bit & 1);
+        let mut r = [0i16; N];
+        for ((o, &x), &y) in r.iter_mut().zip(self.0.iter()).zip(rhs.0.iter()) {
+            *o = caddq(x - (y & mask));
+        }
+        NttPoly(r)
+    }
+
+    /// Ring product with a Montgomery-form polynomial: a single Montgomery
+    /// multiplication per coefficient.
+    pub fn mul_mont(&self, rhs: &MontNttPoly) -> NttPoly {
+        let mut r = [0i16; N];
+        for ((o, &x), &y) in r.iter_mut().zip(self.0.iter()).zip(rhs.0.iter()) {
+            *o = caddq(fqmul(x, y));
+        }
+        NttPoly(r)
+    }
+
+    /// `self * rhs + add`, fused.
+    pub(crate) fn mul_mont_add(&self, rhs: &MontNttPoly, add: &NttPoly) -> NttPoly {
+        let mut r = [0i16; N];
+        for (((o, &x), &y), &z) in r
+            .iter_mut()
+            .zip(self.0.iter())
+            .zip(rhs.0.iter())
+            .zip(add.0.iter())
+        {
+            *o = csubq(caddq(fqmul(x, y)) + z);
+        }
+        NttPoly(r)
+    }
+
+    /// Ring product of two canonical NTT-domain polynomials.
+    pub fn mul(&self, rhs: &NttPoly) -> NttPoly {
+        self.mul_mont(&rhs.to_mont())
+    }
+
+    /// Montgomery form of `self`.
+    pub fn to_mont(&self) -> MontNttPoly {
+        let mut r = [0i16; N];
+        for (o, &x) in r.iter_mut().zip(self.0.iter()) {
+            *o = fqmul(x, R2);
+        }
+        MontNttPoly(r)
+    }
+}
+
+#[cfg(test)]
+pub(crate) mod tests {
+    #![allow(
+        clippy::unwrap_used,
+        clippy::expect_used,
+        clippy::panic,
+        clippy::needless_range_loop
+    )]
+    use super::*;
+    use rand_chacha::ChaCha20Rng;
+    use rand_core::{RngCore, SeedableRng};
+
+    pub(crate) fn schoolbook(a: &[u16; N], b: &[u16; N]) -> [u16; N] {
+        let mut acc = [0i64; N];
+        for i in 0..N {
+            for j in 0..N {
+                let p = i64::from(a[i]) * i64::from(b[j]);
+                if i + j < N {
+                    acc[i + j] += p;
+                } else {
+                    acc[i + j - N] -= p;
+                }
+            }
+        }
+        let mut out = [0u16; N];
+        for (o, x) in out.iter_mut().zip(acc) {
+            *o = x.rem_euclid(i64::from(Q)) as u16;
+        }
+        out
+    }
+
+    pub(crate) fn random_poly(rng: &mut impl RngCore) -> Poly {
+        let mut c = [0i64; N];
+        for x in c.iter_mut() {
+            *x = i64::from(rng.next_u32() % QU);
+        }
+        Poly::from_coeffs(&c)
+    }
+
+    #[test]
+    fn constants() {
+        for p in [2, 3, 5] {
+            assert_ne!(
+                pow_mod(GENERATOR, (QU - 1) / p),
+                1,
+                "generator has full order"
+            );
+        }
+        assert_eq!(pow_mod(GENERATOR, QU - 1), 1);
+        assert_eq!(pow_mod(PSI, N as u32), QU - 1, "psi^n = -1");
+        assert_eq!(pow_mod(PSI, 2 * N as u32), 1);
+        assert_eq!((i32::from(QINV) * Q32) & 0xffff, 1);
+        assert_eq!(
+            i64::from(R2).rem_euclid(i64::from(Q)),
+            (65536i64 * 65536) % i64::from(Q)
+        );
+        assert_eq!(
+            (i64::from(N_INV_MONT) * N as i64).rem_euclid(i64::from(Q)),
+            65536 % i64::from(Q)
+        );
+        // zeta * zeta_inv = 1 (both in Montgomery form: product is R^2).
+        for k in 1..N {
+            let p = i64::from(ZETAS[k]) * i64::from(ZETAS_INV[k]);
+            assert_eq!(
+                p.rem_euclid(i64::from(Q)),
+                (65536i64 * 65536) % i64::from(Q)
+            );
+        }
+    }
+
+    #[test]
+    fn reductions() {
+        for a in i16::MIN..=i16::MAX {
+            let b = barrett(a);
+            assert!(b.abs() <= Q / 2 + 1, "{a} -> {b}");
+            assert_eq!((i32::from(a) - i32::from(b)).rem_euclid(Q32), 0);
+        }
+        let mut rng = ChaCha20Rng::seed_from_u64(1);
+        for _ in 0..100_000 {
+            let a = (rng.next_u32() % (2 * QU - 1)) as i32 - (Q32 - 1);
+            let b = (rng.next_u32() % QU) as i32 - Q32 / 2;
+            let r = fqmul(a as i16, b as i16);
+            assert!(r.abs() < Q);
+            let lhs = (i64::from(r) * 65536).rem_euclid(i64::from(Q));
+            assert_eq!(lhs, (i64::from(a) * i64::from(b)).rem_euclid(i64::from(Q)));
+        }
+    }
+
+    #[test]
+    fn ntt_round_trip() {
+        let mut rng = ChaCha20Rng::seed_from_u64(2);
+        for _ in 0..50 {
+            let a = random_poly(&mut rng);
+            assert_eq!(a.ntt().inv_ntt().coeffs(), a.coeffs());
+        }
+        // Extreme inputs: every coefficient q-1 or -(q-1).
+        let a = Poly([Q - 1; N]);
+        assert_eq!(a.ntt().inv_ntt().coeffs(), a.coeffs());
+        let a = Poly([-(Q - 1); N]);
+        assert_eq!(a.ntt().inv_ntt().coeffs(), a.coeffs());
+    }
+
+    #[test]
+    fn ntt_of_x_is_evaluation() {
+        // NTT(X) must hold the odd powers of psi (in bit-reversed order).
+        let mut c = [0i64; N];
+        c[1] = 1;
+        let x = Poly::from_coeffs(&c).ntt();
+        let mut seen: Vec<u32> = x.values().iter().map(|&v| v as u32).collect();
+        seen.sort_unstable();
+        let mut want: Vec<u32> = (0..N as u32).map(|i| pow_mod(PSI, 2 * i + 1)).collect();
+        want.sort_unstable();
+        assert_eq!(seen, want);
+    }
+
+    #[test]
+    fn product_matches_schoolbook() {
+        let mut rng = ChaCha20Rng::seed_from_u64(3);
+        for _ in 0..5 {
+            let a = random_poly(&mut rng);
+            let b = random_poly(&mut rng);
+            let want = schoolbook(&a.coeffs(), &b.coeffs());
+            assert_eq!(a.ntt().mul(&b.ntt()).inv_ntt().coeffs(), want);
+            assert_eq!(a.ntt().mul_mont(&b.ntt_mont()).inv_ntt().coeffs(), want);
+        }
+        // Negacyclic wrap: X^511 * X = -1.
+        let mut c = [0i64; N];
+        c[N - 1] = 1;
+        let a = Poly::from_coeffs(&c);
+        let mut c = [0i64; N];
+        c[1] = 1;
+        let b = Poly::from_coeffs(&c);
+        let mut want = [0u16; N];
+        want[0] = (Q - 1) as u16;
+        assert_eq!(a.ntt().mul(&b.ntt()).inv_ntt().coeffs(), want);
+    }
+
+    #[test]
+    fn add_sub() {
+        let mut rng = ChaCha20Rng::seed_from_u64(4);
+        let a = random_poly(&mut rng).ntt();
+        let b = random_poly(&mut rng).ntt();
+        assert_eq!(a.add(&b).sub(&b), a);
+        assert_eq!(a.sub_masked(&b, 0), a);
+        assert_eq!(a.sub_masked(&b, 1), a.sub(&b));
+        let e = random_poly(&mut rng);
+        let s = random_poly(&mut rng);
+        assert_eq!(
+            a.mul_mont_add(&s.ntt_mont(), &b),
+            a.mul_mont(&s.ntt_mont()).add(&b)
+        );
+        let mut x = random_poly(&mut rng);
+        let y = x.clone();
+        x.add_assign(&e);
+        let mut sum = [0i64; N];
+        for i in 0..N {
+            sum[i] = i64::from(y.coeffs()[i]) + i64::from(e.coeffs()[i]);
+        }
+        assert_eq!(x.coeffs(), Poly::from_coeffs(&sum).coeffs());
+    }
+}

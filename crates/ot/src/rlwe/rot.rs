@@ -1,0 +1,606 @@
+//! The ROTed random oblivious transfer (Branco, Fiolhais, Goulão, Martins,
+//! Mateus, Sousa, "ROTed: Random Oblivious Transfer for embedded devices",
+//! TCHES 2021, the RLWE ROT protocol), as sans-IO state machines.
+//!
+//! ```text
+//!  Receiver                                              Sender
+//!  b, seed, S0, S1 random; (p, s_R) = keygen
+//!  p <- p - b * H(seed)         (always computed, masked)
+//!  c_i = H(seed, i, S_i)
+//!              -- Msg1: p, seed, c_0, c_1 -------------->
+//!                                       (p_S, s_S) = keygen
+//!                                       k_i = (p + i H(seed)) s_S + 2e'
+//!                                       w_i = Sig(k_i), K_i = Mod2(k_i, w_i)
+//!                                       flip f, mask u random
+//!                                       T = H(seed, c_0, c_1, u)
+//!                                       t_i = H(T, K_i)
+//!              <- Msg2: p_S, w_0, w_1, u, t_f, t_{1-f} --
+//!  k = p_S s_R + 2e'; K = Mod2(k, w_b)
+//!  t = H(T, K); j = the slot holding t (abort if none)
+//!  output (j, M = H(T, K, S_b))
+//!              -- Msg3: S_0, S_1 ----------------------->
+//!                                       check c_0, c_1
+//!                                       M_j = H(T, K_{j^f}, S_{j^f})
+//! ```
+//!
+//! The receiver's output bit is `j = b xor f`: uniformly random and fixed
+//! by neither party alone. The sender's outputs are `(M_0, M_1)`, 32 bytes
+//! each; the receiver's `M_j` equals the sender's.
+//!
+//! Differences from the artifact: the hashed polynomial is computed and
+//! subtracted under a mask whatever `b` is (the artifact hashes only when
+//! `b = 1`); every choice between branches is a masked selection or swap;
+//! outputs are a hash of the full 512-bit reconciled key, the transcript and
+//! the opened mask (the artifact copies the first 32 key bits, one per byte);
+//! one 32-byte mask `u` replaces the artifact's two; messages are packed
+//! (14-bit coefficients, 1-bit hints) and decoding rejects malformed input.
+
+use super::encode::{pack_poly, unpack_poly, HINT_BYTES, POLY_BYTES};
+use super::hash::hash_to_ntt;
+use super::reconcile::{extract, signal, Hint, ReconciledKey};
+use super::ring::NttPoly;
+use super::{keygen, shared_value, KeyPair, NoiseDistribution, SEED_BYTES};
+use crate::error::{AbortReason, Error, Result};
+use crate::prg::{ct_select_32, ct_swap_32, Domain, Prg};
+use rand_core::CryptoRng;
+use subtle::ConstantTimeEq;
+use zeroize::{Zeroize, ZeroizeOnDrop};
+
+/// A 32-byte OT message.
+pub type Block32 = [u8; 32];
+
+/// Receiver to sender: the shifted sample, the seed, the commitments.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RotMsg1 {
+    /// `a s_R + 2 e_R - b H(seed)`, NTT domain.
+    pub p: NttPoly,
+    /// Seed of the hashed polynomial.
+    pub seed: [u8; SEED_BYTES],
+    /// `H(seed, i, S_i)`.
+    pub commitments: [Block32; 2],
+}
+
+/// Sender to receiver: its sample, both hints, the mask, the swapped
+/// confirmation hashes.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RotMsg2 {
+    /// `a s_S + 2 e_S`, NTT domain.
+    pub p: NttPoly,
+    /// Reconciliation hints of branch 0 and branch 1.
+    pub hints: [Hint; 2],
+    /// The sender's mask `u`.
+    pub mask: Block32,
+    /// Key-confirmation hashes, swapped by the sender's random flip.
+    pub confirmations: [Block32; 2],
+}
+
+/// Receiver to sender: the opening of the two masks.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RotMsg3 {
+    /// `S_0, S_1`.
+    pub openings: [Block32; 2],
+}
+
+impl RotMsg1 {
+    /// Encoded length in bytes (992).
+    pub const LEN: usize = POLY_BYTES + SEED_BYTES + 64;
+
+    /// Appends the encoding to `out`.
+    pub fn encode(&self, out: &mut Vec<u8>) {
+        pack_poly(&self.p, out);
+        out.extend_from_slice(&self.seed);
+        out.extend_from_slice(&self.commitments[0]);
+        out.extend_from_slice(&self.commitments[1]);
+    }
+
+    /// Decodes exactly [`Self::LEN`] bytes.
+    pub fn decode(b: &[u8]) -> Result<Self> {
+        check_len(b, Self::LEN, "ROT message 1")?;
+        let (p, rest) = b.split_at(POLY_BYTES);
+        let (seed, rest) = rest.split_at(SEED_BYTES);
+        let (c0, c1) = rest.split_at(32);
+        Ok(RotMsg1 {
+            p: unpack_poly(p, "ROT message 1 polynomial")?,
+            seed: to_array(seed),
+            commitments: [to_array(c0), to_array(c1)],
+        })
+    }
+}
+
+impl RotMsg2 {
+    /// Encoded length in bytes (1120).
+    pub const LEN: usize = POLY_BYTES + 2 * HINT_BYTES + 32 + 64;
+
+    /// Appends the encoding to `out`.
+    pub fn encode(&self, out: &mut Vec<u8>) {
+        pack_poly(&self.p, out);
+        out.extend_from_slice(self.hints[0].as_bytes());
+        out.extend_from_slice(self.hints[1].as_bytes());
+        out.extend_from_slice(&self.mask);
+        out.extend_from_slice(&self.confirmations[0]);
+        out.extend_from_slice(&self.confirmations[1]);
+    }
+
+    /// Decodes exactly [`Self::LEN`] bytes.
+    pub fn decode(b: &[u8]) -> Result<Self> {
+        check_len(b, Self::LEN, "ROT message 2")?;
+        let (p, rest) = b.split_at(POLY_BYTES);
+        let (h0, rest) = rest.split_at(HINT_BYTES);
+        let (h1, rest) = rest.split_at(HINT_BYTES);
+        let (u, rest) = rest.split_at(32);
+        let (t0, t1) = rest.split_at(32);
+        Ok(RotMsg2 {
+            p: unpack_poly(p, "ROT message 2 polynomial")?,
+            hints: [
+                Hint::from_bytes(&to_array(h0)),
+                Hint::from_bytes(&to_array(h1)),
+            ],
+            mask: to_array(u),
+            confirmations: [to_array(t0), to_array(t1)],
+        })
+    }
+}
+
+impl RotMsg3 {
+    /// Encoded length in bytes (64).
+    pub const LEN: usize = 64;
+
+    /// Appends the encoding to `out`.
+    pub fn encode(&self, out: &mut Vec<u8>) {
+        out.extend_from_slice(&self.openings[0]);
+        out.extend_from_slice(&self.openings[1]);
+    }
+
+    /// Decodes exactly [`Self::LEN`] bytes.
+    pub fn decode(b: &[u8]) -> Result<Self> {
+        check_len(b, Self::LEN, "ROT message 3")?;
+        let (s0, s1) = b.split_at(32);
+        Ok(RotMsg3 {
+            openings: [to_array(s0), to_array(s1)],
+        })
+    }
+}
+
+pub(crate) fn check_len(b: &[u8], expected: usize, what: &'static str) -> Result<()> {
+    if b.len() == expected {
+        Ok(())
+    } else {
+        Err(Error::LengthMismatch {
+            what,
+            expected,
+            got: b.len(),
+        })
+    }
+}
+
+/// Copies a slice whose length the caller has checked.
+pub(crate) fn to_array<const L: usize>(b: &[u8]) -> [u8; L] {
+    let mut out = [0u8; L];
+    out.copy_from_slice(&b[..L]);
+    out
+}
+
+/// The receiver's output: a random bit and the message of that index.
+#[derive(Clone, Zeroize, ZeroizeOnDrop)]
+pub struct RotReceiverOutput {
+    /// The receiver's random choice bit (0 or 1).
+    pub choice: u8,
+    /// `M_choice`.
+    pub message: Block32,
+}
+
+/// The sender's output: two random messages.
+#[derive(Clone, Zeroize, ZeroizeOnDrop)]
+pub struct RotSenderOutput {
+    /// `M_0, M_1`.
+    pub messages: [Block32; 2],
+}
+
+impl core::fmt::Debug for RotReceiverOutput {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.write_str("RotReceiverOutput(..)")
+    }
+}
+impl core::fmt::Debug for RotSenderOutput {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.write_str("RotSenderOutput(..)")
+    }
+}
+
+/// The receiver between its first and second round.
+pub struct RotReceiverRound1 {
+    bit: u8,
+    keys: KeyPair,
+    seed: [u8; SEED_BYTES],
+    masks: [Block32; 2],
+    commitments: [Block32; 2],
+}
+
+impl core::fmt::Debug for RotReceiverRound1 {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.write_str("RotReceiverRound1(..)")
+    }
+}
+
+impl Drop for RotReceiverRound1 {
+    fn drop(&mut self) {
+        self.bit.zeroize();
+        self.masks.zeroize();
+        // `keys` zeroizes itself (its polynomials are ZeroizeOnDrop).
+    }
+}
+
+/// The sender between its round and the final message.
+pub struct RotSenderRound {
+    flip: u8,
+    keys: [ReconciledKey; 2],
+    transcript: Block32,
+    seed: [u8; SEED_BYTES],
+    commitments: [Block32; 2],
+}
+
+impl core::fmt::Debug for RotSenderRound {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.write_str("RotSenderRound(..)")
+    }
+}
+
+impl Drop for RotSenderRound {
+    fn drop(&mut self) {
+        self.flip.zeroize();
+        self.transcript.zeroize();
+    }
+}
+
+fn commit(seed: &[u8; SEED_BYTES], index: u8, mask: &Block32) -> Block32 {
+    Domain::RotCommit.hash(&[seed, &[index], mask])
+}
+
+fn transcript(seed: &[u8; SEED_BYTES], commitments: &[Block32; 2], u: &Block32) -> Block32 {
+    Domain::RotTranscript.hash(&[seed, &commitments[0], &commitments[1], u])
+}
+
+fn confirmation(t: &Block32, key: &ReconciledKey) -> Block32 {
+    Domain::RotConfirm.hash(&[t, key.as_bytes()])
+}
+
+fn output(t: &Block32, key: &ReconciledKey, mask: &Block32) -> Block32 {
+    Domain::RotOutput.hash(&[t, key.as_bytes(), mask])
+}
+
+/// Receiver, round 1: samples its secret bit, key pair, seed and masks.
+pub fn receiver_round1<R: CryptoRng + ?Sized>(
+    noise: NoiseDistribution,
+    rng: &mut R,
+) -> (RotReceiverRound1, RotMsg1) {
+    let mut prg = Prg::from_rng(rng);
+    let bit = prg.gen_bit();
+    let seed = prg.gen_32();
+    let masks = [prg.gen_32(), prg.gen_32()];
+    let (p, keys) = keygen(noise, &mut prg);
+    // Always hash and always subtract; the bit only selects through a mask.
+    let h = hash_to_ntt(Domain::HashToPoly, &seed);
+    let p = p.sub_masked(&h, bit);
+    let commitments = [commit(&seed, 0, &masks[0]), commit(&seed, 1, &masks[1])];
+    let msg = RotMsg1 {
+        p,
+        seed,
+        commitments,
+    };
+    let state = RotReceiverRound1 {
+        bit,
+        keys,
+        seed,
+        masks,
+        commitments,
+    };
+    (state, msg)
+}
+
+/// Sender's round: answers message 1.
+pub fn sender_round<R: CryptoRng + ?Sized>(
+    noise: NoiseDistribution,
+    rng: &mut R,
+    msg: &RotMsg1,
+) -> (RotSenderRound, RotMsg2) {
+    let mut prg = Prg::from_rng(rng);
+    let flip = prg.gen_bit();
+    let mask = prg.gen_32();
+    let (p, keys) = keygen(noise, &mut prg);
+    let h = hash_to_ntt(Domain::HashToPoly, &msg.seed);
+    let k0 = shared_value(&msg.p, &keys);
+    let k1 = shared_value(&msg.p.add(&h), &keys);
+    let hints = [signal(&k0), signal(&k1)];
+    let rkeys = [extract(&k0, &hints[0]), extract(&k1, &hints[1])];
+    let t = transcript(&msg.seed, &msg.commitments, &mask);
+    let c0 = confirmation(&t, &rkeys[0]);
+    let c1 = confirmation(&t, &rkeys[1]);
+    let (slot0, slot1) = ct_swap_32(&c0, &c1, flip);
+    let reply = RotMsg2 {
+        p,
+        hints,
+        mask,
+        confirmations: [slot0, slot1],
+    };
+    let state = RotSenderRound {
+        flip,
+        keys: rkeys,
+        transcript: t,
+        seed: msg.seed,
+        commitments: msg.commitments,
+    };
+    (state, reply)
+}
+
+impl RotReceiverRound1 {
+    /// The receiver's secret branch bit `b` (its output bit is `b xor f`).
+    /// Exposed for tests and diagnostics only.
+    #[doc(hidden)]
+    pub fn branch_bit(&self) -> u8 {
+        self.bit
+    }
+
+    /// Receiver, round 2: reconciles, identifies its output index, derives
+    /// its message and opens the masks.
+    pub fn round2(self, msg: &RotMsg2) -> Result<(RotReceiverOutput, RotMsg3)> {
+        let k = shared_value(&msg.p, &self.keys);
+        let hint = Hint::select(&msg.hints[0], &msg.hints[1], self.bit);
+        let key = extract(&k, &hint);
+        let t = transcript(&self.seed, &self.commitments, &msg.mask);
+        let c = confirmation(&t, &key);
+        let eq0 = c.ct_eq(&msg.confirmations[0]);
+        let eq1 = c.ct_eq(&msg.confirmations[1]);
+        // Exactly one slot must match; failure is public (the run aborts).
+        if !bool::from(eq0 ^ eq1) {
+            return Err(Error::Abort(AbortReason::KeyConfirmation));
+        }
+        let choice = eq1.unwrap_u8();
+        let mask = ct_select_32(&self.masks[0], &self.masks[1], self.bit);
+        let message = output(&t, &key, &mask);
+        let reply = RotMsg3 {
+            openings: self.masks,
+        };
+        Ok((RotReceiverOutput { choice, message }, reply))
+    }
+}
+
+impl RotSenderRound {
+    /// Sender, finish: checks the openings and outputs `(M_0, M_1)`.
+    pub fn finish(self, msg: &RotMsg3) -> Result<RotSenderOutput> {
+        let ok0 = commit(&self.seed, 0, &msg.openings[0]).ct_eq(&self.commitments[0]);
+        let ok1 = commit(&self.seed, 1, &msg.openings[1]).ct_eq(&self.commitments[1]);
+        if !bool::from(ok0 & ok1) {
+            return Err(Error::Abort(AbortReason::CommitmentMismatch));
+        }
+        let m0 = output(&self.transcript, &self.keys[0], &msg.openings[0]);
+        let m1 = output(&self.transcript, &self.keys[1], &msg.openings[1]);
+        let (a, b) = ct_swap_32(&m0, &m1, self.flip);
+        Ok(RotSenderOutput { messages: [a, b] })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(
+        clippy::unwrap_used,
+        clippy::expect_used,
+        clippy::panic,
+        clippy::needless_range_loop
+    )]
+    use super::*;
+    use rand_chacha::ChaCha20Rng;
+    use rand_core::SeedableRng;
+
+    fn run(
+        noise: NoiseDistribution,
+        rng: &mut ChaCha20Rng,
+    ) -> (RotSenderOutput, RotReceiverOutput, u8) {
+        let (r1, m1) = receiver_round1(noise, rng);
+        let b = r1.branch_bit();
+        let m1 = RotMsg1::decode(&enc(|o| m1.encode(o))).unwrap();
+        let (s, m2) = sender_round(noise, rng, &m1);
+        let m2 = RotMsg2::decode(&enc(|o| m2.encode(o))).unwrap();
+        let (ro, m3) = r1.round2(&m2).unwrap();
+        let m3 = RotMsg3::decode(&enc(|o| m3.encode(o))).unwrap();
+        let so = s.finish(&m3).unwrap();
+        (so, ro, b)
+    }
+
+    fn enc(f: impl FnOnce(&mut Vec<u8>)) -> Vec<u8> {
+        let mut v = Vec::new();
+        f(&mut v);
+        v
+    }
+
+    #[test]
+    fn thousands_of_runs_are_correct() {
+        let mut rng = ChaCha20Rng::seed_from_u64(5);
+        let mut choices = [0u32; 2];
+        let mut branches = [0u32; 2];
+        for i in 0..2000 {
+            let noise = if i % 4 == 3 {
+                NoiseDistribution::DiscreteGaussian
+            } else {
+                NoiseDistribution::CenteredBinomial
+            };
+            let (so, ro, b) = run(noise, &mut rng);
+            let c = usize::from(ro.choice);
+            assert_eq!(so.messages[c], ro.message, "run {i}");
+            assert_ne!(so.messages[1 - c], ro.message);
+            assert_ne!(so.messages[0], so.messages[1]);
+            choices[c] += 1;
+            branches[usize::from(b)] += 1;
+        }
+        // Both the output bit and the hidden branch bit are balanced.
+        for n in choices.iter().chain(branches.iter()) {
+            assert!((900..1100).contains(n), "{choices:?} {branches:?}");
+        }
+    }
+
+    #[test]
+    fn message_lengths() {
+        assert_eq!(RotMsg1::LEN, 992);
+        assert_eq!(RotMsg2::LEN, 1120);
+        assert_eq!(RotMsg3::LEN, 64);
+        let mut rng = ChaCha20Rng::seed_from_u64(6);
+        let (r1, m1) = receiver_round1(NoiseDistribution::default(), &mut rng);
+        let b1 = enc(|o| m1.encode(o));
+        assert_eq!(b1.len(), RotMsg1::LEN);
+        assert_eq!(RotMsg1::decode(&b1).unwrap(), m1);
+        let (_s, m2) = sender_round(NoiseDistribution::default(), &mut rng, &m1);
+        let b2 = enc(|o| m2.encode(o));
+        assert_eq!(b2.len(), RotMsg2::LEN);
+        assert_eq!(RotMsg2::decode(&b2).unwrap(), m2);
+        let (_o, m3) = r1.round2(&m2).unwrap();
+        let b3 = enc(|o| m3.encode(o));
+        assert_eq!(RotMsg3::decode(&b3).unwrap(), m3);
+    }
+
+    #[test]
+    fn malformed_messages_are_rejected() {
+        let mut rng = ChaCha20Rng::seed_from_u64(7);
+        let (_r1, m1) = receiver_round1(NoiseDistribution::default(), &mut rng);
+        let b1 = enc(|o| m1.encode(o));
+        for len in [0, 1, RotMsg1::LEN - 1, RotMsg1::LEN + 1] {
+            let mut b = b1.clone();
+            b.resize(len, 0);
+            assert!(matches!(
+                RotMsg1::decode(&b),
+                Err(Error::LengthMismatch { .. })
+            ));
+        }
+        let mut bad = b1.clone();
+        bad[5] = 0xff;
+        bad[6] = 0xff; // top coefficient of the second group >= q
+        assert!(matches!(
+            RotMsg1::decode(&bad),
+            Err(Error::CoefficientOutOfRange { .. })
+        ));
+        let (_s, m2) = sender_round(NoiseDistribution::default(), &mut rng, &m1);
+        let b2 = enc(|o| m2.encode(o));
+        for len in [0, RotMsg2::LEN - 1, RotMsg2::LEN + 7] {
+            let mut b = b2.clone();
+            b.resize(len, 0);
+            assert!(RotMsg2::decode(&b).is_err());
+        }
+        assert!(RotMsg3::decode(&[0u8; 63]).is_err());
+        // Random garbage of the right length never panics.
+        for seed in 0..200u64 {
+            let mut g = ChaCha20Rng::seed_from_u64(seed);
+            let mut b = vec![0u8; RotMsg2::LEN];
+            rand_core::RngCore::fill_bytes(&mut g, &mut b);
+            let _ = RotMsg2::decode(&b);
+            let mut b = vec![0u8; RotMsg1::LEN];
+            rand_core::RngCore::fill_bytes(&mut g, &mut b);
+            let _ = RotMsg1::decode(&b);
+        }
+    }
+
+    #[test]
+    fn tampering_aborts() {
+        let noise = NoiseDistribution::default();
+        let mut rng = ChaCha20Rng::seed_from_u64(8);
+        // A wrong confirmation hash makes the receiver abort.
+        let (r1, m1) = receiver_round1(noise, &mut rng);
+        let (_s, mut m2) = sender_round(noise, &mut rng, &m1);
+        m2.confirmations = [[0; 32], [1; 32]];
+        assert!(matches!(
+            r1.round2(&m2),
+            Err(Error::Abort(AbortReason::KeyConfirmation))
+        ));
+        // A changed mask breaks the transcript and so the confirmation.
+        let (r1, m1) = receiver_round1(noise, &mut rng);
+        let (_s, mut m2) = sender_round(noise, &mut rng, &m1);
+        m2.mask[0] ^= 1;
+        assert!(matches!(
+            r1.round2(&m2),
+            Err(Error::Abort(AbortReason::KeyConfirmation))
+        ));
+        // A wrong opening makes the sender abort.
+        let (r1, m1) = receiver_round1(noise, &mut rng);
+        let (s, m2) = sender_round(noise, &mut rng, &m1);
+        let (_o, mut m3) = r1.round2(&m2).unwrap();
+        m3.openings[1][3] ^= 0x80;
+        assert!(matches!(
+            s.finish(&m3),
+            Err(Error::Abort(AbortReason::CommitmentMismatch))
+        ));
+    }
+}
+
+/// The ROTed random OT as a batch protocol over a [`crate::Channel`]: all
+/// instances of a round travel in one channel message.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct RlweRot {
+    /// Noise distribution for secrets and errors.
+    pub noise: NoiseDistribution,
+}
+
+impl crate::RotSender for RlweRot {
+    type Block = Block32;
+
+    fn send_random<C: crate::Channel + ?Sized, R: CryptoRng + ?Sized>(
+        &mut self,
+        ch: &mut C,
+        count: usize,
+        rng: &mut R,
+    ) -> Result<crate::RotSenderOutputs<Block32>> {
+        let bytes = ch.recv()?;
+        let mut states = Vec::with_capacity(count);
+        let mut out = Vec::with_capacity(count * RotMsg2::LEN);
+        for chunk in
+            crate::channel::split_batch(&bytes, count, RotMsg1::LEN, "ROT message 1 batch")?
+        {
+            let m1 = RotMsg1::decode(chunk)?;
+            let (state, m2) = sender_round(self.noise, rng, &m1);
+            m2.encode(&mut out);
+            states.push(state);
+        }
+        ch.send(out)?;
+        let bytes = ch.recv()?;
+        let mut messages = Vec::with_capacity(count);
+        for (chunk, state) in
+            crate::channel::split_batch(&bytes, count, RotMsg3::LEN, "ROT message 3 batch")?
+                .zip(states)
+        {
+            let o = state.finish(&RotMsg3::decode(chunk)?)?;
+            messages.push(o.messages);
+        }
+        Ok(crate::RotSenderOutputs { messages })
+    }
+}
+
+impl crate::RotReceiver for RlweRot {
+    type Block = Block32;
+
+    fn receive_random<C: crate::Channel + ?Sized, R: CryptoRng + ?Sized>(
+        &mut self,
+        ch: &mut C,
+        count: usize,
+        rng: &mut R,
+    ) -> Result<crate::RotReceiverOutputs<Block32>> {
+        let mut states = Vec::with_capacity(count);
+        let mut out = Vec::with_capacity(count * RotMsg1::LEN);
+        for _ in 0..count {
+            let (state, m1) = receiver_round1(self.noise, rng);
+            m1.encode(&mut out);
+            states.push(state);
+        }
+        ch.send(out)?;
+        let bytes = ch.recv()?;
+        let mut choices = Vec::with_capacity(count);
+        let mut messages = Vec::with_capacity(count);
+        let mut out = Vec::with_capacity(count * RotMsg3::LEN);
+        for (chunk, state) in
+            crate::channel::split_batch(&bytes, count, RotMsg2::LEN, "ROT message 2 batch")?
+                .zip(states)
+        {
+            let (o, m3) = state.round2(&RotMsg2::decode(chunk)?)?;
+            m3.encode(&mut out);
+            choices.push(o.choice);
+            messages.push(o.message);
+        }
+        ch.send(out)?;
+        Ok(crate::RotReceiverOutputs { choices, messages })
+    }
+}
