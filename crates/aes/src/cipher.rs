@@ -6,7 +6,7 @@ use triskele_share::RssVec;
 
 use crate::layer::{
     add_public_byte, add_round_key, inv_mix_columns, inv_shift_rows, inv_sub_bytes, local,
-    mix_columns, shift_rows, sub_bytes,
+    round_linear, shift_rows, sub_bytes,
 };
 use crate::sbox::SboxProtocol;
 
@@ -152,9 +152,7 @@ pub fn encrypt<M: SecurityModel, S: SboxProtocol<M>>(
     add_round_key(state, &keys.keys, 0);
     for r in 1..nr {
         sub_bytes(party, sbox, state)?;
-        local(state, shift_rows);
-        local(state, mix_columns);
-        add_round_key(state, &keys.keys, r);
+        round_linear(state, &keys.keys, r);
     }
     sub_bytes(party, sbox, state)?;
     local(state, shift_rows);

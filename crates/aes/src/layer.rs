@@ -2,6 +2,7 @@
 //! (PROTOCOLS.md §3). The state of `n` blocks is `16 n` shared bytes, each block in FIPS-197
 //! order (byte `k` is row `k mod 4`, column `k / 4`).
 
+use rayon::prelude::*;
 use triskele_engine::{EngineError, Party, SecurityModel};
 use triskele_field::{Gf2p8, LinearMap8};
 use triskele_share::{PartyId, RssVec};
@@ -34,83 +35,143 @@ pub fn inv_sub_bytes<M: SecurityModel, S: SboxProtocol<M>>(
     sbox.invert(party, x)
 }
 
+/// `SHIFT[k]`: the byte that ShiftRows moves to position `k` (row `k mod 4` rotated left).
+const SHIFT: [usize; 16] = {
+    let mut t = [0usize; 16];
+    let mut k = 0;
+    while k < 16 {
+        let (r, c) = (k % 4, k / 4);
+        t[k] = r + 4 * ((c + r) % 4);
+        k += 1;
+    }
+    t
+};
+
+/// `INV_SHIFT[k]`: the byte that InvShiftRows moves to position `k`.
+const INV_SHIFT: [usize; 16] = {
+    let mut t = [0usize; 16];
+    let mut k = 0;
+    while k < 16 {
+        t[SHIFT[k]] = k;
+        k += 1;
+    }
+    t
+};
+
+/// Blocks per parallel work item of the local layers.
+const PAR_BLOCKS: usize = 1024;
+
+#[inline]
+fn permute(block: &mut [Gf2p8], perm: &[usize; 16]) {
+    let Ok(block) = <&mut [Gf2p8; 16]>::try_from(block) else {
+        return;
+    };
+    let old = *block;
+    for k in 0..16 {
+        block[k] = old[perm[k]];
+    }
+}
+
 /// ShiftRows on every block of one component: row `r` rotated left by `r`.
 pub fn shift_rows(c: &mut [Gf2p8]) {
-    for block in c.chunks_exact_mut(16) {
-        let old: [Gf2p8; 16] = core::array::from_fn(|k| block[k]);
-        for r in 1..4 {
-            for col in 0..4 {
-                block[r + 4 * col] = old[r + 4 * ((col + r) % 4)];
-            }
-        }
-    }
+    c.chunks_exact_mut(16).for_each(|b| permute(b, &SHIFT));
 }
 
 /// InvShiftRows: row `r` rotated right by `r`.
 pub fn inv_shift_rows(c: &mut [Gf2p8]) {
-    for block in c.chunks_exact_mut(16) {
-        let old: [Gf2p8; 16] = core::array::from_fn(|k| block[k]);
-        for r in 1..4 {
-            for col in 0..4 {
-                block[r + 4 * ((col + r) % 4)] = old[r + 4 * col];
-            }
-        }
-    }
+    c.chunks_exact_mut(16).for_each(|b| permute(b, &INV_SHIFT));
 }
 
+/// `xtime` on the four bytes of a word at once.
 #[inline]
-fn xtime(b: u8) -> u8 {
-    (b << 1) ^ (((b >> 7) & 1) * 0x1b)
+fn xtime4(x: u32) -> u32 {
+    ((x & 0x7f7f_7f7f) << 1) ^ (((x >> 7) & 0x0101_0101) * 0x1b)
+}
+
+/// MixColumns of one column packed little-endian (byte `j` = row `j`).
+#[inline]
+fn mix_word(x: u32) -> u32 {
+    let y = x.rotate_right(8); // byte j = a_{j+1}
+    let all = x ^ y ^ x.rotate_right(16) ^ x.rotate_right(24);
+    x ^ all ^ xtime4(x ^ y)
+}
+
+/// InvMixColumns of one column: a preprocessing step, then MixColumns.
+#[inline]
+fn inv_mix_word(x: u32) -> u32 {
+    let u = xtime4(xtime4(x ^ x.rotate_right(16))); // bytes: 4(a0+a2), 4(a1+a3), ...
+    mix_word(x ^ u)
+}
+
+fn columns(block: &mut [Gf2p8], f: fn(u32) -> u32) {
+    for col in block.chunks_exact_mut(4) {
+        let x = u32::from_le_bytes([col[0].0, col[1].0, col[2].0, col[3].0]);
+        let y = f(x).to_le_bytes();
+        for (c, b) in col.iter_mut().zip(y) {
+            c.0 = b;
+        }
+    }
 }
 
 /// MixColumns on every column of one component (circulant `(2,3,1,1)`).
 pub fn mix_columns(c: &mut [Gf2p8]) {
-    for col in c.chunks_exact_mut(4) {
-        let [a0, a1, a2, a3] = [col[0].0, col[1].0, col[2].0, col[3].0];
-        let all = a0 ^ a1 ^ a2 ^ a3;
-        col[0] = Gf2p8(a0 ^ all ^ xtime(a0 ^ a1));
-        col[1] = Gf2p8(a1 ^ all ^ xtime(a1 ^ a2));
-        col[2] = Gf2p8(a2 ^ all ^ xtime(a2 ^ a3));
-        col[3] = Gf2p8(a3 ^ all ^ xtime(a3 ^ a0));
-    }
+    c.chunks_exact_mut(16).for_each(|b| columns(b, mix_word));
 }
 
-/// InvMixColumns (circulant `(e,b,d,9)`), as MixColumns after a preprocessing step.
+/// InvMixColumns (circulant `(e,b,d,9)`).
 pub fn inv_mix_columns(c: &mut [Gf2p8]) {
-    for col in c.chunks_exact_mut(4) {
-        let [a0, a1, a2, a3] = [col[0].0, col[1].0, col[2].0, col[3].0];
-        let u = xtime(xtime(a0 ^ a2));
-        let v = xtime(xtime(a1 ^ a3));
-        col[0] = Gf2p8(a0 ^ u);
-        col[1] = Gf2p8(a1 ^ v);
-        col[2] = Gf2p8(a2 ^ u);
-        col[3] = Gf2p8(a3 ^ v);
-    }
-    mix_columns(c);
+    c.chunks_exact_mut(16)
+        .for_each(|b| columns(b, inv_mix_word));
 }
 
 /// Adds round key `r` (16 shared bytes at `16 r` of `keys`) to every block.
 pub fn add_round_key(state: &mut RssVec<Gf2p8>, keys: &RssVec<Gf2p8>, r: usize) {
-    let k = 16 * r;
+    let rk = |key: &[Gf2p8]| -> Option<[Gf2p8; 16]> {
+        let s = key.get(16 * r..16 * r + 16)?;
+        Some(core::array::from_fn(|k| s[k]))
+    };
+    let (Some(k1), Some(k2)) = (rk(&keys.first), rk(&keys.second)) else {
+        return;
+    };
+    for (s, key) in [(&mut state.first, k1), (&mut state.second, k2)] {
+        s.par_chunks_mut(16 * PAR_BLOCKS).for_each(|c| {
+            for block in c.chunks_exact_mut(16) {
+                for (b, kb) in block.iter_mut().zip(key.iter()) {
+                    b.0 ^= kb.0;
+                }
+            }
+        });
+    }
+}
+
+/// The linear part of a middle encryption round in one pass over the state:
+/// ShiftRows, MixColumns, AddRoundKey(r).
+pub fn round_linear(state: &mut RssVec<Gf2p8>, keys: &RssVec<Gf2p8>, r: usize) {
     for (s, key) in [
         (&mut state.first, &keys.first),
         (&mut state.second, &keys.second),
     ] {
-        let Some(rk) = key.get(k..k + 16) else {
+        let Some(rk) = key.get(16 * r..16 * r + 16) else {
             return;
         };
-        for block in s.chunks_exact_mut(16) {
-            for (b, kb) in block.iter_mut().zip(rk) {
-                b.0 ^= kb.0;
+        let rk: [u8; 16] = core::array::from_fn(|k| rk[k].0);
+        s.par_chunks_mut(16 * PAR_BLOCKS).for_each(|c| {
+            for block in c.chunks_exact_mut(16) {
+                permute(block, &SHIFT);
+                columns(block, mix_word);
+                for (b, kb) in block.iter_mut().zip(rk.iter()) {
+                    b.0 ^= kb;
+                }
             }
-        }
+        });
     }
 }
 
-/// Applies a local byte-wise function to both components.
+/// Applies a local block-wise function to both components, in parallel.
 pub fn local(state: &mut RssVec<Gf2p8>, f: fn(&mut [Gf2p8])) {
-    f(&mut state.first);
-    f(&mut state.second);
+    for c in [&mut state.first, &mut state.second] {
+        c.par_chunks_mut(16 * PAR_BLOCKS).for_each(f);
+    }
 }
 
 /// Adds a public byte to position `pos` of a small shared vector (e.g. Rcon).
@@ -122,5 +183,39 @@ pub fn add_public_byte(x: &mut RssVec<Gf2p8>, party: PartyId, pos: usize, c: u8)
     };
     if let Some(b) = slot {
         b.0 ^= c;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn bytes(h: &str) -> Vec<Gf2p8> {
+        (0..h.len() / 2)
+            .map(|i| Gf2p8(u8::from_str_radix(&h[2 * i..2 * i + 2], 16).unwrap_or(0)))
+            .collect()
+    }
+
+    #[test]
+    fn mix_columns_known_answer_and_inverse() {
+        // FIPS-197 / PROTOCOLS.md §7: column d4 bf 5d 30 -> 04 66 81 e5.
+        let mut c = bytes("d4bf5d30d4bf5d30d4bf5d30d4bf5d30");
+        mix_columns(&mut c);
+        assert_eq!(c, bytes("046681e5046681e5046681e5046681e5"));
+        inv_mix_columns(&mut c);
+        assert_eq!(c, bytes("d4bf5d30d4bf5d30d4bf5d30d4bf5d30"));
+    }
+
+    #[test]
+    fn shift_rows_moves_rows_left() {
+        let mut b: Vec<Gf2p8> = (0..16).map(Gf2p8).collect();
+        shift_rows(&mut b);
+        // Row 1 (bytes 1, 5, 9, 13) rotated left by one: 5, 9, 13, 1.
+        assert_eq!(
+            b.iter().map(|x| x.0).collect::<Vec<_>>(),
+            vec![0, 5, 10, 15, 4, 9, 14, 3, 8, 13, 2, 7, 12, 1, 6, 11]
+        );
+        inv_shift_rows(&mut b);
+        assert_eq!(b, (0..16).map(Gf2p8).collect::<Vec<_>>());
     }
 }

@@ -225,7 +225,7 @@ impl<M: SecurityModel> Party<M> {
     }
 
     /// Additive → replicated (PROTOCOLS.md §1.7): adds a fresh zero-share, then reshares.
-    pub fn additive_to_rss<F: Encode + Random>(
+    pub fn additive_to_rss<F: Encode + Random + Bulk>(
         &mut self,
         mut t: Vec<F>,
         to: ReshareTo,

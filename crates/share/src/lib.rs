@@ -14,7 +14,5 @@ mod prss;
 mod rss;
 
 pub use party::{Direction, PartyId};
-pub use prss::{
-    combine_seeds, commit_seed, prss_from_rng, verify_seed, xor_zero_share_bytes, Prg, PrgKey, Prss,
-};
+pub use prss::{combine_seeds, commit_seed, prss_from_rng, verify_seed, Prg, PrgKey, Prss};
 pub use rss::{deal, local_product, reconstruct, reconstruct_additive, RssVec};

@@ -1,10 +1,11 @@
 //! Correlated randomness from pairwise PRG keys (PROTOCOLS.md §1.2), without communication.
 
-use rand_chacha::rand_core::{RngCore, SeedableRng};
-use rand_chacha::ChaCha20Rng;
+use aes::cipher::{BlockEncrypt, KeyInit};
+use aes::{Aes128, Block};
+use rand_core::RngCore;
 use rayon::prelude::*;
 use sha2::{Digest, Sha256};
-use triskele_field::Random;
+use triskele_field::{Bulk, Random};
 use zeroize::{Zeroize, ZeroizeOnDrop};
 
 use crate::rss::RssVec;
@@ -19,11 +20,20 @@ impl core::fmt::Debug for PrgKey {
     }
 }
 
-/// A deterministic PRG stream (ChaCha20 keyed by a 128-bit key, zero-padded to 256 bits).
+/// A deterministic PRG stream: AES-128 in counter mode under a 128-bit key (block `j` of the
+/// stream is `AES_k(j)`, `j` a little-endian 128-bit counter). AES-NI is used when the CPU has
+/// it (the `aes` crate detects it at run time).
 ///
-/// Both holders of a key draw from it in the same order, so they obtain the same values.
+/// Both holders of a key draw from it in the same order, so they obtain the same values. The
+/// stream is random-access, so large requests are generated in parallel with output identical
+/// to sequential generation, whatever the number of threads.
 pub struct Prg {
-    rng: ChaCha20Rng,
+    cipher: Aes128,
+    /// Index of the next keystream block to generate.
+    counter: u128,
+    /// Unused keystream bytes of the last generated batch: `buf[pos..]`.
+    buf: [u8; BATCH_BYTES],
+    pos: usize,
 }
 
 impl core::fmt::Debug for Prg {
@@ -32,58 +42,109 @@ impl core::fmt::Debug for Prg {
     }
 }
 
-/// Bytes per parallel chunk when filling large byte buffers (a multiple of the ChaCha block).
+impl Drop for Prg {
+    fn drop(&mut self) {
+        self.buf.zeroize();
+    }
+}
+
+/// Blocks encrypted per call (lets AES-NI pipeline).
+const BATCH_BLOCKS: usize = 8;
+const BATCH_BYTES: usize = 16 * BATCH_BLOCKS;
+/// Bytes per parallel chunk when filling large buffers (a multiple of the batch).
 const PAR_CHUNK: usize = 1 << 16;
+
+/// Writes keystream blocks `start, start+1, ...` into `out` (any length; a partial last block
+/// is truncated).
+fn keystream(cipher: &Aes128, start: u128, out: &mut [u8]) {
+    let mut ctr = start;
+    let mut blocks = [Block::default(); BATCH_BLOCKS];
+    for chunk in out.chunks_mut(BATCH_BYTES) {
+        let nb = chunk.len().div_ceil(16);
+        for b in blocks.iter_mut().take(nb) {
+            b.copy_from_slice(&ctr.to_le_bytes());
+            ctr = ctr.wrapping_add(1);
+        }
+        cipher.encrypt_blocks(&mut blocks[..nb]);
+        for (dst, src) in chunk.chunks_mut(16).zip(blocks.iter()) {
+            dst.copy_from_slice(&src[..dst.len()]);
+        }
+    }
+    for b in blocks.iter_mut() {
+        b.zeroize();
+    }
+}
 
 impl Prg {
     pub fn new(key: &PrgKey) -> Self {
-        let mut seed = [0u8; 32];
-        seed[..16].copy_from_slice(&key.0);
-        let rng = ChaCha20Rng::from_seed(seed);
-        seed.zeroize();
-        Prg { rng }
+        Prg {
+            cipher: Aes128::new(&key.0.into()),
+            counter: 0,
+            buf: [0u8; BATCH_BYTES],
+            pos: BATCH_BYTES,
+        }
     }
 
     /// Fills `out` with field elements.
     pub fn fill<F: Random>(&mut self, out: &mut [F]) {
-        F::fill_random(&mut self.rng, out);
+        F::fill_random(self, out);
     }
 
-    /// Fills a byte buffer; large buffers are generated in parallel chunks by seeking the
-    /// ChaCha stream, with output identical to sequential generation.
-    pub fn fill_bytes(&mut self, out: &mut [u8]) {
-        if out.len() < 2 * PAR_CHUNK {
-            self.rng.fill_bytes(out);
+    /// Fills a byte buffer with the next bytes of the stream. Large buffers are generated in
+    /// parallel chunks on the current rayon pool.
+    pub fn fill_stream(&mut self, out: &mut [u8]) {
+        // Leftover bytes of the current batch first.
+        let take = (BATCH_BYTES - self.pos).min(out.len());
+        out[..take].copy_from_slice(&self.buf[self.pos..self.pos + take]);
+        self.pos += take;
+        let rest = &mut out[take..];
+        if rest.is_empty() {
             return;
         }
-        // The stream position advances in 32-bit words; keep chunks word aligned.
-        let start = self.rng.get_word_pos();
-        let base = self.rng.clone();
-        out.par_chunks_mut(PAR_CHUNK)
-            .enumerate()
-            .for_each(|(i, chunk)| {
-                let mut r = base.clone();
-                r.set_word_pos(start + (i * PAR_CHUNK / 4) as u128);
-                r.fill_bytes(chunk);
-            });
-        let words = out.len().div_ceil(4) as u128;
-        self.rng.set_word_pos(start + words);
+        let full = rest.len() / 16 * 16;
+        let (whole, tail) = rest.split_at_mut(full);
+        let start = self.counter;
+        if whole.len() >= 2 * PAR_CHUNK {
+            let cipher = &self.cipher;
+            whole
+                .par_chunks_mut(PAR_CHUNK)
+                .enumerate()
+                .for_each(|(i, c)| keystream(cipher, start + (i * PAR_CHUNK / 16) as u128, c));
+        } else {
+            keystream(&self.cipher, start, whole);
+        }
+        self.counter = start + (full / 16) as u128;
+        if !tail.is_empty() {
+            keystream(&self.cipher, self.counter, &mut self.buf);
+            self.counter += BATCH_BLOCKS as u128;
+            tail.copy_from_slice(&self.buf[..tail.len()]);
+            self.pos = tail.len();
+        }
     }
 
     /// Draws a fresh key from this stream (for deriving child streams).
     pub fn derive_key(&mut self) -> PrgKey {
         let mut k = [0u8; 16];
-        self.rng.fill_bytes(&mut k);
+        self.fill_stream(&mut k);
         PrgKey(k)
     }
+}
 
-    pub fn next_u64(&mut self) -> u64 {
-        self.rng.next_u64()
+impl RngCore for Prg {
+    fn next_u32(&mut self) -> u32 {
+        let mut b = [0u8; 4];
+        self.fill_stream(&mut b);
+        u32::from_le_bytes(b)
     }
 
-    /// Access to the underlying generator (for samplers that take an `RngCore`).
-    pub fn rng(&mut self) -> &mut impl RngCore {
-        &mut self.rng
+    fn next_u64(&mut self) -> u64 {
+        let mut b = [0u8; 8];
+        self.fill_stream(&mut b);
+        u64::from_le_bytes(b)
+    }
+
+    fn fill_bytes(&mut self, dst: &mut [u8]) {
+        self.fill_stream(dst);
     }
 }
 
@@ -112,21 +173,23 @@ impl Prss {
 
     /// Adds this party's component of a fresh zero-sharing, `alpha_i = PRG_next() - PRG_prev()`,
     /// to `out`; the three components sum to zero.
-    pub fn add_zero_share<F: Random>(&mut self, out: &mut [F], scratch: &mut Vec<F>) {
+    pub fn add_zero_share<F: Random + Bulk>(&mut self, out: &mut [F], scratch: &mut Vec<F>) {
         scratch.clear();
         scratch.resize(out.len(), F::ZERO);
         self.next.fill(scratch);
-        for (o, s) in out.iter_mut().zip(scratch.iter()) {
-            *o += *s;
-        }
+        F::add_assign_slice(out, scratch);
         self.prev.fill(scratch);
-        for (o, s) in out.iter_mut().zip(scratch.iter()) {
-            *o -= *s;
+        if F::CHARACTERISTIC_TWO {
+            F::add_assign_slice(out, scratch);
+        } else {
+            for (o, s) in out.iter_mut().zip(scratch.iter()) {
+                *o -= *s;
+            }
         }
     }
 
     /// A fresh zero-sharing component vector of length `n`.
-    pub fn zero_share<F: Random>(&mut self, n: usize) -> Vec<F> {
+    pub fn zero_share<F: Random + Bulk>(&mut self, n: usize) -> Vec<F> {
         let mut out = vec![F::ZERO; n];
         let mut scratch = Vec::new();
         self.add_zero_share(&mut out, &mut scratch);
@@ -138,28 +201,6 @@ impl Prss {
         let prev = self.prev.derive_key();
         let next = self.next.derive_key();
         Prss::new(&prev, &next)
-    }
-}
-
-/// Byte-level zero-share for one-byte fields, generated in parallel for large batches:
-/// `out[k] ^= next[k] ^ prev[k]` (characteristic 2 only).
-pub fn xor_zero_share_bytes(prss: &mut Prss, out: &mut [u8], scratch: &mut Vec<u8>) {
-    scratch.clear();
-    scratch.resize(out.len(), 0);
-    prss.next.fill_bytes(scratch);
-    xor_into(out, scratch);
-    prss.prev.fill_bytes(scratch);
-    xor_into(out, scratch);
-}
-
-fn xor_into(out: &mut [u8], a: &[u8]) {
-    const CH: usize = 1 << 16;
-    if out.len() >= 2 * CH {
-        out.par_chunks_mut(CH)
-            .zip(a.par_chunks(CH))
-            .for_each(|(o, a)| o.iter_mut().zip(a).for_each(|(o, a)| *o ^= a));
-    } else {
-        out.iter_mut().zip(a).for_each(|(o, a)| *o ^= a);
     }
 }
 
@@ -213,4 +254,97 @@ pub fn prss_from_rng<R: RngCore + ?Sized>(rng: &mut R) -> [Prss; 3] {
     ];
     keys.zeroize();
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use triskele_field::{Field, Gf2p8};
+
+    fn key(b: u8) -> PrgKey {
+        PrgKey([b; 16])
+    }
+
+    #[test]
+    fn aes_ctr_known_answer() {
+        // Blocks 0 and 1 of the stream under key 000102..0f are AES-128 of the little-endian
+        // counters 0 and 1; values from `openssl enc -aes-128-ecb -K 000102030405060708090a0b0c0d0e0f`.
+        let mut k = [0u8; 16];
+        for (i, b) in k.iter_mut().enumerate() {
+            *b = i as u8;
+        }
+        let mut prg = Prg::new(&PrgKey(k));
+        let mut out = [0u8; 32];
+        prg.fill_stream(&mut out[..5]);
+        prg.fill_stream(&mut out[5..]);
+        let hex: String = out.iter().map(|b| format!("{b:02x}")).collect();
+        assert_eq!(
+            hex,
+            "c6a13b37878f5b826f4f8162a1c8d879e37cd363dd7c87a09aff0e3e60e09c82"
+        );
+    }
+
+    #[test]
+    fn any_split_of_reads_gives_the_same_stream() {
+        let total = 3 * PAR_CHUNK + 1000;
+        let mut one = vec![0u8; total];
+        Prg::new(&key(7)).fill_stream(&mut one);
+        for splits in [
+            vec![1, 2, 3, 2 * PAR_CHUNK + 7, 100],
+            vec![15, 17, 128, 129, 2 * PAR_CHUNK],
+            vec![total],
+        ] {
+            let mut prg = Prg::new(&key(7));
+            let mut got = Vec::new();
+            let mut left = total;
+            for s in splits.iter().copied().chain(core::iter::repeat(total)) {
+                if left == 0 {
+                    break;
+                }
+                let n = s.min(left);
+                let mut b = vec![0u8; n];
+                prg.fill_stream(&mut b);
+                got.extend_from_slice(&b);
+                left -= n;
+            }
+            assert_eq!(got, one, "splits {splits:?}");
+        }
+        // Parallel generation on a multi-threaded pool equals the single-threaded result.
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(3)
+            .build()
+            .unwrap();
+        let mut par = vec![0u8; total];
+        pool.install(|| Prg::new(&key(7)).fill_stream(&mut par));
+        assert_eq!(par, one);
+        let mut other = vec![0u8; total];
+        Prg::new(&key(8)).fill_stream(&mut other);
+        assert_ne!(other, one);
+    }
+
+    #[test]
+    fn zero_shares_sum_to_zero_and_random_rss_is_replicated() {
+        let mut rng = Prg::new(&key(1));
+        let mut p = prss_from_rng(&mut rng);
+        let z: Vec<Vec<Gf2p8>> = p.iter_mut().map(|q| q.zero_share(1000)).collect();
+        for ((a, b), c) in z[0].iter().zip(&z[1]).zip(&z[2]) {
+            assert_eq!(*a + *b + *c, Gf2p8::ZERO);
+        }
+        assert!(z[0].iter().any(|x| *x != Gf2p8::ZERO));
+        let r: Vec<RssVec<Gf2p8>> = p.iter_mut().map(|q| q.random_rss(500)).collect();
+        let r: [RssVec<Gf2p8>; 3] = [r[0].clone(), r[1].clone(), r[2].clone()];
+        assert!(crate::reconstruct(&r).is_some());
+    }
+
+    #[test]
+    fn seed_commitments() {
+        let s = [3u8; 16];
+        let c = commit_seed(&s, &[9u8; 16]);
+        assert!(verify_seed(&c, &s));
+        assert!(!verify_seed(&c, &[4u8; 16]));
+        assert!(!verify_seed(&c[..47], &s));
+        let mut bad = c;
+        bad[0] ^= 1;
+        assert!(!verify_seed(&bad, &s));
+    }
 }
