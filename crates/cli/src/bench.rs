@@ -114,6 +114,28 @@ pub fn run(a: BenchArgs) -> Result<(), CliError> {
     bar.finish_and_clear();
     let parties = result?;
     let rows = summarise(&parties)?;
+    println!(
+        "triskele {} (rev {}), backend {}, {} worker thread(s) per party, {}{}",
+        env!("CARGO_PKG_VERSION"),
+        env!("TRISKELE_GIT_REV"),
+        triskele_field::backend::active(),
+        if threads == 0 {
+            rayon::current_num_threads()
+        } else {
+            threads
+        },
+        if a.aes256 { "AES-256" } else { "AES-128" },
+        match &opts.sim {
+            Some(s) => format!(
+                ", simulated network: {:?} one-way, {}",
+                s.one_way_delay,
+                s.rate_bits_per_sec
+                    .map(|r| format!("{} Mbit/s", r as f64 / 1e6))
+                    .unwrap_or_else(|| "no rate cap".into())
+            ),
+            None => String::new(),
+        }
+    );
     if !a.local {
         println!("(this party's measurements only; run `triskele report` on all three files for the max over parties)");
     }

@@ -12,6 +12,11 @@ use std::process::ExitCode;
 
 use clap::Parser;
 
+/// Large per-round buffers are allocated and freed every protocol round; mimalloc keeps them
+/// mapped instead of returning them to the kernel each time (fewer page faults).
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 use crate::args::{Cli, Command};
 
 fn main() -> ExitCode {
@@ -28,6 +33,17 @@ fn main() -> ExitCode {
         }
     };
     init_logging(cli.verbose);
+    let backend_env = std::env::var(triskele_field::backend::ENV_VAR).ok();
+    if let triskele_field::backend::BackendRequest::Unknown =
+        triskele_field::backend::parse_request(backend_env.as_deref())
+    {
+        eprintln!(
+            "warning: {}={:?} names no backend (use portable, avx2, avx2-vpclmul, gfni, gfni-avx512 or auto); using {}",
+            triskele_field::backend::ENV_VAR,
+            backend_env.unwrap_or_default(),
+            triskele_field::backend::active()
+        );
+    }
     let result = match cli.command {
         Command::Bench(a) => bench::run(a),
         Command::Aes(a) => aes_cmd::run(a),

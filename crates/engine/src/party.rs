@@ -127,9 +127,7 @@ impl<M: SecurityModel> Party<M> {
 
     /// Sends field elements to a neighbour (one message).
     pub fn send_elems<F: Encode>(&mut self, dir: Direction, x: &[F]) -> Result<(), EngineError> {
-        let mut buf = Vec::with_capacity(F::encoded_len(x.len()));
-        F::encode_slice(x, &mut buf);
-        Ok(self.net.send(dir, buf)?)
+        Ok(self.net.send(dir, F::encode_to_vec(x))?)
     }
 
     /// Receives exactly `n` field elements from a neighbour (one message).
@@ -139,12 +137,10 @@ impl<M: SecurityModel> Party<M> {
         n: usize,
     ) -> Result<Vec<F>, EngineError> {
         let bytes = self.recv_bytes(dir, F::encoded_len(n))?;
-        let mut out = vec![F::ZERO; n];
-        F::decode_slice(&bytes, &mut out).map_err(|source| EngineError::Decode {
+        F::decode_to_vec(&bytes, n).map_err(|source| EngineError::Decode {
             peer: self.id.neighbour(dir),
             source,
-        })?;
-        Ok(out)
+        })
     }
 
     /// Receives one message that must have exactly `len` bytes.

@@ -34,7 +34,7 @@ pub const ENV_VAR: &str = "TRISKELE_BACKEND";
 
 /// An implementation of the accelerated slice operations.
 ///
-/// | backend | needs | $GF(2^8)$ products | linear maps | $GF(2^{64})$ |
+/// | backend | needs | `GF(2^8)` products | linear maps | `GF(2^64)` |
 /// |---|---|---|---|---|
 /// | `Portable` | — | 64-bit SWAR | nibble tables | integer-multiply CLMUL |
 /// | `Avx2` | AVX2, PCLMULQDQ | AVX2 shift-and-add | `vpshufb` | PCLMULQDQ |
@@ -200,7 +200,7 @@ fn detect() -> Caps {
     }
 }
 
-/// The implementation of the byte-field operations ($GF(2^8)$ products, linear maps) that a
+/// The implementation of the byte-field operations (`GF(2^8)` products, linear maps) that a
 /// backend uses on this CPU.
 #[derive(Clone, Copy)]
 enum ByteOps {
@@ -213,7 +213,7 @@ enum ByteOps {
     Gfni512(gfni::Gfni512),
 }
 
-/// The implementation of the $GF(2^{64})$ operations that a backend uses on this CPU.
+/// The implementation of the `GF(2^64)` operations that a backend uses on this CPU.
 #[derive(Clone, Copy)]
 enum WordOps {
     Portable,

@@ -1,19 +1,19 @@
-//! The prime field $\mathbb F_p$, $p = 2^{127}+45$ (for the PRFs over $\mathbb F_p$).
+//! The prime field `F_p`, `p = 2^127+45` (for the PRFs over `F_p`).
 //!
-//! Elements are kept fully reduced in a `u128`. Reduction uses $2^{128} \equiv -90 \pmod p$
-//! (since $2^{128} = 2p - 90$). All arithmetic is branch-free (selects by masks).
+//! Elements are kept fully reduced in a `u128`. Reduction uses `2^128 ≡ -90 (mod p)`
+//! (since `2^128 = 2p - 90`). All arithmetic is branch-free (selects by masks).
 
 use zeroize::Zeroize;
 
 use crate::{Bulk, Encode, Field, FieldError, Random};
 
-/// $p = 2^{127} + 45$.
+/// `p = 2^127 + 45`.
 const P: u128 = (1u128 << 127) + 45;
-/// $2^{128} - p = 2^{127} - 45 \equiv 2^{128}$.
+/// `2^128 - p = 2^127 - 45 ≡ 2^128`.
 const TWO128_MOD_P: u128 = (1u128 << 127) - 45;
 const M64: u128 = u64::MAX as u128;
 
-/// An element of $\mathbb F_p$, $p = 2^{127}+45$, always in $[0, p)$.
+/// An element of `F_p`, `p = 2^127+45`, always in `[0, p)`.
 #[derive(Clone, Copy, Default, PartialEq, Eq, Hash, PartialOrd, Ord, Zeroize)]
 #[repr(transparent)]
 pub struct Fp(u128);
@@ -75,7 +75,7 @@ const fn mul_wide(a: u128, b: u128) -> (u128, u128) {
 }
 
 impl Fp {
-    /// The modulus $p = 2^{127}+45$.
+    /// The modulus `p = 2^127+45`.
     pub const MODULUS: u128 = P;
 
     /// The element `v`, if `v < p`.
@@ -213,7 +213,7 @@ impl Field for Fp {
     const ONE: Self = Self(1);
     const CHARACTERISTIC_TWO: bool = false;
 
-    /// Fermat: $x^{p-2}$ (127 squarings, fixed exponent), so $0 \mapsto 0$.
+    /// Fermat: `x^(p-2)` (127 squarings, fixed exponent), so `0 ↦ 0`.
     fn inverse(self) -> Self {
         self.pow(P - 2)
     }

@@ -1,4 +1,4 @@
-//! $GF(2^{64})=GF(2)[u]/(u^{64}+u^4+u^3+u+1)$ (PROTOCOLS.md §2.4), used by the malicious
+//! `GF(2^64)=GF(2)[u]/(u^64+u^4+u^3+u+1)` (PROTOCOLS.md §2.4), used by the malicious
 //! checks.
 
 use zeroize::Zeroize;
@@ -7,7 +7,7 @@ use crate::backend::{self, cast, Backend};
 use crate::macros::{impl_char2_additive, impl_hex_fmt, impl_mul_sum_product};
 use crate::{Bulk, Encode, Field, FieldError, Random};
 
-/// An element of $GF(2^{64})$: bit $i$ is the coefficient of $u^i$ (low reduction constant
+/// An element of `GF(2^64)`: bit `i` is the coefficient of `u^i` (low reduction constant
 /// `0x1B`).
 #[derive(Clone, Copy, Default, PartialEq, Eq, Hash, PartialOrd, Ord, Zeroize)]
 #[repr(transparent)]
@@ -63,12 +63,12 @@ pub(crate) const fn clmul64(a: u64, b: u64) -> u128 {
     r
 }
 
-/// Reduces a 128-bit polynomial modulo $u^{64}+u^4+u^3+u+1$.
+/// Reduces a 128-bit polynomial modulo `u^64+u^4+u^3+u+1`.
 ///
-/// With $h$ the high half, $h u^{64} \equiv h(1+u+u^3+u^4)$; the bits of that product above
-/// $u^{63}$ are $o = (h \gg 63) \oplus (h \gg 61) \oplus (h \gg 60)$ (fewer than 4), which fold
-/// back the same way without overflowing. Both steps together: $g = h \oplus o$, result
-/// $= l \oplus g \oplus (g \ll 1) \oplus (g \ll 3) \oplus (g \ll 4)$.
+/// With `h` the high half, `h u^64 ≡ h(1+u+u^3+u^4)`; the bits of that product above
+/// `u^63` are `o = (h >> 63) ⊕ (h >> 61) ⊕ (h >> 60)` (fewer than 4), which fold
+/// back the same way without overflowing. Both steps together: `g = h ⊕ o`, result
+/// `= l ⊕ g ⊕ (g << 1) ⊕ (g << 3) ⊕ (g << 4)`.
 #[inline]
 pub(crate) const fn reduce128(x: u128) -> u64 {
     let lo = x as u64;
@@ -78,7 +78,7 @@ pub(crate) const fn reduce128(x: u128) -> u64 {
 }
 
 impl Gf2p64 {
-    /// $u$, the polynomial-basis generator.
+    /// `u`, the polynomial-basis generator.
     pub const U: Gf2p64 = Gf2p64(2);
 
     /// Product with the portable code, usable in constant expressions (same value as `*`).
@@ -157,8 +157,8 @@ impl Field for Gf2p64 {
     const ONE: Self = Self(1);
     const CHARACTERISTIC_TWO: bool = true;
 
-    /// $x^{2^{64}-2} = (x^{2^{63}-1})^2$ by an Itoh–Tsujii chain: with $b_k = x^{2^k-1}$,
-    /// $b_{i+j} = b_i^{2^j} b_j$ (8 products, 63 squarings); $0 \mapsto 0$.
+    /// `x^2^64-2 = (x^2^63-1)^2` by an Itoh–Tsujii chain: with `b_k = x^(2^k-1)`,
+    /// `b_i+j = b_i^(2^j) b_j` (8 products, 63 squarings); `0 ↦ 0`.
     fn inverse(self) -> Self {
         let b1 = self;
         let b2 = b1.frobenius(1) * b1;

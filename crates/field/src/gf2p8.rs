@@ -1,4 +1,4 @@
-//! $GF(2^8)=GF(2)[u]/(u^8+u^4+u^3+u+1)$, the AES field (PROTOCOLS.md §2.1).
+//! `GF(2^8)=GF(2)[u]/(u^8+u^4+u^3+u+1)`, the AES field (PROTOCOLS.md §2.1).
 
 use zeroize::Zeroize;
 
@@ -6,7 +6,7 @@ use crate::backend::{self, cast, Backend};
 use crate::macros::{impl_char2_additive, impl_hex_fmt, impl_mul_sum_product};
 use crate::{Bulk, Encode, Field, FieldError, LinearMap8, Random};
 
-/// An element of the AES field $GF(2^8)$: bit $i$ is the coefficient of $u^i$
+/// An element of the AES field `GF(2^8)`: bit `i` is the coefficient of `u^i`
 /// (reduction polynomial `0x11B`).
 #[derive(Clone, Copy, Default, PartialEq, Eq, Hash, PartialOrd, Ord, Zeroize)]
 #[repr(transparent)]
@@ -16,7 +16,7 @@ impl_char2_additive!(Gf2p8);
 impl_mul_sum_product!(Gf2p8);
 impl_hex_fmt!(Gf2p8, "Gf2p8", "2", "4");
 
-/// Branch-free product in $GF(2^8)$ (shift-and-add, reduction by `0x1B`).
+/// Branch-free product in `GF(2^8)` (shift-and-add, reduction by `0x1B`).
 pub(crate) const fn mul_u8(a: u8, b: u8) -> u8 {
     let mut p = 0u8;
     let mut a = a;
@@ -55,7 +55,7 @@ const fn inverse_table() -> [u8; 256] {
     t
 }
 
-/// The AES S-box $S(x) = A(x^{-1}) + \texttt{63}$ (FIPS-197 §5.1.1).
+/// The AES S-box `S(x) = A(x^(-1)) + 63` (FIPS-197 §5.1.1).
 const fn sbox_table() -> [u8; 256] {
     let inv = inverse_table();
     let mut t = [0u8; 256];
@@ -90,7 +90,7 @@ impl Gf2p8 {
     pub const SBOX: [u8; 256] = sbox_table();
     /// The inverse AES S-box.
     pub const INV_SBOX: [u8; 256] = inv_sbox_table();
-    /// The affine constant `0x63` of the S-box: $S(x) = A(x^{-1}) + \texttt{63}$.
+    /// The affine constant `0x63` of the S-box: `S(x) = A(x^(-1)) + 63`.
     pub const SBOX_CONSTANT: Gf2p8 = Gf2p8(0x63);
 
     /// Product, usable in constant expressions (same as `*`).
@@ -204,6 +204,16 @@ impl Encode for Gf2p8 {
         }
         cast::gf2p8_as_bytes_mut(out).copy_from_slice(bytes);
         Ok(())
+    }
+    /// One copy, without zero-filling the new vector first.
+    fn decode_to_vec(bytes: &[u8], n: usize) -> Result<Vec<Self>, FieldError> {
+        if bytes.len() != n {
+            return Err(FieldError::LengthMismatch {
+                expected: n,
+                got: bytes.len(),
+            });
+        }
+        Ok(bytes.iter().map(|&b| Gf2p8(b)).collect())
     }
 }
 

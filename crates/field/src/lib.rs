@@ -4,27 +4,49 @@
 //!
 //! | type | field | wire encoding (PROTOCOLS.md §1.8) |
 //! |---|---|---|
-//! | [`Gf2p8`] | $GF(2^8)=GF(2)[u]/(u^8+u^4+u^3+u+1)$, the AES field (§2.1) | 1 byte |
-//! | [`Gf2p4`] | $GF(2^4)=GF(2)[u]/(u^4+u+1)$ (§2.2), value in the low nibble | 2 per byte, first in the high nibble |
-//! | [`Gf4Tower`] | $GF((2^4)^2)$ with $Y^2+Y+\lambda$, $\lambda$ = `0xE` (§2.3) | 1 byte ($a_h \Vert a_l$) |
-//! | [`Gf2p64`] | $GF(2^{64})=GF(2)[u]/(u^{64}+u^4+u^3+u+1)$ (§2.4) | 8 bytes big-endian |
-//! | [`Fp`] | $\mathbb F_p$, $p=2^{127}+45$ | 16 bytes little-endian |
+//! | [`Gf2p8`] | `GF(2^8)=GF(2)[u]/(u^8+u^4+u^3+u+1)`, the AES field (§2.1) | 1 byte |
+//! | [`Gf2p4`] | `GF(2^4)=GF(2)[u]/(u^4+u+1)` (§2.2), value in the low nibble | 2 per byte, first in the high nibble |
+//! | [`Gf4Tower`] | `GF((2^4)^2)` with `Y^2+Y+λ`, `λ` = `0xE` (§2.3) | 1 byte (`a_h || a_l`) |
+//! | [`Gf2p64`] | `GF(2^64)=GF(2)[u]/(u^64+u^4+u^3+u+1)` (§2.4) | 8 bytes big-endian |
+//! | [`Fp`] | `F_p`, `p=2^127+45` | 16 bytes little-endian |
 //!
 //! with the traits [`Field`] (arithmetic), [`Encode`] (wire format), [`Random`] (sampling from a
 //! PRG stream, §1.2), [`Bulk`] (slice operations) and [`EmbedInto`] (injective ring homomorphisms,
-//! see [`embed`]). [`LinearMap8`] is any $GF(2)$-linear map on bytes (squaring, Frobenius powers,
+//! see [`embed`]). [`LinearMap8`] is any `GF(2)`-linear map on bytes (squaring, Frobenius powers,
 //! the AES affine matrix, the WOL isomorphism [`Gf4Tower::WOL`], multiplication by a constant).
 //! All tables (S-box, inverses, linear-map nibble tables, embedding images) are computed by
 //! `const fn` from the field definitions and checked against the known answers of §7 in the tests.
+//!
+//! ```
+//! use triskele_field::backend::{self, Backend};
+//! use triskele_field::{Bulk, Encode, Field, Gf2p64, Gf2p8, Gf4Tower, LinearMap8};
+//!
+//! // {57}·{83} = {c1} (FIPS-197 §4.2), on the active backend and on the portable one.
+//! let (a, b) = ([Gf2p8(0x57); 40], [Gf2p8(0x83); 40]);
+//! let mut c = [Gf2p8::ZERO; 40];
+//! Gf2p8::mul_slice(&mut c, &a, &b);
+//! assert_eq!(c, [Gf2p8(0xc1); 40]);
+//! Gf2p8::mul_slice_with(Backend::Portable, &mut c, &a, &b);
+//! assert_eq!(c, [Gf2p8(0xc1); 40]);
+//!
+//! // S(x) = A(x^-1) + 63, and the WOL isomorphism into the tower field.
+//! let x = Gf2p8(0x53);
+//! assert_eq!(LinearMap8::AES_A.apply(x.inverse()) + Gf2p8::SBOX_CONSTANT, x.sbox());
+//! assert_eq!(Gf4Tower::from(x).inverse(), Gf4Tower::from(x.inverse()));
+//!
+//! // Wire encoding: GF(2^64) is 8 bytes big-endian.
+//! assert_eq!(Gf2p64::encode_to_vec(&[Gf2p64(0x0102)]), [0, 0, 0, 0, 0, 0, 1, 2]);
+//! println!("backend: {}", backend::active());
+//! ```
 //!
 //! # Backends
 //!
 //! The slice operations that dominate the protocols run on a backend chosen once at run time
 //! (see [`backend`]):
 //!
-//! * `portable`: plain Rust for every CPU (SWAR for $GF(2^8)$, constant-time carry-less
-//!   multiplication from integer multiplies for $GF(2^{64})$);
-//! * `avx2`: AVX2 + PCLMULQDQ; `avx2-vpclmul`: additionally 256-bit VPCLMULQDQ for $GF(2^{64})$;
+//! * `portable`: plain Rust for every CPU (SWAR for `GF(2^8)`, constant-time carry-less
+//!   multiplication from integer multiplies for `GF(2^64)`);
+//! * `avx2`: AVX2 + PCLMULQDQ; `avx2-vpclmul`: additionally 256-bit VPCLMULQDQ for `GF(2^64)`;
 //! * `gfni`, `gfni-avx512`: `gf2p8mulb` / `gf2p8affineqb` on 256 / 512-bit vectors
 //!   (not executed on the development machine; tested wherever the CPU has GFNI).
 //!
@@ -38,10 +60,12 @@
 //!
 //! # Security notes
 //!
-//! Multiplication in every field and the embeddings are branch-free and use no secret-indexed
-//! tables. Inversion in $GF(2^8)$, $GF(2^4)$ and the tower field, [`Gf2p8::sbox`] and the
-//! portable [`LinearMap8::apply`] use small tables (≤ 256 bytes) indexed by the value; the
-//! protocols only apply them to public (opened or masked) values or in cleartext references.
+//! Multiplication in every field, the embeddings and all slice operations (including the
+//! linear maps; `vpshufb` looks up in registers, not memory) are branch-free and make no
+//! value-dependent memory accesses. The scalar [`LinearMap8::apply`] reads its 32 bytes of
+//! nibble tables, which lie in one cache line. Inversion in `GF(2^8)` (256-byte table),
+//! `GF(2^4)` and the tower field, and [`Gf2p8::sbox`] index tables by the value: meant for
+//! public (opened or masked) values and cleartext references.
 
 pub mod backend;
 pub mod embed;
@@ -164,14 +188,14 @@ pub trait Random: Field {
 /// Bulk operations on slices. Lengths must match (checked with debug assertions;
 /// release builds process the common prefix).
 pub trait Bulk: Field {
-    /// out[k] += a[k]
+    /// `out[k] += a[k]`
     fn add_assign_slice(out: &mut [Self], a: &[Self]) {
         debug_assert_eq!(out.len(), a.len());
         for (o, x) in out.iter_mut().zip(a) {
             *o += *x;
         }
     }
-    /// out[k] = a[k] * b[k]
+    /// `out[k] = a[k] * b[k]`
     fn mul_slice(out: &mut [Self], a: &[Self], b: &[Self]) {
         debug_assert_eq!(out.len(), a.len());
         debug_assert_eq!(out.len(), b.len());
@@ -179,7 +203,7 @@ pub trait Bulk: Field {
             *o = *x * *y;
         }
     }
-    /// out[k] += a[k] * b[k]
+    /// `out[k] += a[k] * b[k]`
     fn mul_add_slice(out: &mut [Self], a: &[Self], b: &[Self]) {
         debug_assert_eq!(out.len(), a.len());
         debug_assert_eq!(out.len(), b.len());
@@ -187,7 +211,7 @@ pub trait Bulk: Field {
             *o += *x * *y;
         }
     }
-    /// sum_k a[k] * b[k]
+    /// `sum_k a[k] * b[k]`
     fn inner_product(a: &[Self], b: &[Self]) -> Self {
         debug_assert_eq!(a.len(), b.len());
         a.iter()

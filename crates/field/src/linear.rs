@@ -1,14 +1,14 @@
-//! $GF(2)$-linear maps on bytes (8×8 bit matrices), e.g. Frobenius powers, the AES affine
+//! `GF(2)`-linear maps on bytes (8×8 bit matrices), e.g. Frobenius powers, the AES affine
 //! matrix, multiplication by a constant, the WOL isomorphism.
 
 use crate::backend::{self, cast, Backend};
 use crate::gf2p8::mul_u8;
 use crate::Gf2p8;
 
-/// A $GF(2)$-linear map on bytes, given by the images of the 8 basis bytes `1 << j`.
+/// A `GF(2)`-linear map on bytes, given by the images of the 8 basis bytes `1 << j`.
 ///
-/// `apply` uses two 16-entry nibble tables: $L(x) = T_{lo}[x \mathbin{\&} 15] \oplus
-/// T_{hi}[x \gg 4]$ (the struct is 64-byte aligned, so both tables sit in one cache line).
+/// `apply` uses two 16-entry nibble tables: `L(x) = T_lo[x & 15] ⊕ T_hi[x >> 4]` (the struct
+/// is 64-byte aligned, so both tables sit in one cache line).
 /// The slice methods run on the active backend (`vpshufb` with the same tables on AVX2,
 /// `gf2p8affineqb` on GFNI).
 ///
@@ -61,13 +61,13 @@ const fn frobenius(x: u8, k: u32) -> u8 {
     r
 }
 
-/// The AES affine linear part: $A(x) = x \oplus (x \lll 1) \oplus (x \lll 2) \oplus
-/// (x \lll 3) \oplus (x \lll 4)$ (FIPS-197 eq. 5.1 without the constant).
+/// The AES affine linear part: `A(x) = x ⊕ (x <<< 1) ⊕ (x <<< 2) ⊕ (x <<< 3) ⊕ (x <<< 4)`
+/// (FIPS-197 eq. 5.1 without the constant).
 const fn aes_a(x: u8) -> u8 {
     x ^ x.rotate_left(1) ^ x.rotate_left(2) ^ x.rotate_left(3) ^ x.rotate_left(4)
 }
 
-/// The inverse of [`aes_a`]: $A^{-1}(x) = (x \lll 1) \oplus (x \lll 3) \oplus (x \lll 6)$.
+/// The inverse of [`aes_a`]: `A^(-1)(x) = (x <<< 1) ⊕ (x <<< 3) ⊕ (x <<< 6)`.
 const fn aes_a_inv(x: u8) -> u8 {
     x.rotate_left(1) ^ x.rotate_left(3) ^ x.rotate_left(6)
 }
@@ -98,16 +98,15 @@ impl LinearMap8 {
     pub const IDENTITY: Self = Self::from_basis_images([1, 2, 4, 8, 16, 32, 64, 128]);
     /// The zero map.
     pub const ZERO: Self = Self::from_basis_images([0; 8]);
-    /// Squaring $x \mapsto x^2$ in $GF(2^8)$.
+    /// Squaring `x ↦ x^2` in `GF(2^8)`.
     pub const SQUARE: Self = Self::frobenius_power(1);
-    /// $x \mapsto x^4$.
+    /// `x ↦ x^4`.
     pub const POW4: Self = Self::frobenius_power(2);
-    /// $x \mapsto x^{16}$.
+    /// `x ↦ x^16`.
     pub const POW16: Self = Self::frobenius_power(4);
-    /// The linear part $A$ of the AES S-box affine map: $S(x) = A(x^{-1}) + \texttt{63}$.
+    /// The linear part `A` of the AES S-box affine map: `S(x) = A(x^(-1)) + 63`.
     pub const AES_A: Self = Self::from_basis_images(basis_images_of_rotations(AesLinear::Forward));
-    /// $A^{-1}$; the inverse S-box is $S^{-1}(y) = (A^{-1}(y) + A^{-1}(\texttt{63}))^{-1}
-    /// = A^{-1}(y + \texttt{63})^{-1}$.
+    /// `A^(-1)`; the inverse S-box is `S^(-1)(y) = A^(-1)(y + 63)^(-1)`.
     pub const AES_A_INV: Self =
         Self::from_basis_images(basis_images_of_rotations(AesLinear::Inverse));
 
@@ -141,7 +140,7 @@ impl LinearMap8 {
         }
     }
 
-    /// $x \mapsto x^{2^k}$ in $GF(2^8)$.
+    /// `x ↦ x^(2^k)` in `GF(2^8)`.
     pub const fn frobenius_power(k: u32) -> Self {
         let mut images = [0u8; 8];
         let mut j = 0;
@@ -152,7 +151,7 @@ impl LinearMap8 {
         Self::from_basis_images(images)
     }
 
-    /// Multiplication by the constant `c` in $GF(2^8)$.
+    /// Multiplication by the constant `c` in `GF(2^8)`.
     pub const fn mul_by(c: Gf2p8) -> Self {
         let mut images = [0u8; 8];
         let mut j = 0;

@@ -1,5 +1,5 @@
-//! The tower field $GF((2^4)^2) = GF(2^4)[Y]/(Y^2+Y+\lambda)$, $\lambda$ = `0xE`, and the WOL
-//! isomorphism with $GF(2^8)$ (PROTOCOLS.md §2.3).
+//! The tower field `GF((2^4)^2) = GF(2^4)[Y]/(Y^2+Y+λ)`, `λ` = `0xE`, and the WOL
+//! isomorphism with `GF(2^8)` (PROTOCOLS.md §2.3).
 
 use zeroize::Zeroize;
 
@@ -8,8 +8,8 @@ use crate::gf2p4::mul_u4;
 use crate::macros::{impl_char2_additive, impl_hex_fmt, impl_mul_sum_product};
 use crate::{Bulk, EmbedInto, Encode, Field, FieldError, Gf2p4, Gf2p8, LinearMap8, Random};
 
-/// An element $a_h Y + a_l$ of the tower field, packed as the byte $a_h \Vert a_l$
-/// (high nibble $a_h$).
+/// An element `a_h Y + a_l` of the tower field, packed as the byte `a_h || a_l`
+/// (high nibble `a_h`).
 #[derive(Clone, Copy, Default, PartialEq, Eq, Hash, PartialOrd, Ord, Zeroize)]
 #[repr(transparent)]
 pub struct Gf4Tower(pub u8);
@@ -20,7 +20,7 @@ impl_hex_fmt!(Gf4Tower, "Gf4Tower", "2", "4");
 
 const LAMBDA: u8 = 0x0e;
 
-/// $(a_hY+a_l)(b_hY+b_l) = (a_hb_h+a_hb_l+a_lb_h)Y + (\lambda a_hb_h+a_lb_l)$.
+/// `(a_hY+a_l)(b_hY+b_l) = (a_hb_h+a_hb_l+a_lb_h)Y + (λ a_hb_h+a_lb_l)`.
 const fn tower_mul(a: u8, b: u8) -> u8 {
     let (ah, al, bh, bl) = (a >> 4, a & 0x0f, b >> 4, b & 0x0f);
     let hh = mul_u4(ah, bh);
@@ -29,8 +29,8 @@ const fn tower_mul(a: u8, b: u8) -> u8 {
     (h << 4) | l
 }
 
-/// Inverse via the norm $d=\lambda a_h^2+a_ha_l+a_l^2$:
-/// $(a_hY+a_l)^{-1} = (a_h d^{-1})Y + (a_h+a_l)d^{-1}$, with $0 \mapsto 0$.
+/// Inverse via the norm `d=λ a_h^2+a_ha_l+a_l^2`:
+/// `(a_hY+a_l)^(-1) = (a_h d^(-1))Y + (a_h+a_l)d^(-1)`, with `0 ↦ 0`.
 fn tower_inv(a: u8) -> u8 {
     let (ah, al) = (a >> 4, a & 0x0f);
     let d = mul_u4(LAMBDA, mul_u4(ah, ah)) ^ mul_u4(ah, al) ^ mul_u4(al, al);
@@ -38,7 +38,7 @@ fn tower_inv(a: u8) -> u8 {
     (mul_u4(ah, dinv) << 4) | mul_u4(ah ^ al, dinv)
 }
 
-/// $\varphi(u^j) = \varphi(u)^j$ with $\varphi(u)$ = `0x26` ($2Y + 6$).
+/// `φ(u^j) = φ(u)^j` with `φ(u)` = `0x26` (`2Y + 6`).
 const fn wol_images() -> [u8; 8] {
     let mut images = [0u8; 8];
     let mut power = 1u8;
@@ -59,34 +59,34 @@ const WOL_INV_OR_ZERO: LinearMap8 = match Gf4Tower::WOL.inverse() {
 const _: () = assert!(Gf4Tower::WOL.inverse().is_some());
 
 impl Gf4Tower {
-    /// $\lambda$ = `0xE` $= u^3+u^2+u$ in $GF(2^4)$.
+    /// `λ` = `0xE` `= u^3+u^2+u` in `GF(2^4)`.
     pub const LAMBDA: Gf2p4 = Gf2p4(LAMBDA);
-    /// $\varphi(u)$ = `0x26`, the image of the $GF(2^8)$ generator $u$ that fixes the WOL map.
+    /// `φ(u)` = `0x26`, the image of the `GF(2^8)` generator `u` that fixes the WOL map.
     pub const WOL_U: Gf4Tower = Gf4Tower(0x26);
-    /// The WOL isomorphism $\varphi: GF(2^8) \to GF((2^4)^2)$ (Wolkerstorfer et al., CT-RSA'02),
+    /// The WOL isomorphism `φ: GF(2^8) → GF((2^4)^2)` (Wolkerstorfer et al., CT-RSA'02),
     /// as a linear map from `Gf2p8` bytes to packed tower bytes.
     pub const WOL: LinearMap8 = LinearMap8::from_basis_images(wol_images());
-    /// $\varphi^{-1}$, from packed tower bytes to `Gf2p8` bytes.
+    /// `φ^(-1)`, from packed tower bytes to `Gf2p8` bytes.
     pub const WOL_INV: LinearMap8 = WOL_INV_OR_ZERO;
 
-    /// $a_h Y + a_l$.
+    /// `a_h Y + a_l`.
     pub const fn from_parts(high: Gf2p4, low: Gf2p4) -> Self {
         Self(((high.0 & 0x0f) << 4) | (low.0 & 0x0f))
     }
-    /// $a_h$.
+    /// `a_h`.
     pub const fn high(self) -> Gf2p4 {
         Gf2p4(self.0 >> 4)
     }
-    /// $a_l$.
+    /// `a_l`.
     pub const fn low(self) -> Gf2p4 {
         Gf2p4(self.0 & 0x0f)
     }
 
-    /// $\varphi(x)$.
+    /// `φ(x)`.
     pub const fn from_gf2p8(x: Gf2p8) -> Self {
         Self(Self::WOL.apply_byte(x.0))
     }
-    /// $\varphi^{-1}(\text{self})$.
+    /// `φ^(-1)(self)`.
     pub const fn to_gf2p8(self) -> Gf2p8 {
         Gf2p8(Self::WOL_INV.apply_byte(self.0))
     }
@@ -129,27 +129,27 @@ impl Gf4Tower {
 }
 
 impl From<Gf2p8> for Gf4Tower {
-    /// The WOL map $\varphi$.
+    /// The WOL map `φ`.
     fn from(x: Gf2p8) -> Self {
         Self::from_gf2p8(x)
     }
 }
 
 impl From<Gf4Tower> for Gf2p8 {
-    /// The inverse WOL map $\varphi^{-1}$.
+    /// The inverse WOL map `φ^(-1)`.
     fn from(x: Gf4Tower) -> Self {
         x.to_gf2p8()
     }
 }
 
-/// The subfield $a_h = 0$.
+/// The subfield `a_h = 0`.
 impl EmbedInto<Gf4Tower> for Gf2p4 {
     fn embed(self) -> Gf4Tower {
         Gf4Tower(self.0 & 0x0f)
     }
 }
 
-/// $a \mapsto \varphi^{-1}(0 \cdot Y + a)$: `00 01 5c 5d e0 e1 bc bd 50 51 0c 0d b0 b1 ec ed`.
+/// `a ↦ φ^(-1)(0 · Y + a)`: `00 01 5c 5d e0 e1 bc bd 50 51 0c 0d b0 b1 ec ed`.
 impl EmbedInto<Gf2p8> for Gf2p4 {
     fn embed(self) -> Gf2p8 {
         Gf4Tower(self.0 & 0x0f).to_gf2p8()
@@ -162,13 +162,13 @@ impl Field for Gf4Tower {
     const ONE: Self = Self(1);
     const CHARACTERISTIC_TWO: bool = true;
 
-    /// One $GF(2^4)$ inversion (table lookup) and a few products.
+    /// One `GF(2^4)` inversion (table lookup) and a few products.
     fn inverse(self) -> Self {
         Self(tower_inv(self.0))
     }
 }
 
-/// One byte per element ($a_h \Vert a_l$).
+/// One byte per element (`a_h || a_l`).
 impl Encode for Gf4Tower {
     fn encoded_len(n: usize) -> usize {
         n

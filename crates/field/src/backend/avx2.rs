@@ -1,15 +1,15 @@
-//! The AVX2 backend (x86-64): AVX2 for $GF(2^8)$ and linear maps, PCLMULQDQ / VPCLMULQDQ for
-//! $GF(2^{64})$.
+//! The AVX2 backend (x86-64): AVX2 for `GF(2^8)` and linear maps, PCLMULQDQ / VPCLMULQDQ for
+//! `GF(2^64)`.
 //!
-//! * $GF(2^8)$ products, 32 at a time: Horner's rule over the bits of `b`, most significant
+//! * `GF(2^8)` products, 32 at a time: Horner's rule over the bits of `b`, most significant
 //!   first: `p = p*u + (b_i ? a : 0)`. The bit `b_i` is moved to the sign bit by doubling `b`,
 //!   `vpcmpgtb` against zero turns sign bits into byte masks, and `p*u` is `vpaddb p,p` plus
 //!   `0x1b` in the bytes whose sign bit was set. Branch-free, no tables.
 //! * Linear maps: two `vpshufb` lookups in the map's 16-entry nibble tables.
-//! * $GF(2^{64})$: carry-less products with PCLMULQDQ (two per 128-bit register) or VPCLMULQDQ
+//! * `GF(2^64)`: carry-less products with PCLMULQDQ (two per 128-bit register) or VPCLMULQDQ
 //!   (four per 256-bit register), reduced four lanes at a time with shifts: with
-//!   $h$ the high half and $g = h + (h \gg 60) + (h \gg 61) + (h \gg 63)$,
-//!   $h u^{64} \equiv g (1 + u + u^3 + u^4)$. Inner products XOR the unreduced 128-bit
+//!   `h` the high half and `g = h + (h >> 60) + (h >> 61) + (h >> 63)`,
+//!   `h u^64 ≡ g (1 + u + u^3 + u^4)`. Inner products XOR the unreduced 128-bit
 //!   products and reduce once.
 //!
 //! Every function here is safe to call only through a token ([`Avx2`], [`Vpclmul`]) whose

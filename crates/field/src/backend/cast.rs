@@ -25,7 +25,7 @@ macro_rules! byte_views {
         }
         #[inline]
         pub(crate) fn $from(b: &[u8]) -> &[$t] {
-            // SAFETY: `$t` is `#[repr(transparent)]` over `u8`, every byte is a valid `$t`.
+            // SAFETY: ``t` is `#[repr(transparent)]` over `u8`, every byte is a valid ``t`.
             unsafe { core::slice::from_raw_parts(b.as_ptr().cast::<$t>(), b.len()) }
         }
         #[inline]

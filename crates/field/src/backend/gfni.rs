@@ -1,7 +1,7 @@
-//! The GFNI backend (x86-64): `vgf2p8mulb` for $GF(2^8)$ products (the instruction uses the AES
+//! The GFNI backend (x86-64): `vgf2p8mulb` for `GF(2^8)` products (the instruction uses the AES
 //! polynomial `0x11B`) and `vgf2p8affineqb` for linear maps (matrix from
 //! `LinearMap8::gfni_matrix`), on 256-bit (AVX2-encoded) or 512-bit (AVX-512) vectors.
-//! $GF(2^{64})$ goes through the VPCLMULQDQ code of `avx2.rs`.
+//! `GF(2^64)` goes through the VPCLMULQDQ code of `avx2.rs`.
 //!
 //! **Untested on the development machine**, which has no GFNI: this file is kept minimal, the
 //! matrix layout is checked in portable tests against a software model of `gf2p8affineqb`, and

@@ -1,9 +1,10 @@
 //! The portable backend: plain Rust for every CPU, and the reference the SIMD backends are
 //! tested against. Also used by them for the tails of slices.
 //!
-//! $GF(2^8)$ products are computed eight at a time in a `u64` ("SWAR" shift-and-add with
-//! per-byte masks, branch-free); $GF(2^{64})$ products use the branch-free carry-less multiply
-//! of [`crate::gf2p64`] built from integer multiplications.
+//! `GF(2^8)` products and linear maps are computed eight at a time in a `u64` ("SWAR":
+//! shift-and-add, resp. basis images selected by per-byte bit masks; branch-free, no tables).
+//! `GF(2^64)` products use the branch-free carry-less multiply of `gf2p64.rs`, built from
+//! integer multiplications. Tails shorter than a word go through a zero-padded word.
 
 use crate::gf2p64::{clmul64, reduce128};
 use crate::gf2p8::mul_u8;
@@ -69,17 +70,53 @@ pub(crate) fn gf2p8_inner(a: &[u8], b: &[u8]) -> u8 {
     r
 }
 
+/// The basis images of `map`, each repeated in all eight bytes of a word.
+fn broadcast_images(map: &LinearMap8) -> [u64; 8] {
+    map.basis_images()
+        .map(|img| u64::from(img).wrapping_mul(LSB))
+}
+
+/// `map` applied to the eight bytes of `x`: the XOR of the basis images selected by per-byte
+/// bit masks (branch-free, no table lookups).
+#[inline]
+fn linear_swar(images: &[u64; 8], x: u64) -> u64 {
+    let mut r = 0u64;
+    for (j, img) in images.iter().enumerate() {
+        r ^= ((x >> j) & LSB).wrapping_mul(0xff) & img;
+    }
+    r
+}
+
 /// `dst[k] = map(src[k])` on the common prefix.
 pub(crate) fn linear_apply(map: &LinearMap8, src: &[u8], dst: &mut [u8]) {
-    for (d, s) in dst.iter_mut().zip(src) {
-        *d = map.apply_byte(*s);
+    let n = src.len().min(dst.len());
+    let images = broadcast_images(map);
+    let (sc, st) = src[..n].as_chunks::<8>();
+    let (dc, dt) = dst[..n].as_chunks_mut::<8>();
+    for (d, s) in dc.iter_mut().zip(sc) {
+        *d = linear_swar(&images, u64::from_le_bytes(*s)).to_le_bytes();
+    }
+    if !st.is_empty() {
+        let mut word = [0u8; 8];
+        word[..st.len()].copy_from_slice(st);
+        let r = linear_swar(&images, u64::from_le_bytes(word)).to_le_bytes();
+        dt.copy_from_slice(&r[..dt.len()]);
     }
 }
 
 /// `buf[k] = map(buf[k])`.
 pub(crate) fn linear_apply_in_place(map: &LinearMap8, buf: &mut [u8]) {
-    for x in buf.iter_mut() {
-        *x = map.apply_byte(*x);
+    let images = broadcast_images(map);
+    let (chunks, tail) = buf.as_chunks_mut::<8>();
+    for c in chunks.iter_mut() {
+        *c = linear_swar(&images, u64::from_le_bytes(*c)).to_le_bytes();
+    }
+    if !tail.is_empty() {
+        let mut word = [0u8; 8];
+        word[..tail.len()].copy_from_slice(tail);
+        let r = linear_swar(&images, u64::from_le_bytes(word)).to_le_bytes();
+        let n = tail.len();
+        tail.copy_from_slice(&r[..n]);
     }
 }
 
