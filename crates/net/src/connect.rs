@@ -1,21 +1,21 @@
-//! Establishing the TLS links and running them.
+//! Establishing the TLS links.
 //!
 //! Topology: the lower-numbered party connects to the higher one (P1 -> P2, P1 -> P3,
 //! P2 -> P3); P2 and P3 listen. Each link: TCP (with `TCP_NODELAY`), TLS 1.3 with pinned
 //! certificates on both sides, then a hello in each direction carrying the sender's and the
 //! intended receiver's party number, so that mixed-up configurations are caught before any
-//! protocol message. Per link a reader task turns frames into [`Incoming`] events and a
-//! writer task drains the send queue; both run on a small Tokio runtime owned by the
-//! [`Network`].
+//! protocol message. Setup runs on a short-lived single-threaded Tokio runtime (concurrent
+//! connects with retries, accepts, timeouts); the established connections are then handed
+//! to the blocking data path in [`crate::tls_link`].
 
 use std::net::{SocketAddr, TcpListener as StdListener, ToSocketAddrs};
 use std::sync::mpsc;
 use std::time::Duration;
 
 use rustls::pki_types::{CertificateDer, ServerName};
-use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
+use rustls::Connection;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
-use tokio::sync::mpsc::UnboundedReceiver;
 use tokio::task::JoinSet;
 use tokio::time::Instant;
 use tokio_rustls::{TlsAcceptor, TlsConnector, TlsStream};
@@ -23,16 +23,17 @@ use triskele_share::PartyId;
 
 use crate::config::{generate_identity, PartyConfig};
 use crate::error::{NetError, Waiting};
-use crate::frame::{read_frame_stamped, write_frame};
-use crate::network::{Incoming, Link, NetOptions, Network, Outgoing};
+use crate::network::{Link, LinkIo, NetOptions, Network};
 use crate::tls::{
     classify_accept_error, client_config, map_io_error, server_config, AcceptFailure, Identity,
 };
+use crate::tls_link::TlsLink;
 
 type Stream = TlsStream<TcpStream>;
 
 /// The outcome of one party's link setup.
-type SetupResult = (PartyId, Result<Vec<(PartyId, Stream)>, NetError>);
+type Established = Vec<(PartyId, std::net::TcpStream, Connection)>;
+type SetupResult = (PartyId, Result<Established, NetError>);
 
 const HELLO_MAGIC: [u8; 4] = *b"TRSK";
 const HELLO_VERSION: u8 = 1;
@@ -301,7 +302,7 @@ async fn establish(
     ep: Endpoint,
     listener: Option<StdListener>,
     timeout: Duration,
-) -> Result<Vec<(PartyId, Stream)>, NetError> {
+) -> Result<Established, NetError> {
     let deadline = Instant::now() + timeout;
     let me = ep.party;
     let mut tasks = JoinSet::new();
@@ -337,7 +338,11 @@ async fn establish(
     let mut links = Vec::with_capacity(2);
     while let Some(res) = tasks.join_next().await {
         match res {
-            Ok(Ok(v)) => links.extend(v),
+            Ok(Ok(v)) => {
+                for (peer, stream) in v {
+                    links.push(into_parts(peer, stream)?);
+                }
+            }
             // Returning drops `tasks`, which aborts the other connection attempts.
             Ok(Err(e)) => return Err(e),
             Err(e) => {
@@ -352,169 +357,129 @@ async fn establish(
     Ok(links)
 }
 
-async fn reader_task<R>(mut r: R, tx: mpsc::Sender<Incoming>, peer: PartyId, max_frame: usize)
-where
-    R: AsyncRead + Unpin,
-{
-    loop {
-        let (event, last) = match read_frame_stamped(&mut r, max_frame, peer).await {
-            Ok(Some((payload, stamp))) => (Incoming::Frame { payload, stamp }, false),
-            Ok(None) => (Incoming::Closed, true),
-            Err(e) => {
-                tracing::debug!(%peer, "link failed: {e}");
-                (Incoming::Failed(e), true)
-            }
-        };
-        if tx.send(event).is_err() || last {
-            return;
-        }
-    }
-}
-
-async fn writer_task<W>(
-    mut w: W,
-    mut queue: UnboundedReceiver<Vec<u8>>,
+/// Hands an established stream over to the blocking data path: the TCP socket leaves the
+/// Tokio reactor, the rustls state (with anything already buffered) is kept.
+fn into_parts(
     peer: PartyId,
-    done: mpsc::SyncSender<Result<(), NetError>>,
-) where
-    W: AsyncWrite + Unpin,
-{
-    let result = async {
-        while let Some(payload) = queue.recv().await {
-            write_frame(&mut w, &payload)
-                .await
-                .map_err(|e| map_write_error(peer, e))?;
-            drop(payload);
-            if queue.is_empty() {
-                w.flush().await.map_err(|e| map_write_error(peer, e))?;
-            }
+    stream: Stream,
+) -> Result<(PartyId, std::net::TcpStream, Connection), NetError> {
+    let (tcp, conn) = match stream {
+        TlsStream::Client(s) => {
+            let (io, c) = s.into_inner();
+            (io, Connection::Client(c))
         }
-        Ok(())
-    }
-    .await;
-    if result.is_ok() {
-        // The queue was closed by `shutdown`: send close_notify and FIN. The peer may be gone
-        // already, which is not an error at this point.
-        if let Err(e) = w.shutdown().await {
-            tracing::debug!(%peer, "closing the link: {e}");
+        TlsStream::Server(s) => {
+            let (io, c) = s.into_inner();
+            (io, Connection::Server(c))
         }
-    }
-    let _ = done.try_send(result);
+    };
+    let tcp = tcp
+        .into_std()
+        .map_err(|e| NetError::io(Some(peer), "detaching the socket", e))?;
+    Ok((peer, tcp, conn))
 }
 
-fn map_write_error(peer: PartyId, e: std::io::Error) -> NetError {
-    match e.kind() {
-        std::io::ErrorKind::BrokenPipe
-        | std::io::ErrorKind::ConnectionReset
-        | std::io::ErrorKind::ConnectionAborted => NetError::Disconnected { peer },
-        _ => map_io_error(peer, "sending a frame", e),
-    }
+/// Establishes the links of `endpoints` on a dedicated thread with its own single-threaded
+/// Tokio runtime (so it works whatever runtime the caller may be in). Results arrive on the
+/// returned channel as they complete; after the first failure the others are cancelled.
+fn run_setups(
+    endpoints: Vec<(Endpoint, Option<StdListener>)>,
+    timeout: Duration,
+) -> Result<mpsc::Receiver<SetupResult>, NetError> {
+    let (tx, rx) = mpsc::channel();
+    let parties: Vec<PartyId> = endpoints.iter().map(|(ep, _)| ep.party).collect();
+    std::thread::Builder::new()
+        .name("triskele-net-setup".into())
+        .spawn(move || {
+            let rt = match tokio::runtime::Builder::new_current_thread()
+                .enable_io()
+                .enable_time()
+                .build()
+            {
+                Ok(rt) => rt,
+                Err(e) => {
+                    let msg = e.to_string();
+                    for p in parties {
+                        let err = std::io::Error::other(msg.clone());
+                        let _ = tx.send((p, Err(NetError::io(None, "starting link setup", err))));
+                    }
+                    return;
+                }
+            };
+            rt.block_on(async move {
+                let mut set = JoinSet::new();
+                for (ep, listener) in endpoints {
+                    let party = ep.party;
+                    set.spawn(async move { (party, establish(ep, listener, timeout).await) });
+                }
+                while let Some(res) = set.join_next().await {
+                    let Ok(r) = res else { return };
+                    let failed = r.1.is_err();
+                    // Returning drops `set`, cancelling the other setups.
+                    if tx.send(r).is_err() || failed {
+                        return;
+                    }
+                }
+            });
+            // Do not wait for stray blocking work (such as a DNS lookup).
+            rt.shutdown_background();
+        })
+        .map_err(|e| NetError::io(None, "starting link setup", e))?;
+    Ok(rx)
 }
 
-fn build_runtime(party: PartyId) -> Result<tokio::runtime::Runtime, NetError> {
-    tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_io()
-        .enable_time()
-        .thread_name(format!("triskele-net-{party}"))
-        .build()
-        .map_err(|e| NetError::io(None, "starting the network threads", e))
-}
-
-/// A party whose links are being established on its runtime.
-struct Starting {
-    party: PartyId,
-    runtime: tokio::runtime::Runtime,
-}
-
-/// Starts establishing `ep`'s links; the result is sent to `results`.
-fn start(
-    ep: Endpoint,
-    listener: Option<StdListener>,
-    opts: &NetOptions,
-    results: mpsc::Sender<SetupResult>,
-) -> Result<Starting, NetError> {
-    let party = ep.party;
-    let runtime = build_runtime(party)?;
-    let timeout = opts.timeouts.connect;
-    runtime.spawn(async move {
-        let res = establish(ep, listener, timeout).await;
-        let _ = results.send((party, res));
-    });
-    Ok(Starting { party, runtime })
-}
-
-/// Turns established streams into a running [`Network`].
-fn finish(
-    starting: Starting,
-    streams: Vec<(PartyId, Stream)>,
-    opts: &NetOptions,
-) -> Result<Network, NetError> {
-    let me = starting.party;
-    let handle = starting.runtime.handle().clone();
+/// Turns established connections into a running [`Network`].
+fn finish(me: PartyId, links: Established, opts: &NetOptions) -> Result<Network, NetError> {
     let mut next = None;
     let mut prev = None;
-    for (peer, stream) in streams {
-        let (r, w) = tokio::io::split(stream);
-        let (in_tx, in_rx) = mpsc::channel();
-        let (out_tx, out_rx) = tokio::sync::mpsc::unbounded_channel();
-        let (done_tx, done_rx) = mpsc::sync_channel(1);
-        handle.spawn(reader_task(r, in_tx, peer, opts.max_frame));
-        handle.spawn(writer_task(w, out_rx, peer, done_tx));
-        let link = Link::new(peer, Outgoing::Tls(out_tx), in_rx, Some(done_rx));
+    for (peer, tcp, conn) in links {
+        let link = TlsLink::start(me, peer, tcp, conn, opts.max_frame, opts.timeouts.read)?;
+        let link = Some(Link::new(peer, LinkIo::Tls(link)));
         if peer == me.next() {
-            next = Some(link);
+            next = link;
         } else if peer == me.prev() {
-            prev = Some(link);
+            prev = link;
         }
     }
     match (next, prev) {
-        (Some(n), Some(p)) => Ok(Network::new(me, n, p, opts.clone(), Some(starting.runtime))),
+        (Some(n), Some(p)) => Ok(Network::new(me, n, p, opts.clone())),
         _ => Err(NetError::config(format!(
             "internal: {me} did not end up with links to both neighbours"
         ))),
     }
 }
 
-/// Waits for the setup results of `starting` parties and builds their networks; on the
-/// first failure returns it at once (the other parties' setups are cancelled).
+/// Waits for the setup results of `parties` and builds their networks (in the order of
+/// `parties`); on the first failure returns it at once.
 fn collect(
-    mut starting: Vec<Starting>,
-    results: mpsc::Receiver<SetupResult>,
+    parties: &[PartyId],
+    results: &mpsc::Receiver<SetupResult>,
     opts: &NetOptions,
 ) -> Result<Vec<Network>, NetError> {
     let wait = opts.timeouts.connect.saturating_add(SETUP_GRACE);
-    let mut streams: Vec<Option<Vec<(PartyId, Stream)>>> = starting.iter().map(|_| None).collect();
-    for _ in 0..starting.len() {
+    let mut done: Vec<Option<Established>> = parties.iter().map(|_| None).collect();
+    for _ in parties {
         match results.recv_timeout(wait) {
-            Ok((party, Ok(s))) => {
-                if let Some(i) = starting.iter().position(|st| st.party == party) {
-                    streams[i] = Some(s);
+            Ok((party, Ok(links))) => {
+                if let Some(i) = parties.iter().position(|p| *p == party) {
+                    done[i] = Some(links);
                 }
             }
-            Ok((_, Err(e))) => {
-                for st in starting.drain(..) {
-                    st.runtime.shutdown_background();
-                }
-                return Err(e);
-            }
+            Ok((_, Err(e))) => return Err(e),
             Err(_) => {
-                let peer = starting
+                let missing = parties
                     .iter()
-                    .zip(&streams)
-                    .find(|(_, s)| s.is_none())
-                    .map_or(PartyId::P1, |(st, _)| st.party);
-                for st in starting.drain(..) {
-                    st.runtime.shutdown_background();
-                }
-                return Err(connect_timeout(peer, opts.timeouts.connect, None));
+                    .zip(&done)
+                    .find(|(_, d)| d.is_none())
+                    .map_or(PartyId::P1, |(p, _)| *p);
+                return Err(connect_timeout(missing, opts.timeouts.connect, None));
             }
         }
     }
-    starting
-        .into_iter()
-        .zip(streams)
-        .map(|(st, s)| finish(st, s.unwrap_or_default(), opts))
+    parties
+        .iter()
+        .zip(done)
+        .map(|(p, links)| finish(*p, links.unwrap_or_default(), opts))
         .collect()
 }
 
@@ -571,9 +536,8 @@ pub fn connect(cfg: &PartyConfig, opts: &NetOptions) -> Result<Network, NetError
         certs: PartyId::ALL.map(|p| cfg.peer(p).certificate.clone()),
         addrs: PartyId::ALL.map(|p| (cfg.peer(p).address.clone(), cfg.peer(p).port)),
     };
-    let (tx, rx) = mpsc::channel();
-    let starting = start(ep, listener, opts, tx)?;
-    let mut nets = collect(vec![starting], rx, opts)?;
+    let rx = run_setups(vec![(ep, listener)], opts.timeouts.connect)?;
+    let mut nets = collect(&[me], &rx, opts)?;
     nets.pop()
         .ok_or_else(|| NetError::config("internal: no network built"))
 }
@@ -608,8 +572,7 @@ pub fn local_tls(opts: &NetOptions) -> Result<[Network; 3], NetError> {
         identities[2].cert.clone(),
     ];
     let addrs: [(String, u16); 3] = [addrs[0].clone(), addrs[1].clone(), addrs[2].clone()];
-    let (tx, rx) = mpsc::channel();
-    let mut starting = Vec::with_capacity(3);
+    let mut endpoints = Vec::with_capacity(3);
     for ((p, identity), listener) in PartyId::ALL.into_iter().zip(identities).zip(listeners) {
         let ep = Endpoint {
             party: p,
@@ -617,10 +580,10 @@ pub fn local_tls(opts: &NetOptions) -> Result<[Network; 3], NetError> {
             certs: certs.clone(),
             addrs: addrs.clone(),
         };
-        starting.push(start(ep, listener, opts, tx.clone())?);
+        endpoints.push((ep, listener));
     }
-    drop(tx);
-    let nets = collect(starting, rx, opts)?;
+    let rx = run_setups(endpoints, opts.timeouts.connect)?;
+    let nets = collect(&PartyId::ALL, &rx, opts)?;
     nets.try_into()
         .map_err(|_| NetError::config("internal: expected three networks"))
 }

@@ -14,8 +14,9 @@ pub enum Waiting {
     Connect,
     /// A message (frame) from the peer.
     Receive,
-    /// Queued messages to be written to the peer during [`shutdown`](crate::Network::shutdown).
-    Flush,
+    /// The peer to take our messages (it stopped reading), including the final flush in
+    /// [`shutdown`](crate::Network::shutdown).
+    Send,
 }
 
 impl fmt::Display for Waiting {
@@ -23,7 +24,7 @@ impl fmt::Display for Waiting {
         f.write_str(match self {
             Waiting::Connect => "establishing the link with",
             Waiting::Receive => "waiting for a message from",
-            Waiting::Flush => "flushing messages to",
+            Waiting::Send => "delivering messages to",
         })
     }
 }

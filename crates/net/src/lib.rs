@@ -16,6 +16,16 @@
 //!
 //! Optionally a [`SimNet`] adds latency and a bandwidth cap to every link.
 //!
+//! # Threads and latency
+//!
+//! Link setup (connect with retries, accept, TLS handshake, hello) runs on a short-lived
+//! Tokio runtime; the data path then uses plain blocking sockets with `TCP_NODELAY`.
+//! [`Network::recv`] reads and decrypts on the calling thread, so the kernel wakes the
+//! engine directly. [`Network::send`] writes a small message on the calling thread when the
+//! link is idle and the socket takes it at once; otherwise (large messages, a busy link, a
+//! full socket buffer, simulation) the message goes in order through an unbounded queue to
+//! the link's writer thread. No polling loops or timers are on the fast path.
+//!
 //! # Security model of the channels
 //!
 //! - TLS 1.3 only, rustls with the *ring* provider (selected explicitly, independent of
@@ -40,7 +50,7 @@
 //! # Framing
 //!
 //! Each message is a little-endian `u32` payload length followed by the payload
-//! ([`frame::read_frame`], [`frame::write_frame`]).
+//! ([`frame::FrameDecoder`], [`frame::read_frame`]).
 
 mod config;
 mod connect;
@@ -49,6 +59,7 @@ pub mod frame;
 mod network;
 mod stats;
 mod tls;
+mod tls_link;
 
 pub use config::{keygen, PartyConfig, PeerConfig};
 pub use connect::{connect, local_tls};

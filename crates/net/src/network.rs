@@ -9,6 +9,7 @@ use triskele_share::{Direction, PartyId};
 use crate::error::{NetError, Waiting};
 use crate::frame::WIRE_MAX;
 use crate::stats::{CommStats, Phase};
+use crate::tls_link::TlsLink;
 
 /// Time limits. A peer that stalls or dies makes the waiting party fail after at most these
 /// durations.
@@ -16,8 +17,9 @@ use crate::stats::{CommStats, Phase};
 pub struct Timeouts {
     /// Establishing all links (TCP connect with retries, TLS handshake, hello).
     pub connect: Duration,
-    /// Waiting for one message in [`Network::recv`]; also bounds the flush in
-    /// [`Network::shutdown`].
+    /// Waiting for one message in [`Network::recv`]. Also bounds how long a peer may stop
+    /// taking our data (a TLS writer that makes no progress for this long fails the link)
+    /// and the final flush in [`Network::shutdown`].
     pub read: Duration,
 }
 
@@ -30,15 +32,14 @@ impl Default for Timeouts {
     }
 }
 
-/// Simulated network conditions, applied in process to every link.
+/// Simulated network conditions, applied in process on the sending side of every link.
 ///
-/// A message becomes visible to the receiver no earlier than
-/// `departure + one_way_delay`, where `departure = max(arrival, previous departure) +
-/// len * 8 / rate`: messages on a link are serialised one after the other at the given
-/// rate, then travel for the one-way delay. `arrival` is the send time (in memory) or the
-/// time the frame header arrived (TLS), so the real transport's cost comes on top. The
-/// delay is applied on the receiving side of each link, by sleeping in
-/// [`Network::recv`] until the visibility time (no polling; sends are never delayed).
+/// A message sent at time `t` becomes visible to the receiver no earlier than
+/// `departure + one_way_delay`, where `departure = max(t, previous departure) + len * 8 /
+/// rate`: messages on a link are serialised one after the other at the given rate, then
+/// travel for the one-way delay. The real transport's cost comes on top. Over TLS the
+/// link's writer thread holds the frame until then; in memory the receiver does (sleeping,
+/// bounded by the read timeout). [`Network::send`] itself never waits.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct SimNet {
     /// One-way latency added to every message.
@@ -71,61 +72,106 @@ impl Default for NetOptions {
     }
 }
 
-/// What a link's inbox delivers.
-pub(crate) enum Incoming {
-    /// A whole frame; `stamp` is when it was sent (in memory) or its header arrived (TLS).
-    Frame { payload: Vec<u8>, stamp: Instant },
-    /// The peer closed the link cleanly between frames.
-    Closed,
-    /// The link failed; no more frames follow.
-    Failed(NetError),
+/// A message on an in-memory link.
+pub(crate) struct MemFrame {
+    payload: Vec<u8>,
+    /// Not visible to the receiver before this instant (network simulation).
+    visible_at: Option<Instant>,
 }
 
-/// Where `send` puts messages.
-pub(crate) enum Outgoing {
-    /// Straight into the peer's inbox.
-    Memory(mpsc::Sender<Incoming>),
-    /// Into the queue drained by the link's writer task.
-    Tls(tokio::sync::mpsc::UnboundedSender<Vec<u8>>),
-    /// After shutdown.
-    Closed,
+/// The in-memory transport of one link.
+pub(crate) struct MemLink {
+    tx: Option<mpsc::Sender<MemFrame>>,
+    inbox: mpsc::Receiver<MemFrame>,
+    /// A frame taken from the inbox but not yet visible (simulation).
+    pending: Option<(Vec<u8>, Instant)>,
+}
+
+impl MemLink {
+    fn send(
+        &mut self,
+        peer: PartyId,
+        payload: Vec<u8>,
+        visible_at: Option<Instant>,
+    ) -> Result<(), NetError> {
+        let sent = self.tx.as_ref().is_some_and(|tx| {
+            tx.send(MemFrame {
+                payload,
+                visible_at,
+            })
+            .is_ok()
+        });
+        if sent {
+            Ok(())
+        } else {
+            Err(NetError::Disconnected { peer })
+        }
+    }
+
+    fn recv(&mut self, peer: PartyId, timeout: Duration) -> Result<Vec<u8>, NetError> {
+        let start = Instant::now();
+        let timed_out = || NetError::Timeout {
+            peer,
+            during: Waiting::Receive,
+            after: timeout,
+            detail: None,
+        };
+        let (payload, visible_at) = match self.pending.take() {
+            Some((p, v)) => (p, Some(v)),
+            None => match self.inbox.recv_timeout(timeout) {
+                Ok(f) => (f.payload, f.visible_at),
+                Err(mpsc::RecvTimeoutError::Disconnected) => {
+                    return Err(NetError::Disconnected { peer })
+                }
+                Err(mpsc::RecvTimeoutError::Timeout) => return Err(timed_out()),
+            },
+        };
+        if let Some(visible) = visible_at {
+            let now = Instant::now();
+            if visible > now {
+                match start.checked_add(timeout) {
+                    Some(deadline) if visible > deadline => {
+                        self.pending = Some((payload, visible));
+                        std::thread::sleep(deadline.saturating_duration_since(now));
+                        return Err(timed_out());
+                    }
+                    _ => std::thread::sleep(visible - now),
+                }
+            }
+        }
+        Ok(payload)
+    }
+}
+
+/// The transport of one link.
+pub(crate) enum LinkIo {
+    Memory(MemLink),
+    Tls(TlsLink),
 }
 
 /// One link (to one neighbour).
 pub(crate) struct Link {
-    pub(crate) peer: PartyId,
-    pub(crate) out: Outgoing,
-    pub(crate) inbox: mpsc::Receiver<Incoming>,
-    /// Reports the writer task's result when it ends (TLS only).
-    pub(crate) writer_done: Option<mpsc::Receiver<Result<(), NetError>>>,
-    /// A frame taken from the inbox but not yet visible (simulation), with its visibility time.
-    pending: Option<(Vec<u8>, Instant)>,
+    peer: PartyId,
+    io: LinkIo,
     /// When the simulated wire is free again.
     sim_free_at: Option<Instant>,
 }
 
 impl Link {
-    pub(crate) fn new(
-        peer: PartyId,
-        out: Outgoing,
-        inbox: mpsc::Receiver<Incoming>,
-        writer_done: Option<mpsc::Receiver<Result<(), NetError>>>,
-    ) -> Link {
+    pub(crate) fn new(peer: PartyId, io: LinkIo) -> Link {
         Link {
             peer,
-            out,
-            inbox,
-            writer_done,
-            pending: None,
+            io,
             sim_free_at: None,
         }
     }
 
-    /// Visibility time of a frame of `len` bytes that arrived at `stamp`.
-    fn visible_at(&mut self, stamp: Instant, len: usize, sim: &SimNet) -> Instant {
+    /// The simulated visibility time of a frame of `len` bytes sent now.
+    fn departure(&mut self, len: usize, sim: &SimNet) -> Instant {
+        let now = Instant::now();
         let start = match self.sim_free_at {
-            Some(free) if free > stamp => free,
-            _ => stamp,
+            Some(free) if free > now => free,
+            _ => now,
         };
         let serialisation = match sim.rate_bits_per_sec {
             Some(rate) if rate > 0 => {
@@ -140,27 +186,17 @@ impl Link {
             .checked_add(sim.one_way_delay)
             .unwrap_or(departure)
     }
-
-    /// The error to report when the writer is gone.
-    fn send_failure(&mut self) -> NetError {
-        if let Some(Ok(Err(e))) = self.writer_done.as_ref().map(|d| d.try_recv()) {
-            return e;
-        }
-        NetError::Disconnected { peer: self.peer }
-    }
 }
 
 impl fmt::Debug for Link {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let transport = match self.out {
-            Outgoing::Memory(_) => "memory",
-            Outgoing::Tls(_) => "tls",
-            Outgoing::Closed => "closed",
+        let transport = match self.io {
+            LinkIo::Memory(_) => "memory",
+            LinkIo::Tls(_) => "tls",
         };
         f.debug_struct("Link")
             .field("peer", &self.peer)
             .field("transport", &transport)
-            .field("pending", &self.pending.is_some())
             .finish()
     }
 }
@@ -168,13 +204,16 @@ impl fmt::Debug for Link {
 /// One party's two links (to next and to prev), its communication counters and the current
 /// phase.
 ///
-/// All methods are blocking and meant to be called from one synchronous engine thread; do
-/// not call them from inside an async runtime. [`Network::send`] only queues the message
-/// (it never waits for the peer), [`Network::recv`] waits up to the read timeout. Messages
-/// on a link arrive whole and in order.
+/// Meant to be used from one synchronous engine thread (it is `Send`, not shared).
+/// [`Network::send`] only queues the message (it never waits for the peer);
+/// [`Network::recv`] waits up to the read timeout. Messages on a link arrive whole and in
+/// order. Over TLS, receiving happens on the calling thread (the kernel wakes it directly)
+/// and each link has one writer thread.
 ///
-/// Dropping a `Network` closes its links at once without flushing queued messages (peers
-/// see [`NetError::Disconnected`]); call [`Network::shutdown`] to flush first.
+/// Call [`Network::shutdown`] at the end of a run: it waits until queued messages are
+/// delivered. Dropping a `Network` never blocks: queued TLS messages are still written by
+/// the background writer threads (each write bounded by the read timeout), which then close
+/// the link, but nothing waits for them (if the process exits first, they are lost).
 pub struct Network {
     party: PartyId,
     phase: Phase,
@@ -182,8 +221,6 @@ pub struct Network {
     /// Indexed by [`dir_index`]: next, prev.
     links: [Link; 2],
     opts: NetOptions,
-    /// Runs the TLS reader and writer tasks (None for in-memory networks).
-    runtime: Option<tokio::runtime::Runtime>,
 }
 
 pub(crate) fn dir_index(dir: Direction) -> usize {
@@ -194,20 +231,13 @@ pub(crate) fn dir_index(dir: Direction) -> usize {
 }
 
 impl Network {
-    pub(crate) fn new(
-        party: PartyId,
-        next: Link,
-        prev: Link,
-        opts: NetOptions,
-        runtime: Option<tokio::runtime::Runtime>,
-    ) -> Network {
+    pub(crate) fn new(party: PartyId, next: Link, prev: Link, opts: NetOptions) -> Network {
         Network {
             party,
             phase: Phase::default(),
             stats: CommStats::default(),
             links: [next, prev],
             opts,
-            runtime,
         }
     }
 
@@ -250,18 +280,10 @@ impl Network {
                 max: limit as u64,
             });
         }
-        let sent = match &link.out {
-            Outgoing::Memory(tx) => tx
-                .send(Incoming::Frame {
-                    payload,
-                    stamp: Instant::now(),
-                })
-                .is_ok(),
-            Outgoing::Tls(tx) => tx.send(payload).is_ok(),
-            Outgoing::Closed => false,
-        };
-        if !sent {
-            return Err(link.send_failure());
+        let not_before = self.opts.sim.map(|sim| link.departure(len, &sim));
+        match &mut link.io {
+            LinkIo::Memory(m) => m.send(link.peer, payload, not_before)?,
+            LinkIo::Tls(t) => t.send(payload, not_before)?,
         }
         self.stats.record_send(self.phase, dir, len);
         Ok(())
@@ -273,46 +295,11 @@ impl Network {
     /// message it sent has been received), or the failure that ended the link.
     pub fn recv(&mut self, dir: Direction) -> Result<Vec<u8>, NetError> {
         let timeout = self.opts.timeouts.read;
-        let start = Instant::now();
-        let sim = self.opts.sim;
         let link = &mut self.links[dir_index(dir)];
-        let peer = link.peer;
-        let timed_out = || NetError::Timeout {
-            peer,
-            during: Waiting::Receive,
-            after: timeout,
-            detail: None,
+        let payload = match &mut link.io {
+            LinkIo::Memory(m) => m.recv(link.peer, timeout)?,
+            LinkIo::Tls(t) => t.recv(timeout)?,
         };
-        let (payload, visible) = match link.pending.take() {
-            Some(p) => p,
-            None => match link.inbox.recv_timeout(timeout) {
-                Ok(Incoming::Frame { payload, stamp }) => {
-                    let visible = match &sim {
-                        Some(s) => link.visible_at(stamp, payload.len(), s),
-                        None => stamp,
-                    };
-                    (payload, visible)
-                }
-                Ok(Incoming::Closed) | Err(mpsc::RecvTimeoutError::Disconnected) => {
-                    return Err(NetError::Disconnected { peer });
-                }
-                Ok(Incoming::Failed(e)) => return Err(e),
-                Err(mpsc::RecvTimeoutError::Timeout) => return Err(timed_out()),
-            },
-        };
-        if sim.is_some() {
-            let now = Instant::now();
-            if visible > now {
-                match start.checked_add(timeout) {
-                    Some(deadline) if visible > deadline => {
-                        link.pending = Some((payload, visible));
-                        std::thread::sleep(deadline.saturating_duration_since(now));
-                        return Err(timed_out());
-                    }
-                    _ => std::thread::sleep(visible - now),
-                }
-            }
-        }
         self.stats.record_recv(self.phase, dir, payload.len());
         Ok(payload)
     }
@@ -328,53 +315,32 @@ impl Network {
     }
 
     /// Flushes every queued message (waiting at most the read timeout), closes both links
-    /// (TLS `close_notify`, then TCP FIN) and stops the I/O threads.
+    /// (TLS `close_notify`, then TCP FIN) and stops the writer threads.
     ///
     /// Returns the first failure: a write error, or [`NetError::Timeout`] with
-    /// [`Waiting::Flush`] if a peer did not take the data in time.
+    /// [`Waiting::Send`] if a peer did not take the data in time.
     pub fn shutdown(mut self) -> Result<(), NetError> {
         let timeout = self.opts.timeouts.read;
         let deadline = Instant::now().checked_add(timeout);
         for link in &mut self.links {
-            // Dropping the sender ends the writer's loop once the queue is drained.
-            link.out = Outgoing::Closed;
+            match &mut link.io {
+                LinkIo::Memory(m) => m.tx = None,
+                LinkIo::Tls(t) => t.close(),
+            }
         }
         let mut first_err = None;
         for link in &mut self.links {
-            let Some(done) = link.writer_done.take() else {
-                continue;
-            };
-            let left = deadline.map_or(timeout, |d| d.saturating_duration_since(Instant::now()));
-            let res = match done.recv_timeout(left) {
-                Ok(r) => r,
-                Err(mpsc::RecvTimeoutError::Timeout) => Err(NetError::Timeout {
-                    peer: link.peer,
-                    during: Waiting::Flush,
-                    after: timeout,
-                    detail: None,
-                }),
-                // The writer task vanished without reporting (runtime stopping): nothing to add.
-                Err(mpsc::RecvTimeoutError::Disconnected) => Ok(()),
-            };
-            if let Err(e) = res {
-                first_err.get_or_insert(e);
+            if let LinkIo::Tls(t) = &mut link.io {
+                let left =
+                    deadline.map_or(timeout, |d| d.saturating_duration_since(Instant::now()));
+                if let Err(e) = t.wait_writer(left) {
+                    first_err.get_or_insert(e);
+                }
             }
         }
         match first_err {
             Some(e) => Err(e),
             None => Ok(()),
-        }
-    }
-}
-
-impl Drop for Network {
-    fn drop(&mut self) {
-        for link in &mut self.links {
-            link.out = Outgoing::Closed;
-        }
-        if let Some(rt) = self.runtime.take() {
-            // Never blocks, also when dropped inside an async context.
-            rt.shutdown_background();
         }
     }
 }
@@ -395,9 +361,10 @@ impl fmt::Debug for Network {
 /// timeout and simulation behaviour as the TLS transport. For tests and single-process
 /// benchmarks where the transport cost is not of interest.
 pub fn in_memory(opts: &NetOptions) -> [Network; 3] {
-    // inbox[p][d]: messages arriving at party p from its neighbour in direction d.
-    let mut senders: Vec<[Option<mpsc::Sender<Incoming>>; 2]> = Vec::new();
-    let mut receivers: Vec<[Option<mpsc::Receiver<Incoming>>; 2]> = Vec::new();
+    // cells[p][d]: the channel of frames arriving at party p from its neighbour in
+    // direction d; the sender half goes to that neighbour.
+    let mut senders: Vec<[Option<mpsc::Sender<MemFrame>>; 2]> = Vec::new();
+    let mut receivers: Vec<[Option<mpsc::Receiver<MemFrame>>; 2]> = Vec::new();
     for _ in PartyId::ALL {
         let (tn, rn) = mpsc::channel();
         let (tp, rp) = mpsc::channel();
@@ -405,31 +372,25 @@ pub fn in_memory(opts: &NetOptions) -> [Network; 3] {
         receivers.push([Some(rn), Some(rp)]);
     }
     PartyId::ALL.map(|p| {
-        let make = |dir: Direction,
-                    senders: &mut Vec<[Option<mpsc::Sender<Incoming>>; 2]>,
-                    receivers: &mut Vec<[Option<mpsc::Receiver<Incoming>>; 2]>| {
+        let mut link = |dir: Direction| {
             let peer = p.neighbour(dir);
             // What p sends towards `peer` arrives at `peer` from the opposite direction.
             let tx = senders[peer.index()][dir_index(dir.opposite())].take();
-            let rx = receivers[p.index()][dir_index(dir)].take();
-            (peer, tx, rx)
+            // Every cell is taken exactly once; a missing one would just be a closed link.
+            let inbox = receivers[p.index()][dir_index(dir)]
+                .take()
+                .unwrap_or_else(|| mpsc::channel().1);
+            Link::new(
+                peer,
+                LinkIo::Memory(MemLink {
+                    tx,
+                    inbox,
+                    pending: None,
+                }),
+            )
         };
-        let (np, ntx, nrx) = make(Direction::Next, &mut senders, &mut receivers);
-        let (pp, ptx, prx) = make(Direction::Prev, &mut senders, &mut receivers);
-        let link =
-            |peer, tx: Option<mpsc::Sender<Incoming>>, rx: Option<mpsc::Receiver<Incoming>>| {
-                let out = tx.map_or(Outgoing::Closed, Outgoing::Memory);
-                // Every (party, direction) cell is taken exactly once, so `rx` is always present;
-                // fall back to a closed inbox rather than panicking.
-                let inbox = rx.unwrap_or_else(|| mpsc::channel().1);
-                Link::new(peer, out, inbox, None)
-            };
-        Network::new(
-            p,
-            link(np, ntx, nrx),
-            link(pp, ptx, prx),
-            opts.clone(),
-            None,
-        )
+        let next = link(Direction::Next);
+        let prev = link(Direction::Prev);
+        Network::new(p, next, prev, opts.clone())
     })
 }

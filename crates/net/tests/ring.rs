@@ -104,6 +104,37 @@ fn send_never_waits_for_the_reader() {
     }
 }
 
+/// Small messages (which may be written inline) and large ones (which go through the
+/// writer thread) interleaved: order and contents are kept.
+#[test]
+fn mixed_sizes_keep_their_order() {
+    let sizes: Vec<usize> = (0..60)
+        .map(|i| match i % 6 {
+            0 => 3 << 20,
+            1 => 40_000,
+            2 => 32 * 1024,
+            _ => i,
+        })
+        .collect();
+    for (name, make) in TRANSPORTS {
+        let [mut p1, mut p2, p3] = make(&short_opts(10_000, 5_000));
+        let expect: Vec<Vec<u8>> = sizes
+            .iter()
+            .enumerate()
+            .map(|(i, &len)| payload(PartyId::P1, Direction::Next, i, len))
+            .collect();
+        for m in &expect {
+            p1.send(Direction::Next, m.clone()).unwrap();
+        }
+        for (i, m) in expect.iter().enumerate() {
+            assert_eq!(&p2.recv(Direction::Prev).unwrap(), m, "{name} message {i}");
+        }
+        for n in [p1, p2, p3] {
+            n.shutdown().unwrap();
+        }
+    }
+}
+
 #[test]
 fn oversized_send_is_refused() {
     for (name, make) in TRANSPORTS {
@@ -293,4 +324,37 @@ fn simulated_delay_respects_read_timeout() {
     assert!(p2.recv(Direction::Prev).unwrap_err().is_timeout());
     assert_eq!(p2.recv(Direction::Prev).unwrap(), vec![9]);
     assert_eq!(p2.stats().get(Phase::Setup).prev.messages, 1);
+}
+
+/// A peer that stops reading: the writer gives up after the read timeout, `shutdown`
+/// reports it, and dropping a network never waits.
+#[test]
+fn shutdown_and_drop_are_bounded_when_the_peer_stops_reading() {
+    let read = Duration::from_millis(500);
+    let [mut p1, p2, mut p3] = tls(&short_opts(read.as_millis() as u64, 5_000));
+    // 64 MiB towards P2, far more than the socket buffers hold; P2 never reads.
+    for _ in 0..16 {
+        p1.send(Direction::Next, vec![7; 4 << 20]).unwrap();
+        p3.send(Direction::Prev, vec![7; 4 << 20]).unwrap();
+    }
+    let t = Instant::now();
+    match p1.shutdown() {
+        Err(NetError::Timeout { peer, during, .. }) => {
+            assert_eq!((peer, during), (PartyId::P2, Waiting::Send));
+        }
+        other => panic!("expected a send timeout, got {other:?}"),
+    }
+    assert!(
+        t.elapsed() < read + Duration::from_secs(2),
+        "{:?}",
+        t.elapsed()
+    );
+    let t = Instant::now();
+    drop(p3);
+    assert!(
+        t.elapsed() < Duration::from_millis(200),
+        "{:?}",
+        t.elapsed()
+    );
+    drop(p2);
 }
