@@ -46,6 +46,12 @@ pub enum EngineError {
     /// The parties disagree on the run's parameters (protocol, batch size, ...).
     #[error("parameters differ from {peer}'s: {what}")]
     ParameterMismatch { peer: PartyId, what: String },
+    /// A protocol step needs more preprocessed material than the preprocessing phase made.
+    #[error("preprocessing exhausted: {needed} values needed, {available} available")]
+    PreprocessingExhausted { needed: usize, available: usize },
+    /// The requested combination of protocol and parameters is not supported.
+    #[error("unsupported: {0}")]
+    Unsupported(String),
     /// A security check failed; no output may be released.
     #[error("security abort: {0}")]
     Abort(AbortReason),

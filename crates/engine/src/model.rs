@@ -1,14 +1,35 @@
 //! Security models as a type parameter of the engine.
 //!
 //! The online arithmetic is the same code for every model; a model only adds what must be
-//! remembered for later verification. [`SemiHonest`] records nothing. The malicious model
-//! (active security with abort) keeps hashed views of everything opened (PROTOCOLS.md §5.1)
-//! and records multiplication triples for the batched check of the finalize phase.
+//! remembered for later verification. [`SemiHonest`] records nothing. [`Malicious`] (active
+//! security with abort, PROTOCOLS.md §5) keeps two running SHA-256 views of everything opened
+//! or broadcast (§5.1) and records every multiplication as a triple for the batched check of
+//! the finalize phase ([`crate::verify`]).
+//!
+//! # Views
+//!
+//! `V_prev` holds what `P_{i-1}` sent (or is claimed to have sent), `V_next` what `P_{i+1}`
+//! sent or, by replication, must have sent. [`crate::Party::compare_view`] exchanges digests
+//! and aborts on a mismatch; since the two honest parties hash the same logical stream, any
+//! inconsistency the corrupt party introduced into an opening, a broadcast or a zero check
+//! makes the digests differ (collision resistance of SHA-256).
+//!
+//! # Triples
+//!
+//! A product `z = x·y` over a field `F` is stored as it was computed (the six share vectors in
+//! `F`, e.g. 6 bytes per `GF(2^8)` triple and party) and lifted to the check field only while
+//! the check streams over it ([`Lift`]): `GF(2^8)` by `E_8`, `GF(2^4)` by `E_4`, bit-sliced
+//! `GF(2)^16` lane-wise as 16 triples with entries 0/1, `GF(2^64)` as is (all checked in
+//! `GF(2^64)`), and `F_p` as is (checked in `F_p`).
 
-use core::fmt::Debug;
+use core::fmt::{self, Debug};
 
-use triskele_field::Field;
+use sha2::{Digest, Sha256};
+use triskele_field::embed::{e4, e8};
+use triskele_field::{Bits16, Field, Fp, Gf2p4, Gf2p64, Gf2p8, Gf4Tower};
 use triskele_share::RssVec;
+
+use crate::verify::VerifyField;
 
 /// What the engine tells the security model while a protocol runs.
 pub trait SecurityModel: Default + Debug + Send + 'static {
@@ -23,10 +44,33 @@ pub trait SecurityModel: Default + Debug + Send + 'static {
         let _ = (from_prev, own_next);
     }
 
+    /// Absorbs bytes into one view (broadcasts, zero checks; PROTOCOLS.md §5.1).
+    fn absorb(&mut self, view: View, bytes: &[u8]) {
+        let _ = (view, bytes);
+    }
+
     /// A multiplication `z = x * y` happened; malicious models record it for verification.
-    fn on_product<F: Field>(&mut self, x: &RssVec<F>, y: &RssVec<F>, z: &RssVec<F>) {
+    fn on_product<F: Lift>(&mut self, x: &RssVec<F>, y: &RssVec<F>, z: &RssVec<F>) {
         let _ = (x, y, z);
     }
+
+    /// The digests to send in a compare-view, `[H(V_prev), H(V_next)]`, then resets both
+    /// views. With `ok == false` (a local check of this party failed) the digests are
+    /// deliberately wrong, so that both neighbours abort too. `None`: the model keeps no
+    /// views (compare-view is a no-op).
+    fn take_view_digests(&mut self, ok: bool) -> Option<[[u8; 32]; 2]> {
+        let _ = ok;
+        None
+    }
+}
+
+/// One of the two running views of a party.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum View {
+    /// What the previous party sent.
+    Prev,
+    /// What the next party sent or must have sent.
+    Next,
 }
 
 /// Privacy against one semi-honest party; nothing is recorded.
@@ -36,4 +80,187 @@ pub struct SemiHonest;
 impl SecurityModel for SemiHonest {
     const NAME: &'static str = "semi-honest";
     const MALICIOUS: bool = false;
+}
+
+/// Recorded multiplication triples over one source field, as computed (not lifted).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Triples<F> {
+    pub x: RssVec<F>,
+    pub y: RssVec<F>,
+    pub z: RssVec<F>,
+}
+
+impl<F: Field> Triples<F> {
+    /// Number of recorded products (source elements, not lifted triples).
+    pub fn len(&self) -> usize {
+        self.z.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.z.is_empty()
+    }
+
+    fn push(&mut self, x: &RssVec<F>, y: &RssVec<F>, z: &RssVec<F>) {
+        self.x.extend(x);
+        self.y.extend(y);
+        self.z.extend(z);
+    }
+}
+
+/// Everything recorded for verification, one store per source field.
+#[derive(Debug, Default, Clone)]
+pub struct Recorder {
+    pub gf2p8: Triples<Gf2p8>,
+    pub gf2p4: Triples<Gf2p4>,
+    pub tower: Triples<Gf4Tower>,
+    pub bits: Triples<Bits16>,
+    pub gf2p64: Triples<Gf2p64>,
+    pub fp: Triples<Fp>,
+}
+
+impl Recorder {
+    /// Number of check-field triples recorded with check field `GF(2^64)`.
+    pub fn gf2p64_triples(&self) -> usize {
+        self.gf2p8.len()
+            + self.gf2p4.len()
+            + self.tower.len()
+            + Bits16::LANES * self.bits.len()
+            + self.gf2p64.len()
+    }
+}
+
+/// A field whose products can be recorded and checked: how its elements become elements of
+/// the check field ([`Lift::Check`]) and where they are stored.
+///
+/// `lift_slice` must be an injective ring homomorphism applied lane-wise (additive, so it can be
+/// applied to each share component; multiplicative, so correct triples stay correct and wrong
+/// ones stay wrong).
+pub trait Lift: Field {
+    /// The field in which the products are verified.
+    type Check: VerifyField;
+    /// Check-field triples per element (16 for a bit-sliced word, else 1).
+    const LANES: usize;
+    /// `dst[LANES*k + l]` = the lift of lane `l` of `src[k]`; `dst.len() == LANES * src.len()`.
+    fn lift_slice(src: &[Self], dst: &mut [Self::Check]);
+    /// The recorder's store for this field.
+    fn store(rec: &mut Recorder) -> &mut Triples<Self>;
+}
+
+macro_rules! lift_elementwise {
+    ($t:ty, $check:ty, $slot:ident, $f:expr) => {
+        impl Lift for $t {
+            type Check = $check;
+            const LANES: usize = 1;
+            fn lift_slice(src: &[Self], dst: &mut [$check]) {
+                debug_assert_eq!(src.len(), dst.len());
+                let f = $f;
+                for (d, s) in dst.iter_mut().zip(src) {
+                    *d = f(*s);
+                }
+            }
+            fn store(rec: &mut Recorder) -> &mut Triples<Self> {
+                &mut rec.$slot
+            }
+        }
+    };
+}
+
+lift_elementwise!(Gf2p8, Gf2p64, gf2p8, e8);
+lift_elementwise!(Gf2p4, Gf2p64, gf2p4, e4);
+lift_elementwise!(Gf4Tower, Gf2p64, tower, |x: Gf4Tower| e8(x.to_gf2p8()));
+lift_elementwise!(Gf2p64, Gf2p64, gf2p64, |x: Gf2p64| x);
+lift_elementwise!(Fp, Fp, fp, |x: Fp| x);
+
+/// Bit-sliced `GF(2)`: lane `l` becomes the element 0 or 1 of `GF(2^64)` (`GF(2)` is a
+/// subfield, so the lift is a ring homomorphism per lane).
+impl Lift for Bits16 {
+    type Check = Gf2p64;
+    const LANES: usize = 16;
+    fn lift_slice(src: &[Self], dst: &mut [Gf2p64]) {
+        debug_assert_eq!(16 * src.len(), dst.len());
+        for (d, s) in dst.chunks_exact_mut(16).zip(src) {
+            for (l, o) in d.iter_mut().enumerate() {
+                *o = Gf2p64(u64::from((s.0 >> l) & 1));
+            }
+        }
+    }
+    fn store(rec: &mut Recorder) -> &mut Triples<Self> {
+        &mut rec.bits
+    }
+}
+
+/// Security with abort against one actively corrupt party (PROTOCOLS.md §5): hashed views
+/// and recorded triples. See the module documentation.
+#[derive(Default, Clone)]
+pub struct Malicious {
+    prev: Sha256,
+    next: Sha256,
+    recorder: Recorder,
+}
+
+impl Debug for Malicious {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Malicious")
+            .field("gf2p64_triples", &self.recorder.gf2p64_triples())
+            .field("fp_triples", &self.recorder.fp.len())
+            .finish_non_exhaustive()
+    }
+}
+
+impl Malicious {
+    /// Records `z = x * y` for verification (also called by [`crate::Party::mul`]). Use it
+    /// directly for relations computed otherwise (e.g. with local terms added).
+    pub fn record<F: Lift>(&mut self, x: &RssVec<F>, y: &RssVec<F>, z: &RssVec<F>) {
+        F::store(&mut self.recorder).push(x, y, z);
+    }
+
+    /// The recorded triples.
+    pub fn recorder(&self) -> &Recorder {
+        &self.recorder
+    }
+
+    /// Removes and returns the recorded triples.
+    pub fn take_recorder(&mut self) -> Recorder {
+        core::mem::take(&mut self.recorder)
+    }
+}
+
+/// Status byte appended before finalising a view digest: an honest digest ends in `OK`.
+const DIGEST_OK: u8 = 0;
+const DIGEST_FAILED: u8 = 1;
+
+impl SecurityModel for Malicious {
+    const NAME: &'static str = "malicious";
+    const MALICIOUS: bool = true;
+
+    fn on_open(&mut self, from_prev: &[u8], own_next: &[u8]) {
+        self.prev.update(from_prev);
+        self.next.update(own_next);
+    }
+
+    fn absorb(&mut self, view: View, bytes: &[u8]) {
+        match view {
+            View::Prev => self.prev.update(bytes),
+            View::Next => self.next.update(bytes),
+        }
+    }
+
+    fn on_product<F: Lift>(&mut self, x: &RssVec<F>, y: &RssVec<F>, z: &RssVec<F>) {
+        self.record(x, y, z);
+    }
+
+    fn take_view_digests(&mut self, ok: bool) -> Option<[[u8; 32]; 2]> {
+        let status = if ok { DIGEST_OK } else { DIGEST_FAILED };
+        let prev = core::mem::take(&mut self.prev);
+        let next = core::mem::take(&mut self.next);
+        Some([
+            prev.chain_update([status]).finalize().into(),
+            next.chain_update([status]).finalize().into(),
+        ])
+    }
+}
+
+/// The expected digest of a view (what an honest neighbour sends).
+pub(crate) fn honest_digest(view: [u8; 32]) -> [u8; 32] {
+    view
 }

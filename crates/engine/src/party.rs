@@ -137,7 +137,7 @@ impl<M: SecurityModel> Party<M> {
         n: usize,
     ) -> Result<Vec<F>, EngineError> {
         let bytes = self.recv_bytes(dir, F::encoded_len(n))?;
-        F::decode_to_vec(&bytes, n).map_err(|source| EngineError::Decode {
+        F::decode_owned(bytes, n).map_err(|source| EngineError::Decode {
             peer: self.id.neighbour(dir),
             source,
         })

@@ -205,6 +205,16 @@ impl Encode for Gf2p8 {
         cast::gf2p8_as_bytes_mut(out).copy_from_slice(bytes);
         Ok(())
     }
+    /// No copy: the received buffer becomes the element vector.
+    fn decode_owned(bytes: Vec<u8>, n: usize) -> Result<Vec<Self>, FieldError> {
+        if bytes.len() != n {
+            return Err(FieldError::LengthMismatch {
+                expected: n,
+                got: bytes.len(),
+            });
+        }
+        Ok(cast::vec_u8_into_gf2p8(bytes))
+    }
     /// One copy, without zero-filling the new vector first.
     fn decode_to_vec(bytes: &[u8], n: usize) -> Result<Vec<Self>, FieldError> {
         if bytes.len() != n {

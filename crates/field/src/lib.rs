@@ -8,6 +8,7 @@
 //! | [`Gf2p4`] | `GF(2^4)=GF(2)[u]/(u^4+u+1)` (§2.2), value in the low nibble | 2 per byte, first in the high nibble |
 //! | [`Gf4Tower`] | `GF((2^4)^2)` with `Y^2+Y+λ`, `λ` = `0xE` (§2.3) | 1 byte (`a_h || a_l`) |
 //! | [`Gf2p64`] | `GF(2^64)=GF(2)[u]/(u^64+u^4+u^3+u+1)` (§2.4) | 8 bytes big-endian |
+//! | [`Bits16`] | the ring `GF(2)^16` (16 bit-sliced lanes, AND/XOR; not a field, §2.5) | 2 bytes little-endian |
 //! | [`Fp`] | `F_p`, `p=2^127+45` | 16 bytes little-endian |
 //!
 //! with the traits [`Field`] (arithmetic), [`Encode`] (wire format), [`Random`] (sampling from a
@@ -68,6 +69,7 @@
 //! public (opened or masked) values and cleartext references.
 
 pub mod backend;
+mod bits;
 pub mod embed;
 mod fp;
 mod gf2p4;
@@ -77,6 +79,7 @@ mod linear;
 mod macros;
 mod tower;
 
+pub use bits::Bits16;
 pub use fp::Fp;
 pub use gf2p4::Gf2p4;
 pub use gf2p64::Gf2p64;
@@ -153,6 +156,10 @@ pub trait Encode: Field {
         let mut out = Vec::with_capacity(Self::encoded_len(src.len()));
         Self::encode_slice(src, &mut out);
         out
+    }
+    /// Decodes `n` elements from an owned buffer; byte fields reuse its allocation.
+    fn decode_owned(bytes: Vec<u8>, n: usize) -> Result<Vec<Self>, FieldError> {
+        Self::decode_to_vec(&bytes, n)
     }
     /// Decodes `n` elements from `bytes` (which must have length `encoded_len(n)`).
     fn decode_to_vec(bytes: &[u8], n: usize) -> Result<Vec<Self>, FieldError> {

@@ -68,6 +68,10 @@ pub fn encoding<F: Encode + Random>() {
         F::decode_slice(&bytes, &mut back).unwrap();
         assert_eq!(back, xs);
         assert_eq!(F::decode_to_vec(&bytes, n).unwrap(), xs);
+        assert_eq!(F::decode_owned(bytes.clone(), n).unwrap(), xs);
+        let mut longer = bytes.clone();
+        longer.push(0);
+        assert!(F::decode_owned(longer, n).is_err());
         // Appends, does not overwrite.
         let mut out = vec![0xAA];
         F::encode_slice(&xs, &mut out);

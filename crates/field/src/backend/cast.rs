@@ -81,3 +81,14 @@ pub(crate) fn gf2p64_as_bytes_mut(s: &mut [Gf2p64]) -> &mut [u8] {
     // slice already occupies that many bytes; the view mutably borrows `s`.
     unsafe { core::slice::from_raw_parts_mut(s.as_mut_ptr().cast::<u8>(), s.len() * 8) }
 }
+
+/// Reuses a byte vector's allocation as a vector of `Gf2p8` (no copy).
+pub(crate) fn vec_u8_into_gf2p8(v: Vec<u8>) -> Vec<Gf2p8> {
+    let mut v = core::mem::ManuallyDrop::new(v);
+    let (ptr, len, cap) = (v.as_mut_ptr(), v.len(), v.capacity());
+    // SAFETY: `Gf2p8` is `#[repr(transparent)]` over `u8`: same size (1) and alignment (1), so the
+    // allocation's layout is identical for both element types and every byte is a valid
+    // element. `v` is not dropped (ManuallyDrop), so ownership of the allocation moves to the
+    // new vector exactly once.
+    unsafe { Vec::from_raw_parts(ptr.cast::<Gf2p8>(), len, cap) }
+}

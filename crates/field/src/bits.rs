@@ -1,0 +1,153 @@
+//! Bit-sliced `GF(2)`: 16 independent bits (lanes) in one word (PROTOCOLS.md §2.5).
+
+use zeroize::Zeroize;
+
+use crate::macros::{impl_char2_additive, impl_hex_fmt};
+use crate::{Bulk, Encode, Field, FieldError, Random};
+
+/// Sixteen `GF(2)` values, bit `k` = lane (instance) `k` ("BsBool16" in the reference).
+///
+/// This is the ring `GF(2)^16` with lane-wise operations: addition is XOR, multiplication is
+/// AND. It is not a field (a word with some zero lanes has no inverse); it implements
+/// [`Field`] so that the engine's replicated-sharing steps (local product, resharing, opening)
+/// apply unchanged, which only need a commutative ring of characteristic 2. `inverse` is the
+/// lane-wise `GF(2)` inverse with `0^-1 = 0`, i.e. the identity, and `ONE` has every lane set.
+///
+/// Wire encoding (§1.8): 2 bytes per word, little-endian. Sampling: 2 bytes of the stream,
+/// little-endian, per word (`fill_random` is one `fill_bytes` of `2 n` bytes).
+#[derive(Clone, Copy, Default, PartialEq, Eq, Hash, PartialOrd, Ord, Zeroize)]
+#[repr(transparent)]
+pub struct Bits16(pub u16);
+
+impl_char2_additive!(Bits16);
+impl_hex_fmt!(Bits16, "Bits16", "4", "6");
+
+impl core::ops::Mul for Bits16 {
+    type Output = Self;
+    #[inline]
+    #[allow(clippy::suspicious_arithmetic_impl)]
+    fn mul(self, rhs: Self) -> Self {
+        Self(self.0 & rhs.0)
+    }
+}
+
+impl core::ops::MulAssign for Bits16 {
+    #[inline]
+    #[allow(clippy::suspicious_op_assign_impl)]
+    fn mul_assign(&mut self, rhs: Self) {
+        self.0 &= rhs.0;
+    }
+}
+
+impl Bits16 {
+    /// Lane `k` (0 or 1).
+    #[inline]
+    pub const fn lane(self, k: u32) -> u8 {
+        ((self.0 >> (k & 15)) & 1) as u8
+    }
+}
+
+impl Field for Bits16 {
+    const NAME: &'static str = "GF(2)^16";
+    const ZERO: Self = Self(0);
+    const ONE: Self = Self(0xffff);
+    const CHARACTERISTIC_TWO: bool = true;
+
+    /// Lane-wise `GF(2)` inverse (`0 -> 0`, `1 -> 1`): the identity.
+    #[inline]
+    fn inverse(self) -> Self {
+        self
+    }
+}
+
+impl Encode for Bits16 {
+    fn encoded_len(n: usize) -> usize {
+        2 * n
+    }
+    fn encode_slice(src: &[Self], out: &mut Vec<u8>) {
+        out.reserve(2 * src.len());
+        for x in src {
+            out.extend_from_slice(&x.0.to_le_bytes());
+        }
+    }
+    fn decode_slice(bytes: &[u8], out: &mut [Self]) -> Result<(), FieldError> {
+        if bytes.len() != 2 * out.len() {
+            return Err(FieldError::LengthMismatch {
+                expected: 2 * out.len(),
+                got: bytes.len(),
+            });
+        }
+        let (pairs, _) = bytes.as_chunks::<2>();
+        for (o, b) in out.iter_mut().zip(pairs) {
+            *o = Self(u16::from_le_bytes(*b));
+        }
+        Ok(())
+    }
+}
+
+impl Random for Bits16 {
+    fn random<R: rand_core::RngCore + ?Sized>(rng: &mut R) -> Self {
+        let mut b = [0u8; 2];
+        rng.fill_bytes(&mut b);
+        Self(u16::from_le_bytes(b))
+    }
+    fn fill_random<R: rand_core::RngCore + ?Sized>(rng: &mut R, out: &mut [Self]) {
+        let mut bytes = vec![0u8; 2 * out.len()];
+        rng.fill_bytes(&mut bytes);
+        let (pairs, _) = bytes.as_chunks::<2>();
+        for (o, b) in out.iter_mut().zip(pairs) {
+            *o = Self(u16::from_le_bytes(*b));
+        }
+    }
+}
+
+/// The default loops are plain XOR/AND on `u16` and vectorise.
+impl Bulk for Bits16 {}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ring_operations_are_lane_wise() {
+        let (a, b) = (Bits16(0b1100), Bits16(0b1010));
+        assert_eq!(a + b, Bits16(0b0110));
+        assert_eq!(a * b, Bits16(0b1000));
+        assert_eq!(a * Bits16::ONE, a);
+        assert_eq!(a.inverse() * a, a);
+        assert_eq!(a.lane(3), 1);
+        assert_eq!(a.lane(0), 0);
+    }
+
+    #[test]
+    fn encoding_is_little_endian_and_strict() {
+        let xs = [Bits16(0x0102), Bits16(0xa0b0)];
+        let enc = Bits16::encode_to_vec(&xs);
+        assert_eq!(enc, vec![0x02, 0x01, 0xb0, 0xa0]);
+        assert_eq!(Bits16::decode_to_vec(&enc, 2), Ok(xs.to_vec()));
+        assert!(Bits16::decode_to_vec(&enc[..3], 2).is_err());
+    }
+
+    #[test]
+    fn sampling_uses_two_stream_bytes_per_word() {
+        struct Counter(u8);
+        impl rand_core::RngCore for Counter {
+            fn next_u32(&mut self) -> u32 {
+                0
+            }
+            fn next_u64(&mut self) -> u64 {
+                0
+            }
+            fn fill_bytes(&mut self, dst: &mut [u8]) {
+                for d in dst {
+                    *d = self.0;
+                    self.0 = self.0.wrapping_add(1);
+                }
+            }
+        }
+        let mut out = [Bits16(0); 2];
+        Bits16::fill_random(&mut Counter(1), &mut out);
+        assert_eq!(out, [Bits16(0x0201), Bits16(0x0403)]);
+        assert_eq!(Bits16::random(&mut Counter(5)), Bits16(0x0605));
+    }
+}
