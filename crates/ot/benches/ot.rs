@@ -35,6 +35,16 @@ fn sampling(c: &mut Criterion) {
         g.bench_function(name, |b| b.iter(|| sample_noise(d, black_box(&[5; 32]))));
     }
     g.finish();
+    c.bench_function("blake3_xof_992_bytes", |b| {
+        b.iter(|| {
+            let mut out = [0u8; 992];
+            blake3::Hasher::new()
+                .update(black_box(&[7u8; 32]))
+                .finalize_xof()
+                .fill(&mut out);
+            out
+        })
+    });
     c.bench_function("hash_to_poly", |b| {
         b.iter(|| hash_to_poly(black_box(&[7u8; 32])))
     });
@@ -80,6 +90,9 @@ fn end_to_end(c: &mut Criterion) {
         (Protocol::Rot, 1000usize),
         (Protocol::Ec, 100),
         (Protocol::Iknp, 1 << 20),
+        (Protocol::Kos, 1 << 20),
+        (Protocol::SoftSpoken, 1 << 20),
+        (Protocol::Ot, 1000),
     ] {
         g.throughput(Throughput::Elements(n as u64));
         g.bench_function(p.name(), |b| {

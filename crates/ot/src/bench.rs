@@ -5,7 +5,10 @@
 use crate::channel::{memory_pair, MemoryChannel};
 use crate::ec::SimplestOt;
 use crate::error::{Error, Result};
-use crate::extension::{IknpReceiver, IknpSender};
+use crate::extension::softspoken::DEFAULT_K;
+use crate::extension::{
+    ConsistencyCheck, IknpReceiver, IknpSender, SoftSpokenReceiver, SoftSpokenSender,
+};
 use crate::rlwe::{NoiseDistribution, RlweOt, RlweRot};
 use crate::rotted::Rotted;
 use crate::{
@@ -30,16 +33,22 @@ pub enum Protocol {
     Ec,
     /// IKNP extension seeded by 128 lattice ROTs.
     Iknp,
+    /// IKNP with the KOS15 consistency check.
+    Kos,
+    /// Semi-honest SoftSpokenOT with k = 4.
+    SoftSpoken,
 }
 
 impl Protocol {
     /// Every protocol, in the order the CLI lists them.
-    pub const ALL: [Protocol; 5] = [
+    pub const ALL: [Protocol; 7] = [
         Protocol::Rot,
         Protocol::Ot,
         Protocol::Rotted,
         Protocol::Ec,
         Protocol::Iknp,
+        Protocol::Kos,
+        Protocol::SoftSpoken,
     ];
 
     /// The CLI name.
@@ -50,6 +59,8 @@ impl Protocol {
             Protocol::Rotted => "rotted",
             Protocol::Ec => "ec",
             Protocol::Iknp => "iknp",
+            Protocol::Kos => "kos",
+            Protocol::SoftSpoken => "softspoken",
         }
     }
 }
@@ -61,7 +72,7 @@ impl core::str::FromStr for Protocol {
             .into_iter()
             .find(|p| p.name() == s)
             .ok_or(Error::InvalidArgument(
-                "unknown protocol (rot, ot, rotted, ec, iknp; softspoken is not implemented yet)",
+                "unknown protocol (rot, ot, rotted, ec, iknp, kos, softspoken)",
             ))
     }
 }
@@ -204,6 +215,16 @@ pub fn run_local_with(
             IknpReceiver::new(RlweRot { noise }),
             count,
         )?,
+        Protocol::Kos => random_rot(
+            IknpSender::with_check(RlweRot { noise }, ConsistencyCheck::Kos),
+            IknpReceiver::with_check(RlweRot { noise }, ConsistencyCheck::Kos),
+            count,
+        )?,
+        Protocol::SoftSpoken => random_rot(
+            SoftSpokenSender::new(RlweRot { noise }, DEFAULT_K)?,
+            SoftSpokenReceiver::new(RlweRot { noise }, DEFAULT_K)?,
+            count,
+        )?,
     };
     let n = count as f64;
     Ok(OtBenchReport {
@@ -231,12 +252,16 @@ mod tests {
     #[test]
     fn every_protocol_runs_and_reports() {
         for p in Protocol::ALL {
-            let count = if p == Protocol::Iknp { 10_000 } else { 20 };
+            let count = if matches!(p, Protocol::Iknp | Protocol::Kos | Protocol::SoftSpoken) {
+                10_000
+            } else {
+                20
+            };
             let r = run_local(p, count).unwrap();
             assert_eq!(r.count, count);
             assert!(r.us_per_ot > 0.0 && r.ots_per_sec > 0.0);
             let expected = match p {
-                Protocol::Rot => Some(2176.0),
+                Protocol::Rot => Some(2144.0),
                 Protocol::Ot | Protocol::Rotted => Some(2240.0),
                 Protocol::Ec => Some(96.0 + 32.0 / count as f64),
                 _ => None,
@@ -249,7 +274,11 @@ mod tests {
                 );
             }
         }
-        assert!("softspoken".parse::<Protocol>().is_err());
+        assert!("simplest".parse::<Protocol>().is_err());
+        assert_eq!(
+            "softspoken".parse::<Protocol>().unwrap(),
+            Protocol::SoftSpoken
+        );
         assert_eq!("iknp".parse::<Protocol>().unwrap(), Protocol::Iknp);
         assert!(run_local(Protocol::Rot, 0).is_err());
     }

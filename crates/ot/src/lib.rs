@@ -10,7 +10,8 @@
 //! | OT to random OT ("ROTed" variants) | [`rotted`] | as the OT | as the OT |
 //! | random OT to chosen OT (Beaver) | [`rotted::Derandomized`] | +2 | as the ROT |
 //! | Simplest OT (Chou-Orlandi 2015) on Ristretto255 | [`ec`] | 2 (+1) | CDH, ROM |
-//! | IKNP OT extension from 128 base ROTs | [`extension`] | 1 + base | as the base OT, CR hash |
+//! | IKNP OT extension from 128 base ROTs, optional KOS15 check | [`extension::iknp`] | 1 per chunk + base | as the base OT, CR hash |
+//! | SoftSpokenOT (semi-honest) from the same base ROTs | [`extension::softspoken`] | 1 + 1 per chunk + base | as the base OT, CR hash |
 //! | ideal OT (a trusted dealer, tests only) | [`ideal`] | 0 | none |
 //!
 //! All protocols are written sans-IO (explicit state machines that consume
@@ -19,6 +20,29 @@
 //! [`OtSender`], [`OtReceiver`]. [`bench::run_local`] runs both parties in
 //! two threads over an in-memory channel and reports time and bytes per OT.
 //!
+//! # Example
+//!
+//! ```
+//! use rand_chacha::ChaCha20Rng;
+//! use rand_core::SeedableRng;
+//! use triskele_ot::rlwe::RlweRot;
+//! use triskele_ot::{memory_pair, RotReceiver, RotSender};
+//!
+//! let (mut to_receiver, mut to_sender) = memory_pair();
+//! let sender = std::thread::spawn(move || {
+//!     let mut rng = ChaCha20Rng::from_os_rng();
+//!     RlweRot::default().send_random(&mut to_receiver, 10, &mut rng)
+//! });
+//! let mut rng = ChaCha20Rng::from_os_rng();
+//! let got = RlweRot::default().receive_random(&mut to_sender, 10, &mut rng)?;
+//! let sent = sender.join().expect("sender thread")?;
+//! for i in 0..10 {
+//!     let b = usize::from(got.choices[i]);
+//!     assert_eq!(sent.messages[i][b], got.messages[i]);
+//! }
+//! # Ok::<(), triskele_ot::Error>(())
+//! ```
+//!
 //! # Security model
 //!
 //! Two parties, static corruption. The lattice protocols follow the papers'
@@ -26,9 +50,15 @@
 //! per-purpose domain key plays the oracle); the RLWE parameters are those
 //! of the paper (`n = 512`, `q = 15361`, `sigma = 2`). Aborts caused by a
 //! misbehaving peer are reported as [`Error::Abort`]; a malformed or
-//! truncated message is a decoding error and never a panic. IKNP as
-//! implemented is secure against a semi-honest receiver (no KOS
-//! consistency check yet).
+//! truncated message is a decoding error and never a panic. Plain IKNP is
+//! secure against a semi-honest receiver; with the KOS15 check
+//! ([`extension::ConsistencyCheck::Kos`]) against a malicious one.
+//!
+//! Aborts are visible to the peer. In ROT and BDGM19 a malicious sender can
+//! make the receiver's checks fail on one branch only and so learn, from
+//! whether the receiver aborts, the branch of that run (the selective-failure
+//! attack every OT with receiver-side checks has); treat any abort as fatal
+//! for the whole session and do not retry with the same inputs.
 //!
 //! Side channels: code paths and memory accesses do not depend on secret
 //! bits. The receiver always hashes the seed to a polynomial and subtracts it
@@ -39,16 +69,20 @@
 //!
 //! # Differences from the ROTed artifact
 //!
-//! * Real noise: each run samples fresh secrets and errors from a
-//!   PRG seeded by the caller's RNG (the artifact's benchmarked build copies
-//!   noise from a fixed public table).
+//! * Real noise: each run samples fresh secrets and errors from an
+//!   AES-CTR PRG seeded with 32 bytes from the caller's RNG (the artifact's
+//!   benchmarked build copies noise from a fixed public table). The default
+//!   distribution is the centered binomial with sigma = 2 (as NewHope and
+//!   Kyber); an exact-variance discrete Gaussian CDT sampler is available
+//!   ([`rlwe::NoiseDistribution`]).
 //! * Constant-time paths whatever the secret bits (the artifact hashes to a
 //!   polynomial only when the receiver's bit is 1).
 //! * Compact messages: coefficients packed at 14 bits, hints at 1 bit; ROT
-//!   2176 bytes per OT in total, BDGM19 OT 2240 bytes (the artifact sends
+//!   2144 bytes per OT in total, BDGM19 OT 2240 bytes (the artifact sends
 //!   its unpacked structs, about 4.5 KB).
-//! * Outputs hash the whole 512-bit reconciled key with the transcript (the
-//!   artifact's outputs take the first key bits, one per byte).
+//! * Outputs derive from a BLAKE3 hash of the whole 512-bit reconciled key
+//!   and the transcript (the artifact's outputs take the first 32 key bits,
+//!   one per byte).
 //! * Reconciliation uses centered representatives as in Ding et al.
 //! * The EC baseline is Simplest OT with proper randomness (the artifact's
 //!   PVW08 never sets its encryption randomness, so ciphertexts decode
@@ -56,9 +90,32 @@
 //!
 //! # Backends
 //!
-//! Portable Rust only for now (the NTT is written so that LLVM vectorizes
-//! its wide layers with SSE2 `pmulhw`/`pmullw`); AES uses AES-NI when the
-//! CPU has it (chosen at run time by the `aes` crate).
+//! The NTT and the discrete-Gaussian sampler core are written once in
+//! portable Rust, shaped so that LLVM vectorizes them (16-bit Montgomery and
+//! Barrett arithmetic, `pmulhw`/`pmullw`), and compiled twice: for the
+//! baseline target (SSE2 on x86-64) and with AVX2 enabled; the AVX2 copy is
+//! chosen at run time when the CPU has it, `TRISKELE_BACKEND=portable`
+//! forces the portable one, and tests check the two agree bit for bit (see
+//! [`rlwe::Backend`]). The KOS check's GF(2^128) products use PCLMULQDQ
+//! when present (portable: 4-bit windows indexed by public values only).
+//! The only `unsafe` code (`rlwe/ntt_avx2.rs`) is the calls into the AVX2
+//! and PCLMULQDQ functions, each behind a token that proves run-time
+//! detection. AES (the noise
+//! PRG and the extension's PRG and hash) uses AES-NI when present, chosen by
+//! the `aes` crate. Not yet: AVX-512 and NEON copies, hand-written
+//! intrinsics.
+//!
+//! # Wire sizes (bytes per OT, both directions)
+//!
+//! | protocol | bytes |
+//! |---|---|
+//! | ROT | 960 + 1120 + 64 = 2144 |
+//! | BDGM19 OT (and its ROTed variant) | 928 + 1216 + 32 + 64 = 2240 |
+//! | Simplest OT, chosen | 96 + 32/n |
+//! | Simplest OT, random | 32 + 32/n |
+//! | IKNP random OT | 16 per OT + 128 base ROTs (about 274 KB once) |
+//! | IKNP + KOS | 16 per OT + 4 KB + 32 B per chunk of 65536 + base |
+//! | SoftSpoken, k = 4 | 31 bits (3.9 B) per OT + 4 KB setup + base |
 #![deny(unsafe_code)]
 
 pub mod bench;
@@ -78,44 +135,47 @@ use rand_core::CryptoRng;
 use zeroize::Zeroize;
 
 /// Outputs of a random-OT sender: `count` pairs of random messages.
-pub struct RotSenderOutputs<B: Zeroize> {
+pub struct RotSenderOutputs<B: OtBlock> {
     /// `(M_0, M_1)` for each OT.
     pub messages: Vec<[B; 2]>,
 }
 
 /// Outputs of a random-OT receiver: a random bit and one message per OT.
-pub struct RotReceiverOutputs<B: Zeroize> {
+pub struct RotReceiverOutputs<B: OtBlock> {
     /// The choice bits (each 0 or 1).
     pub choices: Vec<u8>,
     /// `M_{choice}` for each OT.
     pub messages: Vec<B>,
 }
 
-impl<B: Zeroize> Drop for RotSenderOutputs<B> {
+// Outputs can be millions of blocks: wipe them with one fill per block kept
+// alive by `black_box` instead of per-byte volatile stores (see `prg::wipe_bytes`).
+impl<B: OtBlock> Drop for RotSenderOutputs<B> {
     fn drop(&mut self) {
         for m in self.messages.iter_mut() {
-            m[0].zeroize();
-            m[1].zeroize();
+            *m = [B::default(), B::default()];
         }
+        core::hint::black_box(&mut self.messages);
     }
 }
 
-impl<B: Zeroize> Drop for RotReceiverOutputs<B> {
+impl<B: OtBlock> Drop for RotReceiverOutputs<B> {
     fn drop(&mut self) {
-        self.choices.zeroize();
+        prg::wipe_bytes(&mut self.choices);
         for m in self.messages.iter_mut() {
-            m.zeroize();
+            *m = B::default();
         }
+        core::hint::black_box(&mut self.messages);
     }
 }
 
-impl<B: Zeroize> core::fmt::Debug for RotSenderOutputs<B> {
+impl<B: OtBlock> core::fmt::Debug for RotSenderOutputs<B> {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
         write!(f, "RotSenderOutputs({} OTs)", self.messages.len())
     }
 }
 
-impl<B: Zeroize> core::fmt::Debug for RotReceiverOutputs<B> {
+impl<B: OtBlock> core::fmt::Debug for RotReceiverOutputs<B> {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
         write!(f, "RotReceiverOutputs({} OTs)", self.messages.len())
     }

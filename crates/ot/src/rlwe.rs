@@ -22,7 +22,7 @@ pub(crate) mod encode;
 pub(crate) mod hash;
 pub mod ntt;
 #[cfg(target_arch = "x86_64")]
-mod ntt_avx2;
+pub(crate) mod ntt_avx2;
 pub mod reconcile;
 pub mod ring;
 pub mod rot;
@@ -87,7 +87,7 @@ pub(crate) fn keygen(noise: NoiseDistribution, prg: &mut Prg) -> (NttPoly, KeyPa
 
 /// `k = INTT(p * s) + 2 e'`, the value both sides reconcile.
 pub(crate) fn shared_value(p: &NttPoly, kp: &KeyPair) -> Poly {
-    let mut k = p.mul_mont(&kp.s).inv_ntt();
+    let mut k = p.mul_mont(&kp.s).into_inv_ntt();
     k.add_assign(&kp.e2);
     k
 }

@@ -153,3 +153,108 @@ pub(crate) fn check_packed_len(d: &[u8], count: usize) -> Result<()> {
         })
     }
 }
+
+#[cfg(test)]
+mod tests {
+    #![allow(
+        clippy::unwrap_used,
+        clippy::expect_used,
+        clippy::panic,
+        clippy::needless_range_loop
+    )]
+    use super::*;
+    use crate::channel::memory_pair;
+    use crate::ec::SimplestOt;
+    use crate::ideal::IdealRot;
+    use crate::rlwe::{RlweOt, RlweRot};
+    use rand_chacha::ChaCha20Rng;
+    use rand_core::{RngCore, SeedableRng};
+
+    fn random_ot<S, R>(mut s: S, mut r: R, n: usize)
+    where
+        S: RotSender + Send + 'static,
+        R: RotReceiver<Block = S::Block>,
+        S::Block: PartialEq + core::fmt::Debug,
+    {
+        let (mut a, mut b) = memory_pair();
+        let t = std::thread::spawn(move || {
+            let mut rng = ChaCha20Rng::seed_from_u64(61);
+            s.send_random(&mut a, n, &mut rng).unwrap()
+        });
+        let mut rng = ChaCha20Rng::seed_from_u64(62);
+        let ro = r.receive_random(&mut b, n, &mut rng).unwrap();
+        let so = t.join().unwrap();
+        for i in 0..n {
+            let c = usize::from(ro.choices[i]);
+            assert_eq!(so.messages[i][c], ro.messages[i]);
+            assert_ne!(so.messages[i][1 - c], ro.messages[i]);
+        }
+    }
+
+    fn chosen_ot<S, R>(mut s: S, mut r: R, n: usize)
+    where
+        S: OtSender + Send + 'static,
+        R: OtReceiver<Block = S::Block>,
+        S::Block: PartialEq + core::fmt::Debug,
+    {
+        let mut rng = ChaCha20Rng::seed_from_u64(63);
+        let mut msgs = vec![[S::Block::default(); 2]; n];
+        for m in msgs.iter_mut() {
+            rng.fill_bytes(m[0].as_mut());
+            rng.fill_bytes(m[1].as_mut());
+        }
+        let choices: Vec<u8> = (0..n).map(|_| (rng.next_u32() & 1) as u8).collect();
+        let (mut a, mut b) = memory_pair();
+        let sent = msgs.clone();
+        let t = std::thread::spawn(move || {
+            let mut rng = ChaCha20Rng::seed_from_u64(64);
+            s.send(&mut a, &sent, &mut rng).unwrap();
+        });
+        let got = r.receive(&mut b, &choices, &mut rng).unwrap();
+        t.join().unwrap();
+        for i in 0..n {
+            assert_eq!(got[i], msgs[i][usize::from(choices[i])]);
+        }
+    }
+
+    #[test]
+    fn rotted_lattice_ot() {
+        random_ot(Rotted(RlweOt::default()), Rotted(RlweOt::default()), 300);
+    }
+
+    #[test]
+    fn rotted_ec_ot() {
+        random_ot(Rotted(SimplestOt), Rotted(SimplestOt), 20);
+    }
+
+    #[test]
+    fn derandomized_rots_are_chosen_ots() {
+        chosen_ot(
+            Derandomized(RlweRot::default()),
+            Derandomized(RlweRot::default()),
+            300,
+        );
+        chosen_ot(
+            Derandomized(IdealRot::<[u8; 16]>::new([4; 32])),
+            Derandomized(IdealRot::<[u8; 16]>::new([4; 32])),
+            1001,
+        );
+        // And back: a derandomized ROT, re-randomized, is still a ROT.
+        random_ot(
+            Rotted(Derandomized(IdealRot::<[u8; 32]>::new([5; 32]))),
+            Rotted(Derandomized(IdealRot::<[u8; 32]>::new([5; 32]))),
+            77,
+        );
+    }
+
+    #[test]
+    fn bad_choices_and_lengths_are_rejected() {
+        let (mut a, _b) = memory_pair();
+        let mut rng = ChaCha20Rng::seed_from_u64(65);
+        assert!(Derandomized(IdealRot::<[u8; 16]>::new([0; 32]))
+            .receive(&mut a, &[0, 2], &mut rng)
+            .is_err());
+        assert!(check_packed_len(&[0u8; 2], 17).is_err());
+        assert!(check_packed_len(&[0u8; 3], 17).is_ok());
+    }
+}

@@ -11,6 +11,14 @@
 //!  x_j0 = H(j, q_j), x_j1 = H(j, q_j ^ s)     x_j = H(j, t_j), choice r_j
 //! ```
 //!
+//! With [`ConsistencyCheck::Kos`] the receiver also proves that it used the
+//! same `r` in every row (Keller, Orsini, Scholl, CRYPTO 2015, the check of
+//! their Figure 7, made non-interactive with Fiat-Shamir): it extends 256
+//! extra sacrificial columns, derives `chi_j = PRG(H(index, u))`, and sends
+//! `x = sum r_j chi_j` and `t = sum t_j chi_j` in GF(2^128) with `u`; the
+//! sender checks `sum q_j chi_j = t + x s` and aborts otherwise. This makes
+//! the extension secure against a malicious receiver.
+//!
 //! `G` is AES-128 in counter mode keyed by the base OT output; `H(j, x) =
 //! pi(x ^ j) ^ x ^ j` with `pi` fixed-key AES-128 (a correlation-robust hash
 //! in the ideal-cipher model). Extensions are done in chunks of
@@ -19,14 +27,18 @@
 
 use crate::channel::{split_batch, Channel};
 use crate::error::Result;
+use crate::error::{AbortReason, Error};
+use crate::prg::Domain;
 use crate::rlwe::RlweRot;
 use crate::{RotReceiver, RotReceiverOutputs, RotSender, RotSenderOutputs};
 use aes::cipher::{generic_array::GenericArray, BlockEncrypt, KeyInit};
 use aes::Aes128;
 use rand_core::CryptoRng;
 use std::sync::OnceLock;
+use subtle::ConstantTimeEq;
 use zeroize::Zeroize;
 
+use super::gf128;
 use super::transpose::transpose_128;
 
 /// Security parameter: number of base OTs and bits per extended row.
@@ -34,19 +46,59 @@ pub const KAPPA: usize = 128;
 /// OTs per channel message.
 pub const CHUNK: usize = 1 << 16;
 
+/// Sacrificial columns per chunk for the KOS check (kappa + statistical
+/// parameter 64, rounded up to a multiple of 128).
+pub const KOS_EXTRA: usize = 256;
+
+/// The consistency check run by the extension.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[non_exhaustive]
+pub enum ConsistencyCheck {
+    /// Plain IKNP: secure against a semi-honest receiver.
+    #[default]
+    None,
+    /// The KOS15 check: secure against a malicious receiver.
+    Kos,
+}
+
+impl ConsistencyCheck {
+    fn extra(self) -> usize {
+        match self {
+            ConsistencyCheck::None => 0,
+            ConsistencyCheck::Kos => KOS_EXTRA,
+        }
+    }
+}
+
+/// The KOS challenges `chi_j` for a chunk: AES-CTR keyed by `H(index, u)`.
+fn kos_challenges(index: u128, u: &[u8], count: usize) -> Vec<u128> {
+    let seed = Domain::KosChallenge.hash(&[&index.to_le_bytes(), u]);
+    let mut prg = crate::prg::Prg::from_seed(&seed);
+    let mut bytes = vec![0u8; 16 * count];
+    prg.fill_bytes(&mut bytes);
+    bytes
+        .chunks_exact(16)
+        .map(|c| {
+            let mut b = [0u8; 16];
+            b.copy_from_slice(c);
+            u128::from_le_bytes(b)
+        })
+        .collect()
+}
+
 /// A 16-byte extended OT message.
 pub type Block16 = [u8; 16];
 
-type AesBlock = GenericArray<u8, aes::cipher::consts::U16>;
+pub(super) type AesBlock = GenericArray<u8, aes::cipher::consts::U16>;
 
 /// AES-128-CTR expander for one base OT key.
-struct Expander {
+pub(super) struct Expander {
     cipher: Aes128,
     counter: u128,
 }
 
 impl Expander {
-    fn new(seed: &[u8; 32]) -> Self {
+    pub(super) fn new(seed: &[u8; 32]) -> Self {
         let mut nonce = [0u8; 16];
         nonce.copy_from_slice(&seed[16..]);
         Expander {
@@ -56,7 +108,7 @@ impl Expander {
     }
 
     /// Fills `out` (a multiple of 16 bytes) with the next output blocks.
-    fn fill(&mut self, out: &mut [u8], scratch: &mut Vec<AesBlock>) {
+    pub(super) fn fill(&mut self, out: &mut [u8], scratch: &mut Vec<AesBlock>) {
         scratch.clear();
         for _ in 0..out.len() / 16 {
             scratch.push(AesBlock::from(self.counter.to_le_bytes()));
@@ -93,7 +145,7 @@ fn cr_hash(inputs: &[u128], scratch: &mut Vec<AesBlock>, out: &mut Vec<Block16>)
 
 /// Transposes a `128 x n` bit matrix (row `i` is `rows[i*n/8..]`) into `n`
 /// values of 128 bits (bit `i` of value `j` is bit `j` of row `i`).
-fn transpose_rows(rows: &[u8], n: usize, out: &mut Vec<u128>) {
+pub(super) fn transpose_rows(rows: &[u8], n: usize, out: &mut Vec<u128>) {
     let row_bytes = n / 8;
     out.clear();
     let mut tile = [0u128; 128];
@@ -110,9 +162,61 @@ fn transpose_rows(rows: &[u8], n: usize, out: &mut Vec<u128>) {
     tile.zeroize();
 }
 
+fn wipe_blocks(v: &mut [Block16]) {
+    for b in v.iter_mut() {
+        *b = [0; 16];
+    }
+    core::hint::black_box(v);
+}
+
+/// Hashes the sender's rows `q_j` (`j < cols.len()`) into `(H(j, q_j),
+/// H(j, q_j ^ s))`, appending to `messages`.
+pub(super) fn sender_outputs(
+    cols: &[u128],
+    s: u128,
+    index: u128,
+    scratch: &mut Vec<AesBlock>,
+    messages: &mut Vec<[Block16; 2]>,
+) {
+    let mut inputs: Vec<u128> = cols
+        .iter()
+        .enumerate()
+        .map(|(j, q)| q ^ (index + j as u128))
+        .collect();
+    let mut h0 = Vec::with_capacity(cols.len());
+    let mut h1 = Vec::with_capacity(cols.len());
+    cr_hash(&inputs, scratch, &mut h0);
+    for x in inputs.iter_mut() {
+        *x ^= s;
+    }
+    cr_hash(&inputs, scratch, &mut h1);
+    messages.extend(h0.iter().zip(h1.iter()).map(|(a, b)| [*a, *b]));
+    inputs.zeroize();
+    // h0, h1 hold copies of the outputs, which the caller owns anyway.
+    wipe_blocks(&mut h0);
+    wipe_blocks(&mut h1);
+}
+
+/// Hashes the receiver's rows `t_j` into `H(j, t_j)`, appending to `messages`.
+pub(super) fn receiver_outputs(
+    cols: &[u128],
+    index: u128,
+    scratch: &mut Vec<AesBlock>,
+    messages: &mut Vec<Block16>,
+) {
+    let mut inputs: Vec<u128> = cols
+        .iter()
+        .enumerate()
+        .map(|(j, t)| t ^ (index + j as u128))
+        .collect();
+    cr_hash(&inputs, scratch, messages);
+    inputs.zeroize();
+}
+
 /// The extension sender; obtains `(x_j0, x_j1)`.
 pub struct IknpSender<B = RlweRot> {
     base: B,
+    check: ConsistencyCheck,
     setup: Option<SenderSetup>,
     index: u128,
 }
@@ -134,6 +238,7 @@ impl Drop for SenderSetup {
 /// The extension receiver; obtains a random bit `r_j` and `x_{j r_j}`.
 pub struct IknpReceiver<B = RlweRot> {
     base: B,
+    check: ConsistencyCheck,
     setup: Option<Vec<[Expander; 2]>>,
     index: u128,
 }
@@ -161,10 +266,17 @@ impl<B> core::fmt::Debug for IknpReceiver<B> {
 }
 
 impl<B> IknpSender<B> {
-    /// An extension sender whose base OTs come from `base` (as base receiver).
+    /// An extension sender whose base OTs come from `base` (as base
+    /// receiver), without consistency check.
     pub fn new(base: B) -> Self {
+        Self::with_check(base, ConsistencyCheck::None)
+    }
+
+    /// An extension sender running `check`.
+    pub fn with_check(base: B, check: ConsistencyCheck) -> Self {
         IknpSender {
             base,
+            check,
             setup: None,
             index: 0,
         }
@@ -172,10 +284,17 @@ impl<B> IknpSender<B> {
 }
 
 impl<B> IknpReceiver<B> {
-    /// An extension receiver whose base OTs come from `base` (as base sender).
+    /// An extension receiver whose base OTs come from `base` (as base
+    /// sender), without consistency check.
     pub fn new(base: B) -> Self {
+        Self::with_check(base, ConsistencyCheck::None)
+    }
+
+    /// An extension receiver running `check`.
+    pub fn with_check(base: B, check: ConsistencyCheck) -> Self {
         IknpReceiver {
             base,
+            check,
             setup: None,
             index: 0,
         }
@@ -205,6 +324,11 @@ impl<B: RotReceiver<Block = [u8; 32]>> RotSender for IknpSender<B> {
     ) -> Result<RotSenderOutputs<Block16>> {
         if self.setup.is_none() {
             let base = self.base.receive_random(ch, KAPPA, rng)?;
+            if base.messages.len() != KAPPA || base.choices.len() != KAPPA {
+                return Err(Error::InvalidArgument(
+                    "base OT returned the wrong number of OTs",
+                ));
+            }
             let mut s = 0u128;
             for (i, &c) in base.choices.iter().enumerate() {
                 s |= u128::from(c & 1) << i;
@@ -219,16 +343,24 @@ impl<B: RotReceiver<Block = [u8; 32]>> RotSender for IknpSender<B> {
         let mut scratch = Vec::new();
         let mut rows = Vec::new();
         let mut cols = Vec::new();
-        let mut inputs = Vec::new();
-        let mut h0 = Vec::new();
-        let mut h1 = Vec::new();
         let mut done = 0;
+        let extra = self.check.extra();
         while done < count {
             let n = (count - done).min(CHUNK);
-            let padded = n.div_ceil(128) * 128;
+            let padded = n.div_ceil(128) * 128 + extra;
             let row_bytes = padded / 8;
-            let u = ch.recv()?;
-            let u_rows = split_batch(&u, KAPPA, row_bytes, "IKNP correction matrix")?;
+            let msg = ch.recv()?;
+            let u_len = KAPPA * row_bytes;
+            let proof_len = if extra > 0 { 32 } else { 0 };
+            if msg.len() != u_len + proof_len {
+                return Err(Error::LengthMismatch {
+                    what: "IKNP correction matrix",
+                    expected: u_len + proof_len,
+                    got: msg.len(),
+                });
+            }
+            let (u, proof) = msg.split_at(u_len);
+            let u_rows = split_batch(u, KAPPA, row_bytes, "IKNP correction matrix")?;
             rows.clear();
             rows.resize(KAPPA * row_bytes, 0u8);
             for (i, (row, u_i)) in rows.chunks_exact_mut(row_bytes).zip(u_rows).enumerate() {
@@ -240,26 +372,28 @@ impl<B: RotReceiver<Block = [u8; 32]>> RotSender for IknpSender<B> {
                 }
             }
             transpose_rows(&rows, padded, &mut cols);
-            inputs.clear();
-            h0.clear();
-            h1.clear();
-            for (j, q) in cols.iter().take(n).enumerate() {
-                inputs.push(q ^ (self.index + j as u128));
+            if extra > 0 {
+                let chi = kos_challenges(self.index, u, padded);
+                let q = gf128::dot(&cols, &chi);
+                let mut xb = [0u8; 16];
+                xb.copy_from_slice(&proof[..16]);
+                let mut tb = [0u8; 16];
+                tb.copy_from_slice(&proof[16..]);
+                let x = u128::from_le_bytes(xb);
+                let t = u128::from_le_bytes(tb);
+                // x is public (sent), s secret: x selects table entries.
+                let (lo, hi) = gf128::mul_wide(setup.s, x);
+                let expected = t ^ gf128::reduce(lo, hi);
+                if !bool::from(q.to_le_bytes().ct_eq(&expected.to_le_bytes())) {
+                    return Err(Error::Abort(AbortReason::ConsistencyCheck));
+                }
             }
-            cr_hash(&inputs, &mut scratch, &mut h0);
-            for x in inputs.iter_mut() {
-                *x ^= setup.s;
-            }
-            cr_hash(&inputs, &mut scratch, &mut h1);
-            messages.extend(h0.iter().zip(h1.iter()).map(|(a, b)| [*a, *b]));
+            sender_outputs(&cols[..n], setup.s, self.index, &mut scratch, &mut messages);
             self.index += n as u128;
             done += n;
         }
-        rows.zeroize();
+        crate::prg::wipe_bytes(&mut rows);
         cols.zeroize();
-        inputs.zeroize();
-        h0.zeroize();
-        h1.zeroize();
         Ok(RotSenderOutputs { messages })
     }
 }
@@ -275,6 +409,11 @@ impl<B: RotSender<Block = [u8; 32]>> RotReceiver for IknpReceiver<B> {
     ) -> Result<RotReceiverOutputs<Block16>> {
         if self.setup.is_none() {
             let base = self.base.send_random(ch, KAPPA, rng)?;
+            if base.messages.len() != KAPPA {
+                return Err(Error::InvalidArgument(
+                    "base OT returned the wrong number of OTs",
+                ));
+            }
             let prgs = base
                 .messages
                 .iter()
@@ -292,11 +431,11 @@ impl<B: RotSender<Block = [u8; 32]>> RotReceiver for IknpReceiver<B> {
         let mut g1 = Vec::new();
         let mut r = Vec::new();
         let mut cols = Vec::new();
-        let mut inputs = Vec::new();
         let mut done = 0;
+        let extra = self.check.extra();
         while done < count {
             let n = (count - done).min(CHUNK);
-            let padded = n.div_ceil(128) * 128;
+            let padded = n.div_ceil(128) * 128 + extra;
             let row_bytes = padded / 8;
             r.clear();
             r.resize(row_bytes, 0u8);
@@ -304,7 +443,7 @@ impl<B: RotSender<Block = [u8; 32]>> RotReceiver for IknpReceiver<B> {
             t_rows.clear();
             t_rows.resize(KAPPA * row_bytes, 0u8);
             g1.resize(row_bytes, 0u8);
-            let mut u = Vec::with_capacity(KAPPA * row_bytes);
+            let mut u = Vec::with_capacity(KAPPA * row_bytes + 32);
             for (row, pair) in t_rows.chunks_exact_mut(row_bytes).zip(prgs.iter_mut()) {
                 pair[0].fill(row, &mut scratch);
                 pair[1].fill(&mut g1, &mut scratch);
@@ -315,22 +454,28 @@ impl<B: RotSender<Block = [u8; 32]>> RotReceiver for IknpReceiver<B> {
                         .map(|((t, g), x)| t ^ g ^ x),
                 );
             }
-            ch.send(u)?;
             transpose_rows(&t_rows, padded, &mut cols);
-            inputs.clear();
-            for (j, t) in cols.iter().take(n).enumerate() {
-                inputs.push(t ^ (self.index + j as u128));
+            if extra > 0 {
+                let chi = kos_challenges(self.index, &u, padded);
+                let mut x = 0u128;
+                for (j, c) in chi.iter().enumerate() {
+                    let bit = (r[j / 8] >> (j % 8)) & 1;
+                    x ^= c & 0u128.wrapping_sub(u128::from(bit));
+                }
+                let t = gf128::dot(&cols, &chi);
+                u.extend_from_slice(&x.to_le_bytes());
+                u.extend_from_slice(&t.to_le_bytes());
             }
-            cr_hash(&inputs, &mut scratch, &mut messages);
+            ch.send(u)?;
+            receiver_outputs(&cols[..n], self.index, &mut scratch, &mut messages);
             choices.extend((0..n).map(|j| (r[j / 8] >> (j % 8)) & 1));
             self.index += n as u128;
             done += n;
         }
-        t_rows.zeroize();
-        g1.zeroize();
-        r.zeroize();
+        crate::prg::wipe_bytes(&mut t_rows);
+        crate::prg::wipe_bytes(&mut g1);
+        crate::prg::wipe_bytes(&mut r);
         cols.zeroize();
-        inputs.zeroize();
         Ok(RotReceiverOutputs { choices, messages })
     }
 }
@@ -405,6 +550,107 @@ mod tests {
             .unwrap();
         let s = t.join().unwrap();
         check(&s, &r, 3000);
+    }
+
+    #[test]
+    fn kos_extension_is_correct() {
+        let (mut a, mut b) = memory_pair();
+        let sizes = [1usize, 300, CHUNK + 5];
+        let t = std::thread::spawn(move || {
+            let mut rng = ChaCha20Rng::seed_from_u64(46);
+            let mut s =
+                IknpSender::with_check(IdealRot::<[u8; 32]>::new([6; 32]), ConsistencyCheck::Kos);
+            sizes
+                .iter()
+                .map(|&n| s.send_random(&mut a, n, &mut rng).unwrap())
+                .collect::<Vec<_>>()
+        });
+        let mut rng = ChaCha20Rng::seed_from_u64(47);
+        let mut r =
+            IknpReceiver::with_check(IdealRot::<[u8; 32]>::new([6; 32]), ConsistencyCheck::Kos);
+        let outs: Vec<_> = sizes
+            .iter()
+            .map(|&n| r.receive_random(&mut b, n, &mut rng).unwrap())
+            .collect();
+        let souts = t.join().unwrap();
+        for ((s, r), &n) in souts.iter().zip(outs.iter()).zip(sizes.iter()) {
+            check(s, r, n);
+        }
+    }
+
+    /// A channel that flips one bit of the first message it carries at `pos`.
+    struct Flip {
+        inner: crate::channel::MemoryChannel,
+        pos: Option<usize>,
+    }
+    impl Channel for Flip {
+        fn send(&mut self, mut msg: Vec<u8>) -> Result<()> {
+            if let Some(p) = self.pos.take() {
+                msg[p] ^= 1;
+            }
+            self.inner.send(msg)
+        }
+        fn recv(&mut self) -> Result<Vec<u8>> {
+            self.inner.recv()
+        }
+        fn stats(&self) -> crate::ChannelStats {
+            self.inner.stats()
+        }
+    }
+
+    /// An inconsistent correction row (what a receiver using different
+    /// choice vectors in different rows sends) or a wrong proof is caught by
+    /// the KOS check, while plain IKNP does not notice.
+    #[test]
+    fn kos_detects_inconsistent_rows() {
+        let n: usize = 1000;
+        let row_bytes = (n.div_ceil(128) * 128 + KOS_EXTRA) / 8;
+        for pos in [
+            5,
+            40 * row_bytes + 7,
+            KAPPA * row_bytes + 3,
+            KAPPA * row_bytes + 20,
+        ] {
+            let (a, b) = memory_pair();
+            let mut b = Flip {
+                inner: b,
+                pos: Some(pos),
+            };
+            let mut a = a;
+            let t = std::thread::spawn(move || {
+                let mut rng = ChaCha20Rng::seed_from_u64(48);
+                IknpSender::with_check(IdealRot::<[u8; 32]>::new([7; 32]), ConsistencyCheck::Kos)
+                    .send_random(&mut a, n, &mut rng)
+            });
+            let mut rng = ChaCha20Rng::seed_from_u64(49);
+            let _ =
+                IknpReceiver::with_check(IdealRot::<[u8; 32]>::new([7; 32]), ConsistencyCheck::Kos)
+                    .receive_random(&mut b, n, &mut rng)
+                    .unwrap();
+            assert!(
+                matches!(
+                    t.join().unwrap(),
+                    Err(crate::Error::Abort(AbortReason::ConsistencyCheck))
+                ),
+                "flip at {pos}"
+            );
+        }
+        // Without the check the same corruption goes unnoticed (wrong outputs).
+        let (a, b) = memory_pair();
+        let mut b = Flip {
+            inner: b,
+            pos: Some(5),
+        };
+        let mut a = a;
+        let t = std::thread::spawn(move || {
+            let mut rng = ChaCha20Rng::seed_from_u64(48);
+            IknpSender::new(IdealRot::<[u8; 32]>::new([7; 32])).send_random(&mut a, n, &mut rng)
+        });
+        let mut rng = ChaCha20Rng::seed_from_u64(49);
+        let _ = IknpReceiver::new(IdealRot::<[u8; 32]>::new([7; 32]))
+            .receive_random(&mut b, n, &mut rng)
+            .unwrap();
+        assert!(t.join().unwrap().is_ok());
     }
 
     #[test]

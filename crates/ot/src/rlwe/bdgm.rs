@@ -32,8 +32,9 @@ use super::encode::{pack_poly, unpack_poly, HINT_BYTES, POLY_BYTES};
 use super::hash::hash_to_ntt;
 use super::reconcile::{extract, signal, Hint, ReconciledKey};
 use super::ring::NttPoly;
-use super::rot::{check_len, to_array, Block32};
+use super::rot::{check_len, chunk_sizes, to_array, Block32, BATCH_CHUNK};
 use super::{keygen, shared_value, KeyPair, NoiseDistribution, SEED_BYTES};
+use crate::channel::split_batch;
 use crate::error::{AbortReason, Error, Result};
 use crate::prg::{ct_select_32, ct_swap_32, Domain, Prg};
 use rand_core::CryptoRng;
@@ -382,6 +383,102 @@ impl OtReceiverRound2 {
     }
 }
 
+/// The BDGM19 OT as a batch protocol over a [`crate::Channel`]; each round
+/// travels in chunks of [`super::rot::BATCH_CHUNK`] instances so that both
+/// parties compute in parallel.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct RlweOt {
+    /// Noise distribution for secrets and errors.
+    pub noise: NoiseDistribution,
+}
+
+impl crate::OtSender for RlweOt {
+    type Block = Block32;
+
+    fn send<C: crate::Channel + ?Sized, R: CryptoRng + ?Sized>(
+        &mut self,
+        ch: &mut C,
+        messages: &[[Block32; 2]],
+        rng: &mut R,
+    ) -> Result<()> {
+        let count = messages.len();
+        let mut states = Vec::with_capacity(count);
+        for n in chunk_sizes(count) {
+            let bytes = ch.recv()?;
+            let mut out = Vec::with_capacity(n * OtMsg2::LEN);
+            for chunk in split_batch(&bytes, n, OtMsg1::LEN, "OT message 1 batch")? {
+                let (state, m2) = sender_round1(self.noise, rng, &OtMsg1::decode(chunk)?);
+                m2.encode(&mut out);
+                states.push(state);
+            }
+            ch.send(out)?;
+        }
+        let mut states = states.into_iter();
+        let mut pairs = messages.iter();
+        for n in chunk_sizes(count) {
+            let bytes = ch.recv()?;
+            let mut out = Vec::with_capacity(n * OtMsg4::LEN);
+            for ((chunk, state), m) in split_batch(&bytes, n, OtMsg3::LEN, "OT message 3 batch")?
+                .zip(states.by_ref())
+                .zip(pairs.by_ref())
+            {
+                state.round2(&OtMsg3::decode(chunk)?, m)?.encode(&mut out);
+            }
+            ch.send(out)?;
+        }
+        Ok(())
+    }
+}
+
+impl crate::OtReceiver for RlweOt {
+    type Block = Block32;
+
+    fn receive<C: crate::Channel + ?Sized, R: CryptoRng + ?Sized>(
+        &mut self,
+        ch: &mut C,
+        choices: &[u8],
+        rng: &mut R,
+    ) -> Result<Vec<Block32>> {
+        crate::check_choices(choices)?;
+        let count = choices.len();
+        let mut states = Vec::with_capacity(count);
+        for (k, n) in chunk_sizes(count).enumerate() {
+            let mut out = Vec::with_capacity(n * OtMsg1::LEN);
+            for &c in &choices[k * BATCH_CHUNK..k * BATCH_CHUNK + n] {
+                let (state, m1) = receiver_round1(self.noise, rng, c);
+                m1.encode(&mut out);
+                states.push(state);
+            }
+            ch.send(out)?;
+        }
+        let mut next = Vec::with_capacity(count);
+        let mut states = states.into_iter();
+        for n in chunk_sizes(count) {
+            let bytes = ch.recv()?;
+            let mut out = Vec::with_capacity(n * OtMsg3::LEN);
+            for (chunk, state) in
+                split_batch(&bytes, n, OtMsg2::LEN, "OT message 2 batch")?.zip(states.by_ref())
+            {
+                let (state, m3) = state.round2(&OtMsg2::decode(chunk)?)?;
+                m3.encode(&mut out);
+                next.push(state);
+            }
+            ch.send(out)?;
+        }
+        let mut result = Vec::with_capacity(count);
+        let mut next = next.into_iter();
+        for n in chunk_sizes(count) {
+            let bytes = ch.recv()?;
+            for (chunk, state) in
+                split_batch(&bytes, n, OtMsg4::LEN, "OT message 4 batch")?.zip(next.by_ref())
+            {
+                result.push(state.finish(&OtMsg4::decode(chunk)?));
+            }
+        }
+        Ok(result)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     #![allow(
@@ -404,7 +501,7 @@ mod tests {
     fn thousands_of_transfers() {
         let noise = NoiseDistribution::default();
         let mut rng = ChaCha20Rng::seed_from_u64(11);
-        for i in 0..1000u32 {
+        for i in 0..2000u32 {
             let c = (i % 2) as u8 ^ (i / 7 % 2) as u8;
             let mut m = [[0u8; 32]; 2];
             rng.fill_bytes(&mut m[0]);
@@ -466,87 +563,5 @@ mod tests {
                 Err(Error::Abort(AbortReason::ChallengeResponse))
             ));
         }
-    }
-}
-
-/// The BDGM19 OT as a batch protocol over a [`crate::Channel`].
-#[derive(Debug, Clone, Copy, Default)]
-pub struct RlweOt {
-    /// Noise distribution for secrets and errors.
-    pub noise: NoiseDistribution,
-}
-
-impl crate::OtSender for RlweOt {
-    type Block = Block32;
-
-    fn send<C: crate::Channel + ?Sized, R: CryptoRng + ?Sized>(
-        &mut self,
-        ch: &mut C,
-        messages: &[[Block32; 2]],
-        rng: &mut R,
-    ) -> Result<()> {
-        let count = messages.len();
-        let bytes = ch.recv()?;
-        let mut states = Vec::with_capacity(count);
-        let mut out = Vec::with_capacity(count * OtMsg2::LEN);
-        for chunk in crate::channel::split_batch(&bytes, count, OtMsg1::LEN, "OT message 1 batch")?
-        {
-            let (state, m2) = sender_round1(self.noise, rng, &OtMsg1::decode(chunk)?);
-            m2.encode(&mut out);
-            states.push(state);
-        }
-        ch.send(out)?;
-        let bytes = ch.recv()?;
-        let mut out = Vec::with_capacity(count * OtMsg4::LEN);
-        for ((chunk, state), m) in
-            crate::channel::split_batch(&bytes, count, OtMsg3::LEN, "OT message 3 batch")?
-                .zip(states)
-                .zip(messages)
-        {
-            state.round2(&OtMsg3::decode(chunk)?, m)?.encode(&mut out);
-        }
-        ch.send(out)
-    }
-}
-
-impl crate::OtReceiver for RlweOt {
-    type Block = Block32;
-
-    fn receive<C: crate::Channel + ?Sized, R: CryptoRng + ?Sized>(
-        &mut self,
-        ch: &mut C,
-        choices: &[u8],
-        rng: &mut R,
-    ) -> Result<Vec<Block32>> {
-        crate::check_choices(choices)?;
-        let count = choices.len();
-        let mut states = Vec::with_capacity(count);
-        let mut out = Vec::with_capacity(count * OtMsg1::LEN);
-        for &c in choices {
-            let (state, m1) = receiver_round1(self.noise, rng, c);
-            m1.encode(&mut out);
-            states.push(state);
-        }
-        ch.send(out)?;
-        let bytes = ch.recv()?;
-        let mut next = Vec::with_capacity(count);
-        let mut out = Vec::with_capacity(count * OtMsg3::LEN);
-        for (chunk, state) in
-            crate::channel::split_batch(&bytes, count, OtMsg2::LEN, "OT message 2 batch")?
-                .zip(states)
-        {
-            let (state, m3) = state.round2(&OtMsg2::decode(chunk)?)?;
-            m3.encode(&mut out);
-            next.push(state);
-        }
-        ch.send(out)?;
-        let bytes = ch.recv()?;
-        let mut result = Vec::with_capacity(count);
-        for (chunk, state) in
-            crate::channel::split_batch(&bytes, count, OtMsg4::LEN, "OT message 4 batch")?.zip(next)
-        {
-            result.push(state.finish(&OtMsg4::decode(chunk)?));
-        }
-        Ok(result)
     }
 }

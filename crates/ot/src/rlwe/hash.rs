@@ -10,33 +10,50 @@
 use super::ring::{NttPoly, N, Q};
 use crate::prg::Domain;
 
-/// Bytes read from the XOF per refill: 16 groups of 7 bytes = 64 chunks.
-const READ: usize = 112;
+/// First read: 1008 bytes = 144 groups of 7 bytes = 576 chunks (about 540
+/// accepted, 512 needed; fewer than 512 with probability about 2^-20), 16
+/// BLAKE3 output blocks. Further groups, rarely needed, are read 7 bytes at
+/// a time.
+const FIRST: usize = 1008;
+
+#[inline(always)]
+fn accept_group(bits: u64, out: &mut [i16; N + 1], filled: &mut usize) {
+    for j in 0..4 {
+        let c = ((bits >> (14 * j)) & 0x3fff) as i16;
+        // A spare slot takes writes once 512 values are in, so the loop has
+        // no data-dependent branch (rejections would mispredict).
+        out[(*filled).min(N)] = c;
+        *filled += usize::from(c < Q);
+    }
+}
 
 /// `H(seed)` as a uniform NTT-domain polynomial.
 pub(crate) fn hash_to_ntt(domain: Domain, seed: &[u8]) -> NttPoly {
     let mut h = domain.hasher();
     h.update(seed);
     let mut xof = h.finalize_xof();
-    let mut out = [0i16; N];
-    let mut filled = 0;
-    let mut buf = [0u8; READ];
-    while filled < N {
-        xof.fill(&mut buf);
-        for group in buf.chunks_exact(7) {
-            let mut w = [0u8; 8];
-            w[..7].copy_from_slice(group);
-            let bits = u64::from_le_bytes(w);
-            for j in 0..4 {
-                let c = ((bits >> (14 * j)) & 0x3fff) as i16;
-                if c < Q && filled < N {
-                    out[filled] = c;
-                    filled += 1;
-                }
-            }
-        }
+    let mut out = [0i16; N + 1];
+    let mut filled = 0usize;
+    // One spare byte so that every group can be read as an 8-byte word.
+    let mut buf = [0u8; FIRST + 1];
+    xof.fill(&mut buf[..FIRST]);
+    for g in 0..FIRST / 7 {
+        let mut w = [0u8; 8];
+        w.copy_from_slice(&buf[7 * g..7 * g + 8]);
+        accept_group(
+            u64::from_le_bytes(w) & ((1 << 56) - 1),
+            &mut out,
+            &mut filled,
+        );
     }
-    NttPoly::from_canonical(out)
+    while filled < N {
+        let mut w = [0u8; 8];
+        xof.fill(&mut w[..7]);
+        accept_group(u64::from_le_bytes(w), &mut out, &mut filled);
+    }
+    let mut v = [0i16; N];
+    v.copy_from_slice(&out[..N]);
+    NttPoly::from_canonical(v)
 }
 
 #[cfg(test)]

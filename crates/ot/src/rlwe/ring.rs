@@ -21,7 +21,7 @@
 //!
 //! Every operation runs in time independent of the coefficient values.
 
-use zeroize::{Zeroize, ZeroizeOnDrop};
+use zeroize::Zeroize;
 
 /// Ring degree `n`.
 pub const N: usize = 512;
@@ -175,18 +175,54 @@ pub(crate) fn inv_ntt_in_place(r: &mut [i16; N]) {
     super::ntt::inverse(r);
 }
 
-/// A polynomial in the coefficient domain; coefficients in `(-q, q)`.
-#[derive(Clone, PartialEq, Eq, Zeroize, ZeroizeOnDrop)]
-pub struct Poly(pub(crate) [i16; N]);
+/// Overwrites a coefficient array with zeros.
+///
+/// `zeroize` writes arrays one element at a time with volatile stores (512
+/// stores per polynomial, and a protocol run drops dozens of polynomials);
+/// instead we do one vectorized fill and pass the array to
+/// `core::hint::black_box`, which makes it observable so the compiler
+/// cannot drop the fill as a dead store.
+#[inline]
+pub(crate) fn wipe(a: &mut [i16; N]) {
+    *a = [0; N];
+    core::hint::black_box(a);
+}
 
-/// A polynomial in the NTT (evaluation) domain, canonical values in `[0, q)`.
-#[derive(Clone, PartialEq, Eq, Zeroize, ZeroizeOnDrop)]
-pub struct NttPoly(pub(crate) [i16; N]);
+macro_rules! poly_type {
+    ($(#[$doc:meta])* $name:ident $(, $derive:ident)*) => {
+        $(#[$doc])*
+        #[derive(Clone $(, $derive)*)]
+        pub struct $name(pub(crate) [i16; N]);
 
-/// An NTT-domain polynomial multiplied by the Montgomery factor `2^16`,
-/// values in `(-q, q)`; the form in which secrets are kept.
-#[derive(Clone, Zeroize, ZeroizeOnDrop)]
-pub struct MontNttPoly(pub(crate) [i16; N]);
+        impl Drop for $name {
+            fn drop(&mut self) {
+                wipe(&mut self.0);
+            }
+        }
+
+        impl Zeroize for $name {
+            fn zeroize(&mut self) {
+                wipe(&mut self.0);
+            }
+        }
+
+        impl zeroize::ZeroizeOnDrop for $name {}
+    };
+}
+
+poly_type!(
+    /// A polynomial in the coefficient domain; coefficients in `(-q, q)`.
+    Poly, PartialEq, Eq
+);
+poly_type!(
+    /// A polynomial in the NTT (evaluation) domain, canonical values in `[0, q)`.
+    NttPoly, PartialEq, Eq
+);
+poly_type!(
+    /// An NTT-domain polynomial multiplied by the Montgomery factor `2^16`,
+    /// values in `(-q, q)`; the form in which secrets are kept.
+    MontNttPoly
+);
 
 impl core::fmt::Debug for Poly {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
@@ -230,25 +266,21 @@ impl Poly {
 
     /// Forward NTT.
     pub fn ntt(&self) -> NttPoly {
-        let mut r = self.0;
-        ntt_in_place(&mut r);
-        for x in r.iter_mut() {
+        let mut out = NttPoly(self.0);
+        ntt_in_place(&mut out.0);
+        for x in out.0.iter_mut() {
             *x = caddq(*x);
         }
-        let out = NttPoly(r);
-        r.zeroize();
         out
     }
 
     /// Forward NTT followed by scaling into Montgomery form.
     pub fn ntt_mont(&self) -> MontNttPoly {
-        let mut r = self.0;
-        ntt_in_place(&mut r);
-        for x in r.iter_mut() {
+        let mut out = MontNttPoly(self.0);
+        ntt_in_place(&mut out.0);
+        for x in out.0.iter_mut() {
             *x = fqmul(*x, R2);
         }
-        let out = MontNttPoly(r);
-        r.zeroize();
         out
     }
 
@@ -275,11 +307,15 @@ impl NttPoly {
 
     /// Inverse NTT.
     pub fn inv_ntt(&self) -> Poly {
-        let mut r = self.0;
-        inv_ntt_in_place(&mut r);
-        let out = Poly(r);
-        r.zeroize();
+        let mut out = Poly(self.0);
+        inv_ntt_in_place(&mut out.0);
         out
+    }
+
+    /// Inverse NTT consuming `self` (no copy).
+    pub(crate) fn into_inv_ntt(mut self) -> Poly {
+        inv_ntt_in_place(&mut self.0);
+        Poly(core::mem::replace(&mut self.0, [0; N]))
     }
 
     /// `self + rhs`.
@@ -453,7 +489,7 @@ pub(crate) mod tests {
 
     #[test]
     fn ntt_of_x_is_evaluation() {
-        // NTT(X) must hold the odd powers of psi (in bit-reversed order).
+        // NTT(X) must hold the odd powers of psi (in the transform's order).
         let mut c = [0i64; N];
         c[1] = 1;
         let x = Poly::from_coeffs(&c).ntt();

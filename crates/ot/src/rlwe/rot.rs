@@ -6,21 +6,21 @@
 //!  Receiver                                              Sender
 //!  b, seed, S0, S1 random; (p, s_R) = keygen
 //!  p <- p - b * H(seed)         (always computed, masked)
-//!  c_i = H(seed, i, S_i)
-//!              -- Msg1: p, seed, c_0, c_1 -------------->
+//!  c = H(seed, S_0, S_1)
+//!              -- Msg1: p, seed, c ---------------------->
 //!                                       (p_S, s_S) = keygen
 //!                                       k_i = (p + i H(seed)) s_S + 2e'
 //!                                       w_i = Sig(k_i), K_i = Mod2(k_i, w_i)
 //!                                       flip f, mask u random
-//!                                       T = H(seed, c_0, c_1, u)
-//!                                       t_i = H(T, K_i)
+//!                                       T = H(seed, c, u)
+//!                                       (t_i, P_i) = H(T, K_i)  (64 bytes)
 //!              <- Msg2: p_S, w_0, w_1, u, t_f, t_{1-f} --
 //!  k = p_S s_R + 2e'; K = Mod2(k, w_b)
-//!  t = H(T, K); j = the slot holding t (abort if none)
-//!  output (j, M = H(T, K, S_b))
+//!  (t, P) = H(T, K); j = the slot holding t (abort if none)
+//!  output (j, M = P ^ S_b)
 //!              -- Msg3: S_0, S_1 ----------------------->
-//!                                       check c_0, c_1
-//!                                       M_j = H(T, K_{j^f}, S_{j^f})
+//!                                       check c
+//!                                       M_j = P_{j^f} ^ S_{j^f}
 //! ```
 //!
 //! The receiver's output bit is `j = b xor f`: uniformly random and fixed
@@ -30,10 +30,13 @@
 //! Differences from the artifact: the hashed polynomial is computed and
 //! subtracted under a mask whatever `b` is (the artifact hashes only when
 //! `b = 1`); every choice between branches is a masked selection or swap;
-//! outputs are a hash of the full 512-bit reconciled key, the transcript and
-//! the opened mask (the artifact copies the first 32 key bits, one per byte);
-//! one 32-byte mask `u` replaces the artifact's two; messages are packed
-//! (14-bit coefficients, 1-bit hints) and decoding rejects malformed input.
+//! outputs derive from a hash of the full 512-bit reconciled key and the
+//! transcript, one 64-byte BLAKE3 output giving both the confirmation value
+//! and the output pad (the artifact copies the first 32 key bits, one per
+//! byte, as the output); one 32-byte mask `u` replaces the artifact's two,
+//! and one commitment covers both `S_0, S_1` (they are always opened
+//! together); messages are packed (14-bit coefficients, 1-bit hints) and
+//! decoding rejects malformed input.
 
 use super::encode::{pack_poly, unpack_poly, HINT_BYTES, POLY_BYTES};
 use super::hash::hash_to_ntt;
@@ -49,15 +52,15 @@ use zeroize::{Zeroize, ZeroizeOnDrop};
 /// A 32-byte OT message.
 pub type Block32 = [u8; 32];
 
-/// Receiver to sender: the shifted sample, the seed, the commitments.
+/// Receiver to sender: the shifted sample, the seed, the commitment to the masks.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct RotMsg1 {
     /// `a s_R + 2 e_R - b H(seed)`, NTT domain.
     pub p: NttPoly,
     /// Seed of the hashed polynomial.
     pub seed: [u8; SEED_BYTES],
-    /// `H(seed, i, S_i)`.
-    pub commitments: [Block32; 2],
+    /// `H(seed, S_0, S_1)`.
+    pub commitment: Block32,
 }
 
 /// Sender to receiver: its sample, both hints, the mask, the swapped
@@ -82,27 +85,25 @@ pub struct RotMsg3 {
 }
 
 impl RotMsg1 {
-    /// Encoded length in bytes (992).
-    pub const LEN: usize = POLY_BYTES + SEED_BYTES + 64;
+    /// Encoded length in bytes (960).
+    pub const LEN: usize = POLY_BYTES + SEED_BYTES + 32;
 
     /// Appends the encoding to `out`.
     pub fn encode(&self, out: &mut Vec<u8>) {
         pack_poly(&self.p, out);
         out.extend_from_slice(&self.seed);
-        out.extend_from_slice(&self.commitments[0]);
-        out.extend_from_slice(&self.commitments[1]);
+        out.extend_from_slice(&self.commitment);
     }
 
     /// Decodes exactly [`Self::LEN`] bytes.
     pub fn decode(b: &[u8]) -> Result<Self> {
         check_len(b, Self::LEN, "ROT message 1")?;
         let (p, rest) = b.split_at(POLY_BYTES);
-        let (seed, rest) = rest.split_at(SEED_BYTES);
-        let (c0, c1) = rest.split_at(32);
+        let (seed, c) = rest.split_at(SEED_BYTES);
         Ok(RotMsg1 {
             p: unpack_poly(p, "ROT message 1 polynomial")?,
             seed: to_array(seed),
-            commitments: [to_array(c0), to_array(c1)],
+            commitment: to_array(c),
         })
     }
 }
@@ -213,7 +214,7 @@ pub struct RotReceiverRound1 {
     keys: KeyPair,
     seed: [u8; SEED_BYTES],
     masks: [Block32; 2],
-    commitments: [Block32; 2],
+    commitment: Block32,
 }
 
 impl core::fmt::Debug for RotReceiverRound1 {
@@ -233,10 +234,10 @@ impl Drop for RotReceiverRound1 {
 /// The sender between its round and the final message.
 pub struct RotSenderRound {
     flip: u8,
-    keys: [ReconciledKey; 2],
+    pads: [Block32; 2],
     transcript: Block32,
     seed: [u8; SEED_BYTES],
-    commitments: [Block32; 2],
+    commitment: Block32,
 }
 
 impl core::fmt::Debug for RotSenderRound {
@@ -248,24 +249,40 @@ impl core::fmt::Debug for RotSenderRound {
 impl Drop for RotSenderRound {
     fn drop(&mut self) {
         self.flip.zeroize();
+        self.pads.zeroize();
         self.transcript.zeroize();
     }
 }
 
-fn commit(seed: &[u8; SEED_BYTES], index: u8, mask: &Block32) -> Block32 {
-    Domain::RotCommit.hash(&[seed, &[index], mask])
+/// One commitment to both masks (they are always opened together); the
+/// seed binds it to the session.
+fn commit(seed: &[u8; SEED_BYTES], masks: &[Block32; 2]) -> Block32 {
+    Domain::RotCommit.hash(&[seed, &masks[0], &masks[1]])
 }
 
-fn transcript(seed: &[u8; SEED_BYTES], commitments: &[Block32; 2], u: &Block32) -> Block32 {
-    Domain::RotTranscript.hash(&[seed, &commitments[0], &commitments[1], u])
+fn transcript(seed: &[u8; SEED_BYTES], commitment: &Block32, u: &Block32) -> Block32 {
+    Domain::RotTranscript.hash(&[seed, commitment, u])
 }
 
-fn confirmation(t: &Block32, key: &ReconciledKey) -> Block32 {
-    Domain::RotConfirm.hash(&[t, key.as_bytes()])
+/// `(t, P) = H(T, K)`: the key-confirmation value and the output pad.
+fn key_material(t: &Block32, key: &ReconciledKey) -> (Block32, Block32) {
+    let mut h = Domain::RotConfirm.hasher();
+    h.update(t);
+    h.update(key.as_bytes());
+    let mut out = [0u8; 64];
+    h.finalize_xof().fill(&mut out);
+    let conf = to_array(&out[..32]);
+    let pad = to_array(&out[32..]);
+    crate::prg::wipe_bytes(&mut out);
+    (conf, pad)
 }
 
-fn output(t: &Block32, key: &ReconciledKey, mask: &Block32) -> Block32 {
-    Domain::RotOutput.hash(&[t, key.as_bytes(), mask])
+fn xor32(a: &Block32, b: &Block32) -> Block32 {
+    let mut o = [0u8; 32];
+    for ((o, x), y) in o.iter_mut().zip(a).zip(b) {
+        *o = x ^ y;
+    }
+    o
 }
 
 /// Receiver, round 1: samples its secret bit, key pair, seed and masks.
@@ -281,18 +298,18 @@ pub fn receiver_round1<R: CryptoRng + ?Sized>(
     // Always hash and always subtract; the bit only selects through a mask.
     let h = hash_to_ntt(Domain::HashToPoly, &seed);
     let p = p.sub_masked(&h, bit);
-    let commitments = [commit(&seed, 0, &masks[0]), commit(&seed, 1, &masks[1])];
+    let commitment = commit(&seed, &masks);
     let msg = RotMsg1 {
         p,
         seed,
-        commitments,
+        commitment,
     };
     let state = RotReceiverRound1 {
         bit,
         keys,
         seed,
         masks,
-        commitments,
+        commitment,
     };
     (state, msg)
 }
@@ -312,9 +329,9 @@ pub fn sender_round<R: CryptoRng + ?Sized>(
     let k1 = shared_value(&msg.p.add(&h), &keys);
     let hints = [signal(&k0), signal(&k1)];
     let rkeys = [extract(&k0, &hints[0]), extract(&k1, &hints[1])];
-    let t = transcript(&msg.seed, &msg.commitments, &mask);
-    let c0 = confirmation(&t, &rkeys[0]);
-    let c1 = confirmation(&t, &rkeys[1]);
+    let t = transcript(&msg.seed, &msg.commitment, &mask);
+    let (c0, pad0) = key_material(&t, &rkeys[0]);
+    let (c1, pad1) = key_material(&t, &rkeys[1]);
     let (slot0, slot1) = ct_swap_32(&c0, &c1, flip);
     let reply = RotMsg2 {
         p,
@@ -324,19 +341,18 @@ pub fn sender_round<R: CryptoRng + ?Sized>(
     };
     let state = RotSenderRound {
         flip,
-        keys: rkeys,
+        pads: [pad0, pad1],
         transcript: t,
         seed: msg.seed,
-        commitments: msg.commitments,
+        commitment: msg.commitment,
     };
     (state, reply)
 }
 
 impl RotReceiverRound1 {
     /// The receiver's secret branch bit `b` (its output bit is `b xor f`).
-    /// Exposed for tests and diagnostics only.
-    #[doc(hidden)]
-    pub fn branch_bit(&self) -> u8 {
+    #[cfg(test)]
+    fn branch_bit(&self) -> u8 {
         self.bit
     }
 
@@ -346,8 +362,8 @@ impl RotReceiverRound1 {
         let k = shared_value(&msg.p, &self.keys);
         let hint = Hint::select(&msg.hints[0], &msg.hints[1], self.bit);
         let key = extract(&k, &hint);
-        let t = transcript(&self.seed, &self.commitments, &msg.mask);
-        let c = confirmation(&t, &key);
+        let t = transcript(&self.seed, &self.commitment, &msg.mask);
+        let (c, mut pad) = key_material(&t, &key);
         let eq0 = c.ct_eq(&msg.confirmations[0]);
         let eq1 = c.ct_eq(&msg.confirmations[1]);
         // Exactly one slot must match; failure is public (the run aborts).
@@ -356,7 +372,8 @@ impl RotReceiverRound1 {
         }
         let choice = eq1.unwrap_u8();
         let mask = ct_select_32(&self.masks[0], &self.masks[1], self.bit);
-        let message = output(&t, &key, &mask);
+        let message = xor32(&pad, &mask);
+        pad.zeroize();
         let reply = RotMsg3 {
             openings: self.masks,
         };
@@ -367,13 +384,12 @@ impl RotReceiverRound1 {
 impl RotSenderRound {
     /// Sender, finish: checks the openings and outputs `(M_0, M_1)`.
     pub fn finish(self, msg: &RotMsg3) -> Result<RotSenderOutput> {
-        let ok0 = commit(&self.seed, 0, &msg.openings[0]).ct_eq(&self.commitments[0]);
-        let ok1 = commit(&self.seed, 1, &msg.openings[1]).ct_eq(&self.commitments[1]);
-        if !bool::from(ok0 & ok1) {
+        let ok = commit(&self.seed, &msg.openings).ct_eq(&self.commitment);
+        if !bool::from(ok) {
             return Err(Error::Abort(AbortReason::CommitmentMismatch));
         }
-        let m0 = output(&self.transcript, &self.keys[0], &msg.openings[0]);
-        let m1 = output(&self.transcript, &self.keys[1], &msg.openings[1]);
+        let m0 = xor32(&self.pads[0], &msg.openings[0]);
+        let m1 = xor32(&self.pads[1], &msg.openings[1]);
         let (a, b) = ct_swap_32(&m0, &m1, self.flip);
         Ok(RotSenderOutput { messages: [a, b] })
     }
@@ -439,7 +455,7 @@ mod tests {
 
     #[test]
     fn message_lengths() {
-        assert_eq!(RotMsg1::LEN, 992);
+        assert_eq!(RotMsg1::LEN, 960);
         assert_eq!(RotMsg2::LEN, 1120);
         assert_eq!(RotMsg3::LEN, 64);
         let mut rng = ChaCha20Rng::seed_from_u64(6);
@@ -526,10 +542,52 @@ mod tests {
             Err(Error::Abort(AbortReason::CommitmentMismatch))
         ));
     }
+
+    #[test]
+    fn batch_over_channel_rejects_truncated_and_garbage() {
+        use crate::channel::memory_pair;
+        use crate::{Channel, RotReceiver, RotSender};
+        let mut rng = ChaCha20Rng::seed_from_u64(10);
+        // Sender gets a truncated batch of message 1.
+        let (mut a, mut b) = memory_pair();
+        b.send(vec![0u8; 2 * RotMsg1::LEN - 1]).unwrap();
+        assert!(matches!(
+            RlweRot::default().send_random(&mut a, 2, &mut rng),
+            Err(Error::LengthMismatch { .. })
+        ));
+        // Receiver gets random bytes as message 2: decoding or confirmation fails.
+        let (mut a, mut b) = memory_pair();
+        let mut junk = vec![0u8; 3 * RotMsg2::LEN];
+        rand_core::RngCore::fill_bytes(&mut rng, &mut junk);
+        a.send(junk).unwrap();
+        let err = RlweRot::default()
+            .receive_random(&mut b, 3, &mut rng)
+            .unwrap_err();
+        assert!(matches!(
+            err,
+            Error::CoefficientOutOfRange { .. } | Error::Abort(AbortReason::KeyConfirmation)
+        ));
+        // A peer that hangs up is a channel error.
+        let (mut a, b) = memory_pair();
+        drop(b);
+        assert!(matches!(
+            RlweRot::default().send_random(&mut a, 1, &mut rng),
+            Err(Error::Channel(_))
+        ));
+    }
 }
 
-/// The ROTed random OT as a batch protocol over a [`crate::Channel`]: all
-/// instances of a round travel in one channel message.
+/// ROT instances per channel message. Rounds are sent in chunks so that the
+/// two parties work in parallel: the sender answers chunk `k` while the
+/// receiver prepares chunk `k + 1`.
+pub const BATCH_CHUNK: usize = 256;
+
+pub(crate) fn chunk_sizes(count: usize) -> impl Iterator<Item = usize> {
+    (0..count.div_ceil(BATCH_CHUNK)).map(move |k| (count - k * BATCH_CHUNK).min(BATCH_CHUNK))
+}
+
+/// The ROTed random OT as a batch protocol over a [`crate::Channel`]: the
+/// instances of a round travel in chunks of [`BATCH_CHUNK`] per message.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct RlweRot {
     /// Noise distribution for secrets and errors.
@@ -545,26 +603,31 @@ impl crate::RotSender for RlweRot {
         count: usize,
         rng: &mut R,
     ) -> Result<crate::RotSenderOutputs<Block32>> {
-        let bytes = ch.recv()?;
         let mut states = Vec::with_capacity(count);
-        let mut out = Vec::with_capacity(count * RotMsg2::LEN);
-        for chunk in
-            crate::channel::split_batch(&bytes, count, RotMsg1::LEN, "ROT message 1 batch")?
-        {
-            let m1 = RotMsg1::decode(chunk)?;
-            let (state, m2) = sender_round(self.noise, rng, &m1);
-            m2.encode(&mut out);
-            states.push(state);
+        for n in chunk_sizes(count) {
+            let bytes = ch.recv()?;
+            let mut out = Vec::with_capacity(n * RotMsg2::LEN);
+            for chunk in
+                crate::channel::split_batch(&bytes, n, RotMsg1::LEN, "ROT message 1 batch")?
+            {
+                let m1 = RotMsg1::decode(chunk)?;
+                let (state, m2) = sender_round(self.noise, rng, &m1);
+                m2.encode(&mut out);
+                states.push(state);
+            }
+            ch.send(out)?;
         }
-        ch.send(out)?;
-        let bytes = ch.recv()?;
         let mut messages = Vec::with_capacity(count);
-        for (chunk, state) in
-            crate::channel::split_batch(&bytes, count, RotMsg3::LEN, "ROT message 3 batch")?
-                .zip(states)
-        {
-            let o = state.finish(&RotMsg3::decode(chunk)?)?;
-            messages.push(o.messages);
+        let mut states = states.into_iter();
+        for n in chunk_sizes(count) {
+            let bytes = ch.recv()?;
+            for (chunk, state) in
+                crate::channel::split_batch(&bytes, n, RotMsg3::LEN, "ROT message 3 batch")?
+                    .zip(states.by_ref())
+            {
+                let o = state.finish(&RotMsg3::decode(chunk)?)?;
+                messages.push(o.messages);
+            }
         }
         Ok(crate::RotSenderOutputs { messages })
     }
@@ -580,27 +643,32 @@ impl crate::RotReceiver for RlweRot {
         rng: &mut R,
     ) -> Result<crate::RotReceiverOutputs<Block32>> {
         let mut states = Vec::with_capacity(count);
-        let mut out = Vec::with_capacity(count * RotMsg1::LEN);
-        for _ in 0..count {
-            let (state, m1) = receiver_round1(self.noise, rng);
-            m1.encode(&mut out);
-            states.push(state);
+        for n in chunk_sizes(count) {
+            let mut out = Vec::with_capacity(n * RotMsg1::LEN);
+            for _ in 0..n {
+                let (state, m1) = receiver_round1(self.noise, rng);
+                m1.encode(&mut out);
+                states.push(state);
+            }
+            ch.send(out)?;
         }
-        ch.send(out)?;
-        let bytes = ch.recv()?;
         let mut choices = Vec::with_capacity(count);
         let mut messages = Vec::with_capacity(count);
-        let mut out = Vec::with_capacity(count * RotMsg3::LEN);
-        for (chunk, state) in
-            crate::channel::split_batch(&bytes, count, RotMsg2::LEN, "ROT message 2 batch")?
-                .zip(states)
-        {
-            let (o, m3) = state.round2(&RotMsg2::decode(chunk)?)?;
-            m3.encode(&mut out);
-            choices.push(o.choice);
-            messages.push(o.message);
+        let mut states = states.into_iter();
+        for n in chunk_sizes(count) {
+            let bytes = ch.recv()?;
+            let mut out = Vec::with_capacity(n * RotMsg3::LEN);
+            for (chunk, state) in
+                crate::channel::split_batch(&bytes, n, RotMsg2::LEN, "ROT message 2 batch")?
+                    .zip(states.by_ref())
+            {
+                let (o, m3) = state.round2(&RotMsg2::decode(chunk)?)?;
+                m3.encode(&mut out);
+                choices.push(o.choice);
+                messages.push(o.message);
+            }
+            ch.send(out)?;
         }
-        ch.send(out)?;
         Ok(crate::RotReceiverOutputs { choices, messages })
     }
 }

@@ -21,9 +21,9 @@
 //!   `|x| <= 18`, beyond which probabilities are below `2^-64`.
 
 use super::ring::{Poly, N};
+use crate::prg::wipe_bytes;
 use crate::prg::Prg;
 use std::sync::OnceLock;
-use zeroize::Zeroize;
 
 /// Which noise distribution the RLWE protocols sample secrets and errors from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -92,31 +92,59 @@ fn sample_binomial(prg: &mut Prg, scale: i16) -> Poly {
             *x = (((d >> (8 * j)) & 0xff) as i16 - 8) * scale;
         }
     }
-    rand.zeroize();
+    wipe_bytes(&mut rand);
     Poly(out)
 }
 
-fn sample_gaussian(prg: &mut Prg, scale: i16) -> Poly {
+/// `|x|` for each 64-bit random word: the number of table entries above it.
+/// Table-major loop order, so that the compiler vectorizes across samples;
+/// every word meets every entry (constant time). Compiled once per backend.
+#[inline(always)]
+pub(crate) fn cdt_magnitudes_body(words: &[u64; N], table: &[u64; CDT_LEN], out: &mut [i16; N]) {
+    let mut acc = [0u64; N];
+    for &t in table.iter() {
+        for (a, &w) in acc.iter_mut().zip(words.iter()) {
+            *a += u64::from(w < t);
+        }
+    }
+    for (o, &a) in out.iter_mut().zip(acc.iter()) {
+        *o = a as i16;
+    }
+    acc.fill(0);
+    core::hint::black_box(&mut acc);
+}
+
+fn cdt_magnitudes(words: &[u64; N], out: &mut [i16; N]) {
     let table = cdt();
+    match super::ntt::Backend::current() {
+        #[cfg(target_arch = "x86_64")]
+        super::ntt::Backend::Avx2 => match super::ntt_avx2::Avx2::detect() {
+            Some(t) => t.cdt_magnitudes(words, table, out),
+            None => cdt_magnitudes_body(words, table, out),
+        },
+        _ => cdt_magnitudes_body(words, table, out),
+    }
+}
+
+fn sample_gaussian(prg: &mut Prg, scale: i16) -> Poly {
     let mut rand = [0u8; 8 * N + N / 8];
     prg.fill_bytes(&mut rand);
-    let (words, signs) = rand.split_at(8 * N);
-    let mut out = [0i16; N];
-    for (i, (o, w)) in out.iter_mut().zip(words.chunks_exact(8)).enumerate() {
+    let (bytes, signs) = rand.split_at(8 * N);
+    let mut words = [0u64; N];
+    for (w, b) in words.iter_mut().zip(bytes.chunks_exact(8)) {
         let mut wb = [0u8; 8];
-        wb.copy_from_slice(w);
-        let r = u64::from_le_bytes(wb);
-        wb.zeroize();
-        let mut mag: i16 = 0;
-        for &t in table.iter() {
-            // r < t, computed as the borrow of r - t (no branch).
-            let (_, borrow) = r.overflowing_sub(t);
-            mag += i16::from(borrow);
-        }
-        let sign = -i16::from((signs[i / 8] >> (i % 8)) & 1);
-        *o = ((mag ^ sign) - sign) * scale;
+        wb.copy_from_slice(b);
+        *w = u64::from_le_bytes(wb);
     }
-    rand.zeroize();
+    let mut out = [0i16; N];
+    cdt_magnitudes(&words, &mut out);
+    for (i, o) in out.iter_mut().enumerate() {
+        let sign = -i16::from((signs[i / 8] >> (i % 8)) & 1);
+        *o = ((*o ^ sign) - sign) * scale;
+    }
+    words.fill(0);
+    core::hint::black_box(&mut words);
+    wipe_bytes(&mut rand);
     Poly(out)
 }
 
