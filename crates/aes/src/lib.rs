@@ -5,7 +5,11 @@
 //! party's side of a benchmark repetition and of a one-shot computation, used by the CLI.
 //!
 //! Security: the semi-honest protocols give privacy of key, inputs and outputs against one
-//! party that follows the protocol. Round keys are zeroized when dropped.
+//! party that follows the protocol. The malicious variants (`mal-*`, e.g.
+//! [`sbox::mal_chida`]) add security with abort against one actively corrupt party: the same
+//! online arithmetic with recorded products, deferred checks in the finalize phase, and outputs
+//! released only after a compare-view ([`aes_tamper`] makes one party cheat, for tests and
+//! demonstrations). Round keys are zeroized when dropped.
 
 pub mod cipher;
 pub mod layer;
@@ -14,5 +18,5 @@ pub mod sbox;
 pub mod target;
 
 pub use cipher::{decrypt, encrypt, key_schedule, KeySize, Mode, RoundKeys};
-pub use run::{bench_party, compute_party, PhaseMeasure, RunReport};
+pub use run::{aes_tamper, bench_party, compute_party, PhaseMeasure, RunReport};
 pub use target::{Target, TargetError};

@@ -2,13 +2,18 @@
 
 use std::time::{Duration, Instant};
 
-use triskele_engine::{EngineError, Party, Phase, SecurityModel, SemiHonest};
+use triskele_engine::{EngineError, Malicious, Party, Phase, SecurityModel, SemiHonest};
 use triskele_field::Gf2p8;
-use triskele_net::{Network, PhaseStats};
-use triskele_share::RssVec;
+use triskele_net::{Network, PhaseStats, Tamper};
+use triskele_share::{PartyId, RssVec};
 
 use crate::cipher::{apply, encrypt, key_schedule, KeySize, Mode, RoundKeys};
 use crate::sbox::chida::Chida;
+use crate::sbox::gf4_circuit::Gf4Circuit;
+use crate::sbox::lut16::Lut16;
+use crate::sbox::lut256::Lut256;
+use crate::sbox::lut256_ss::Lut256Ss;
+use crate::sbox::mal_chida::MalChidaRecCheck;
 use crate::sbox::SboxProtocol;
 use crate::target::Target;
 
@@ -76,7 +81,8 @@ fn bench_with<M: SecurityModel, S: SboxProtocol<M>>(
 
     // Output opening: untimed and not counted.
     party.set_phase(Phase::Output);
-    party.open(&state)?;
+    sbox.to_replicated(&mut party, &mut state)?;
+    party.open_output(&state)?;
 
     let stats = party.net().stats().clone();
     party.shutdown()?;
@@ -110,6 +116,15 @@ pub fn bench_party(
 ) -> Result<RunReport, EngineError> {
     match target {
         Target::Chida => bench_with::<SemiHonest, _>(target, Chida, net, size, simd),
+        Target::Gf4Circuit => bench_with::<SemiHonest, _>(target, Gf4Circuit, net, size, simd),
+        Target::Lut16 => bench_with::<SemiHonest, _>(target, Lut16::default(), net, size, simd),
+        Target::Lut256 => bench_with::<SemiHonest, _>(target, Lut256::default(), net, size, simd),
+        Target::Lut256Ss => {
+            bench_with::<SemiHonest, _>(target, Lut256Ss::default(), net, size, simd)
+        }
+        Target::MalChidaRecCheck => {
+            bench_with::<Malicious, _>(target, MalChidaRecCheck, net, size, simd)
+        }
     }
 }
 
@@ -140,7 +155,8 @@ fn compute_with<M: SecurityModel, S: SboxProtocol<M>>(
     party.set_phase(Phase::Finalize);
     sbox.finalize(&mut party)?;
     party.set_phase(Phase::Output);
-    let out = party.open(&state)?;
+    sbox.to_replicated(&mut party, &mut state)?;
+    let out = party.open_output(&state)?;
     party.shutdown()?;
     Ok(out.into_iter().map(|b| b.0).collect())
 }
@@ -156,6 +172,21 @@ pub fn compute_party(
 ) -> Result<Vec<u8>, EngineError> {
     match target {
         Target::Chida => compute_with::<SemiHonest, _>(target, Chida, net, key, blocks, mode),
+        Target::Gf4Circuit => {
+            compute_with::<SemiHonest, _>(target, Gf4Circuit, net, key, blocks, mode)
+        }
+        Target::Lut16 => {
+            compute_with::<SemiHonest, _>(target, Lut16::default(), net, key, blocks, mode)
+        }
+        Target::Lut256 => {
+            compute_with::<SemiHonest, _>(target, Lut256::default(), net, key, blocks, mode)
+        }
+        Target::Lut256Ss => {
+            compute_with::<SemiHonest, _>(target, Lut256Ss::default(), net, key, blocks, mode)
+        }
+        Target::MalChidaRecCheck => {
+            compute_with::<Malicious, _>(target, MalChidaRecCheck, net, key, blocks, mode)
+        }
     }
 }
 
@@ -175,7 +206,8 @@ fn sbox_layer_with<M: SecurityModel, S: SboxProtocol<M>>(
     party.set_phase(Phase::Finalize);
     sbox.finalize(&mut party)?;
     party.set_phase(Phase::Output);
-    let out = party.open(&x)?;
+    sbox.to_replicated(&mut party, &mut x)?;
+    let out = party.open_output(&x)?;
     party.shutdown()?;
     Ok(out)
 }
@@ -189,6 +221,42 @@ pub fn sbox_layer_party(
 ) -> Result<Vec<u8>, EngineError> {
     let out = match target {
         Target::Chida => sbox_layer_with::<SemiHonest, _>(target, Chida, net, x)?,
+        Target::Gf4Circuit => sbox_layer_with::<SemiHonest, _>(target, Gf4Circuit, net, x)?,
+        Target::Lut16 => sbox_layer_with::<SemiHonest, _>(target, Lut16::default(), net, x)?,
+        Target::Lut256 => sbox_layer_with::<SemiHonest, _>(target, Lut256::default(), net, x)?,
+        Target::Lut256Ss => sbox_layer_with::<SemiHonest, _>(target, Lut256Ss::default(), net, x)?,
+        Target::MalChidaRecCheck => {
+            sbox_layer_with::<Malicious, _>(target, MalChidaRecCheck, net, x)?
+        }
     };
     Ok(out.into_iter().map(|b| b.0).collect())
+}
+
+/// Messages one party sends per S-box layer in the online phase (a lower bound for protocols
+/// not listed).
+fn online_sends_per_layer(target: Target) -> u64 {
+    match target {
+        Target::Chida | Target::MalChidaRecCheck => 3,
+        Target::Gf4Circuit => 4,
+        Target::Lut16 => 3,
+        Target::Lut256Ss => 2,
+        _ => 1,
+    }
+}
+
+/// The cheating of `triskele aes --tamper P --tamper-seed N` (ARCHITECTURE.md): party `party`
+/// flips one bit of one message it sends in the online phase of a [`compute_party`] run with
+/// key size `size`. Message index (among that party's online sends: key schedule and cipher
+/// layers) and bit position are chosen deterministically from `seed`. Put the result in
+/// [`triskele_net::NetOptions::tamper`] of all three networks; [`Tamper::tampered`] tells
+/// afterwards what was flipped. Malicious targets must then abort
+/// ([`EngineError::Abort`]); semi-honest ones give a wrong or correct output.
+pub fn aes_tamper(target: Target, size: KeySize, party: PartyId, seed: u64) -> Tamper {
+    let layers = (size.key_schedule_sboxes() / 4 + size.rounds()) as u64;
+    Tamper::from_seed(
+        party,
+        seed,
+        Phase::Online,
+        layers * online_sends_per_layer(target),
+    )
 }

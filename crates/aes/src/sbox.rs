@@ -9,8 +9,24 @@ use triskele_field::Gf2p8;
 use triskele_share::RssVec;
 
 pub mod chida;
+pub mod gf4_circuit;
+pub mod lut16;
+pub mod lut256;
+pub mod lut256_ss;
+pub mod mal_chida;
+mod ohv16;
+mod tower;
 
 /// One family of GF(2^8)-inversion protocols.
+///
+/// **State sharing.** Most protocols keep the state replicated. A protocol may instead keep it
+/// additively (3,3)-shared in the **first** component of the [`RssVec`] (`lut256-ss`,
+/// PROTOCOLS.md §4.5): that works because the first components of a replicated sharing are an
+/// additive sharing (§1.7), and every local step of the AES layer (linear maps, round keys,
+/// public constants, which only `P_1` adds to its first component) acts on the first component
+/// exactly as it must on an additive share. Such a protocol reads only `x.first` in
+/// [`SboxProtocol::invert`], writes its additive output there, and turns the state back into a
+/// replicated sharing in [`SboxProtocol::to_replicated`] before anything is opened.
 pub trait SboxProtocol<M: SecurityModel>: Send {
     /// Input-independent preprocessing for `n` inversions (default: none needed).
     fn preprocess(&mut self, party: &mut Party<M>, n: usize) -> Result<(), EngineError> {
@@ -20,6 +36,17 @@ pub trait SboxProtocol<M: SecurityModel>: Send {
 
     /// Replaces every shared `x` by `x^-1` (`0^-1 = 0`). All elements form one layer.
     fn invert(&mut self, party: &mut Party<M>, x: &mut RssVec<Gf2p8>) -> Result<(), EngineError>;
+
+    /// Turns a state produced by this protocol back into a proper replicated sharing before it
+    /// is opened (default: it already is one).
+    fn to_replicated(
+        &mut self,
+        party: &mut Party<M>,
+        x: &mut RssVec<Gf2p8>,
+    ) -> Result<(), EngineError> {
+        let _ = (party, x);
+        Ok(())
+    }
 
     /// Deferred checks before outputs are released (default: none).
     fn finalize(&mut self, party: &mut Party<M>) -> Result<(), EngineError> {

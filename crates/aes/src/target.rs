@@ -8,17 +8,22 @@ use core::str::FromStr;
 pub enum Target {
     /// Semi-honest GF(2^8) circuit of Chida et al. (PROTOCOLS.md §4.1).
     Chida,
+    /// Protocol 3 with a GF(2^4) inversion circuit (PROTOCOLS.md §4.2).
+    Gf4Circuit,
+    /// Protocol 3 with a length-16 one-hot table lookup, Protocol 8 preprocessing (PROTOCOLS.md §4.3).
+    Lut16,
+    /// (2,3)-LUT-256: Protocol 5 preprocessing, one online round per layer (PROTOCOLS.md §4.4).
+    Lut256,
+    /// (3,3)-LUT-256 with additive state, Protocol 6, 2×Protocol 8 preprocessing (PROTOCOLS.md §4.5).
+    Lut256Ss,
+    /// The Chida et al. chain with recorded products and Protocol 2 `Verify` (PROTOCOLS.md §5.6).
+    MalChidaRecCheck,
 }
 
 /// Names from the contract that this build does not provide yet.
 const PLANNED: &[&str] = &[
-    "lut16",
-    "gf4-circuit",
-    "lut256",
-    "lut256-ss",
     "bool-circuit",
     "mal-chida",
-    "mal-chida-rec-check",
     "mal-lut16-bitstring",
     "mal-lut16-ohv",
     "mal-gf4-circuit",
@@ -29,12 +34,24 @@ const PLANNED: &[&str] = &[
 
 impl Target {
     /// Every target this build can run, in the order `--all` runs them.
-    pub const ALL: &'static [Target] = &[Target::Chida];
+    pub const ALL: &'static [Target] = &[
+        Target::Chida,
+        Target::Gf4Circuit,
+        Target::Lut16,
+        Target::Lut256,
+        Target::Lut256Ss,
+        Target::MalChidaRecCheck,
+    ];
 
     /// The CLI name.
     pub fn name(self) -> &'static str {
         match self {
             Target::Chida => "chida",
+            Target::Gf4Circuit => "gf4-circuit",
+            Target::Lut16 => "lut16",
+            Target::Lut256 => "lut256",
+            Target::Lut256Ss => "lut256-ss",
+            Target::MalChidaRecCheck => "mal-chida-rec-check",
         }
     }
 
@@ -42,13 +59,23 @@ impl Target {
     pub fn csv_name(self) -> &'static str {
         match self {
             Target::Chida => "chida",
+            Target::Gf4Circuit => "gf4-circuit",
+            Target::Lut16 => "lut16",
+            Target::Lut256 => "lut256",
+            Target::Lut256Ss => "lut256_ss",
+            Target::MalChidaRecCheck => "mal-chida-rec-check",
         }
     }
 
     /// True for variants with security against an active party.
     pub fn is_malicious(self) -> bool {
         match self {
-            Target::Chida => false,
+            Target::Chida
+            | Target::Gf4Circuit
+            | Target::Lut16
+            | Target::Lut256
+            | Target::Lut256Ss => false,
+            Target::MalChidaRecCheck => true,
         }
     }
 }

@@ -17,6 +17,8 @@ struct Expected {
     online_prev: u64,
     online_messages_next: u64,
     online_messages_prev: u64,
+    /// Preprocessing rounds (all resharing towards prev).
+    prep_rounds: u64,
 }
 
 fn expected(target: Target, size: KeySize) -> Expected {
@@ -30,8 +32,79 @@ fn expected(target: Target, size: KeySize) -> Expected {
             online_prev: 0,
             online_messages_next: 3 * layers,
             online_messages_prev: 3 * layers,
+            prep_rounds: 0,
+        },
+        // 5 GF(2^4) products (2.5 bytes) and 4 rounds per S-box layer, all to prev.
+        Target::Gf4Circuit => Expected {
+            prep_next: 0,
+            prep_prev: 0,
+            online_next: 0,
+            online_prev: 16 * layers * 5 / 2,
+            online_messages_next: 4 * layers,
+            online_messages_prev: 4 * layers,
+            prep_rounds: 0,
+        },
+        // Protocol 8: 11 bit products per S-box, 16 per 2-byte word, to prev. Online: 0.5 byte
+        // to each neighbour (round 1, 2 messages per channel) and 1 byte to prev (round 2, 1
+        // message per channel).
+        Target::Lut16 => Expected {
+            prep_next: 0,
+            prep_prev: 16 * layers * 11 / 8,
+            online_next: 16 * layers / 2,
+            online_prev: 16 * layers * 3 / 2,
+            online_messages_next: 3 * layers,
+            online_messages_prev: 3 * layers,
+            prep_rounds: 2,
+        },
+        // Protocol 5: 247 bit products per S-box in 7 rounds, to prev. Online: the opening of
+        // x + r, 1 byte to next, one round.
+        Target::Lut256 => Expected {
+            prep_next: 0,
+            prep_prev: 16 * layers * 247 / 8,
+            online_next: 16 * layers,
+            online_prev: 0,
+            online_messages_next: layers,
+            online_messages_prev: layers,
+            prep_rounds: 7,
+        },
+        // Two Protocol-8 vectors per S-box batched in 2 rounds (22 bit products), to prev.
+        // Online: 1 byte to each neighbour, one round (2 messages per channel).
+        Target::Lut256Ss => Expected {
+            prep_next: 0,
+            prep_prev: 16 * layers * 22 / 8,
+            online_next: 16 * layers,
+            online_prev: 16 * layers,
+            online_messages_next: 2 * layers,
+            online_messages_prev: 2 * layers,
+            prep_rounds: 2,
+        },
+        // The malicious chain: 4 plain products per S-box, 3 rounds per layer, all to prev.
+        Target::MalChidaRecCheck => Expected {
+            prep_next: 0,
+            prep_prev: 0,
+            online_next: 0,
+            online_prev: 4 * 16 * layers,
+            online_messages_next: 3 * layers,
+            online_messages_prev: 3 * layers,
+            prep_rounds: 0,
         },
     }
+}
+
+/// Finalize bytes `(to next, to prev)` and messages per channel for one run of `simd` blocks:
+/// Protocol 2 over `L` recorded triples with `ℓ = ⌈log2 L⌉` plus the compare-view
+/// (`triskele_engine::verify` docs): to next `16 + 8ℓ + 24 + 32` (16-byte seed instead of
+/// §6.4's one 8-byte coin), to prev `16ℓ + 16 + 32` (§6.4's `16ℓ + 16` plus the digest sent
+/// back in the two-way compare-view), `2ℓ + 8` messages on each channel. Logarithmic in `L`.
+fn finalize_expected(target: Target, size: KeySize, simd: usize) -> (u64, u64, u64) {
+    let triples_per_sbox = match target {
+        Target::MalChidaRecCheck => 4,
+        _ => return (0, 0, 0),
+    };
+    let l = u64::from(triskele_engine::verify::levels(
+        triples_per_sbox * size.sboxes_per_block() * simd,
+    ));
+    (16 + 8 * l + 24 + 32, 16 * l + 16 + 32, 2 * l + 8)
 }
 
 fn bench(target: Target, size: KeySize, simd: usize) -> [RunReport; 3] {
@@ -63,12 +136,18 @@ fn check(target: Target, size: KeySize, simd: usize) {
                 "{target} messages prev"
             );
         }
+        if simd == 1 {
+            // Preprocessing: every round sends one message to prev and receives one from next.
+            let msgs = e.prep_rounds;
+            assert_eq!(p.next.messages, msgs, "{target} prep messages next");
+            assert_eq!(p.prev.messages, msgs, "{target} prep messages prev");
+        }
         let f = &r.finalize.stats;
-        assert_eq!(
-            f.next.bytes_sent + f.prev.bytes_sent,
-            0,
-            "{target} finalize"
-        );
+        let (fin_next, fin_prev, fin_msgs) = finalize_expected(target, size, simd);
+        assert_eq!(f.next.bytes_sent, fin_next, "{target} finalize next");
+        assert_eq!(f.prev.bytes_sent, fin_prev, "{target} finalize prev");
+        assert_eq!(f.next.messages, fin_msgs, "{target} finalize messages next");
+        assert_eq!(f.prev.messages, fin_msgs, "{target} finalize messages prev");
     }
 }
 
@@ -86,4 +165,93 @@ fn chida_aes256_is_896_bytes_per_block() {
     check(Target::Chida, KeySize::Aes256, 1);
     check(Target::Chida, KeySize::Aes256, 300);
     assert_eq!(expected(Target::Chida, KeySize::Aes256).online_next, 896);
+}
+
+#[test]
+fn gf4_circuit_aes128_is_400_bytes_per_block_and_40_messages() {
+    check(Target::Gf4Circuit, KeySize::Aes128, 1);
+    check(Target::Gf4Circuit, KeySize::Aes128, 1000);
+    let e = expected(Target::Gf4Circuit, KeySize::Aes128);
+    assert_eq!(e.online_prev, 400);
+    assert_eq!(e.online_messages_next, 40);
+}
+
+#[test]
+fn gf4_circuit_aes256_is_560_bytes_per_block() {
+    check(Target::Gf4Circuit, KeySize::Aes256, 1);
+    check(Target::Gf4Circuit, KeySize::Aes256, 300);
+    assert_eq!(
+        expected(Target::Gf4Circuit, KeySize::Aes256).online_prev,
+        560
+    );
+}
+
+#[test]
+fn lut16_aes128_is_220_prep_and_80_240_online_bytes_per_block_and_30_messages() {
+    check(Target::Lut16, KeySize::Aes128, 1);
+    check(Target::Lut16, KeySize::Aes128, 1000);
+    let e = expected(Target::Lut16, KeySize::Aes128);
+    assert_eq!((e.prep_prev, e.online_next, e.online_prev), (220, 80, 240));
+    assert_eq!(e.online_messages_next, 30);
+}
+
+#[test]
+fn lut16_aes256_is_308_prep_and_112_336_online_bytes_per_block() {
+    check(Target::Lut16, KeySize::Aes256, 1);
+    check(Target::Lut16, KeySize::Aes256, 300);
+    let e = expected(Target::Lut16, KeySize::Aes256);
+    assert_eq!((e.prep_prev, e.online_next, e.online_prev), (308, 112, 336));
+}
+
+#[test]
+fn lut256_aes128_is_4940_prep_and_160_online_bytes_per_block_and_10_messages() {
+    check(Target::Lut256, KeySize::Aes128, 1);
+    check(Target::Lut256, KeySize::Aes128, 200);
+    let e = expected(Target::Lut256, KeySize::Aes128);
+    assert_eq!((e.prep_prev, e.online_next, e.online_prev), (4940, 160, 0));
+    assert_eq!(e.online_messages_next, 10);
+}
+
+#[test]
+fn lut256_aes256_is_6916_prep_and_224_online_bytes_per_block() {
+    check(Target::Lut256, KeySize::Aes256, 1);
+    check(Target::Lut256, KeySize::Aes256, 100);
+    let e = expected(Target::Lut256, KeySize::Aes256);
+    assert_eq!((e.prep_prev, e.online_next), (6916, 224));
+}
+
+#[test]
+fn lut256_ss_aes128_is_440_prep_and_160_160_online_bytes_per_block_and_20_messages() {
+    check(Target::Lut256Ss, KeySize::Aes128, 1);
+    check(Target::Lut256Ss, KeySize::Aes128, 1000);
+    let e = expected(Target::Lut256Ss, KeySize::Aes128);
+    assert_eq!((e.prep_prev, e.online_next, e.online_prev), (440, 160, 160));
+    assert_eq!(e.online_messages_next, 20);
+}
+
+#[test]
+fn lut256_ss_aes256_is_616_prep_and_224_224_online_bytes_per_block() {
+    check(Target::Lut256Ss, KeySize::Aes256, 1);
+    check(Target::Lut256Ss, KeySize::Aes256, 300);
+    let e = expected(Target::Lut256Ss, KeySize::Aes256);
+    assert_eq!((e.prep_prev, e.online_next, e.online_prev), (616, 224, 224));
+}
+
+#[test]
+fn mal_chida_rec_check_is_640_bytes_per_block_to_prev_and_logarithmic_finalize() {
+    check(Target::MalChidaRecCheck, KeySize::Aes128, 1);
+    check(Target::MalChidaRecCheck, KeySize::Aes128, 1000);
+    check(Target::MalChidaRecCheck, KeySize::Aes256, 7);
+    let e = expected(Target::MalChidaRecCheck, KeySize::Aes128);
+    assert_eq!(e.online_prev, 640);
+    assert_eq!(e.online_messages_prev, 30);
+    // S = 1: L = 640, ℓ = 10; S = 1000: L = 640 000, ℓ = 20.
+    assert_eq!(
+        finalize_expected(Target::MalChidaRecCheck, KeySize::Aes128, 1),
+        (152, 208, 28)
+    );
+    assert_eq!(
+        finalize_expected(Target::MalChidaRecCheck, KeySize::Aes128, 1000),
+        (232, 368, 48)
+    );
 }

@@ -4,6 +4,11 @@
 mod common;
 
 sbox_protocol_tests!(chida, triskele_aes::Target::Chida);
+sbox_protocol_tests!(gf4_circuit, triskele_aes::Target::Gf4Circuit);
+sbox_protocol_tests!(lut16, triskele_aes::Target::Lut16);
+sbox_protocol_tests!(lut256, triskele_aes::Target::Lut256);
+sbox_protocol_tests!(lut256_ss, triskele_aes::Target::Lut256Ss);
+sbox_protocol_tests!(mal_chida_rec_check, triskele_aes::Target::MalChidaRecCheck);
 
 /// A sample of the known answers through the real network stack: TLS 1.3 on loopback with
 /// certificates made in memory.
@@ -25,5 +30,29 @@ fn chida_over_tls() {
             );
             assert_eq!(got, v.ciphertext, "{file} #{i}");
         }
+    }
+}
+
+/// Batches larger than one preprocessing chunk (65,536 inversions for lut256): the layers
+/// consume material across chunk boundaries; the result must still match RustCrypto.
+#[test]
+fn large_batches_span_preprocessing_chunks() {
+    use aes::cipher::{BlockEncrypt, KeyInit};
+    use rand::{RngCore, SeedableRng};
+    use triskele_aes::{Mode, Target};
+    let mut rng = rand_chacha::ChaCha20Rng::seed_from_u64(41);
+    let mut key = [0u8; 16];
+    rng.fill_bytes(&mut key);
+    let n = 600;
+    let mut blocks = vec![0u8; 16 * n];
+    rng.fill_bytes(&mut blocks);
+    let mut expected = blocks.clone();
+    let cipher = aes::Aes128::new_from_slice(&key).unwrap();
+    for b in expected.chunks_mut(16) {
+        cipher.encrypt_block(aes::Block::from_mut_slice(b));
+    }
+    for target in [Target::Lut16, Target::Lut256, Target::Lut256Ss] {
+        let got = common::run_aes(target, &key, &blocks, Mode::Encrypt, 3);
+        assert!(got == expected, "{target}");
     }
 }

@@ -28,6 +28,32 @@ pub enum Command {
     Keygen(KeygenArgs),
     /// Summarise CSV files written by `bench`.
     Report(ReportArgs),
+    /// Two-party oblivious transfer (lattice ROT/OT, elliptic-curve baseline, OT extension).
+    #[command(subcommand)]
+    Ot(OtCommand),
+}
+
+#[derive(Debug, Subcommand)]
+pub enum OtCommand {
+    /// Benchmark an OT protocol: both parties in this process (two threads, in-memory channel).
+    Bench(OtBenchArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct OtBenchArgs {
+    /// Run both parties in this process.
+    #[arg(long, required = true)]
+    pub local: bool,
+    /// rot (ROTed), ot (BDGM19), rotted, ec (Simplest OT, Ristretto255), iknp, kos, softspoken.
+    #[arg(long, value_name = "NAME")]
+    pub protocol: String,
+    /// Number of OTs.
+    #[arg(long, value_name = "N")]
+    pub count: usize,
+    /// Noise for the lattice protocols: gaussian (discrete Gaussian, sigma 2, as in ROTed) or
+    /// binomial (centered binomial with variance 4, constant time by construction, faster).
+    #[arg(long, value_name = "DIST", default_value = "gaussian")]
+    pub noise: String,
 }
 
 #[derive(Debug, Args)]

@@ -6,6 +6,7 @@ mod bench;
 mod error;
 mod keygen;
 mod local;
+mod ot_cmd;
 mod report;
 
 use std::process::ExitCode;
@@ -49,6 +50,7 @@ fn main() -> ExitCode {
         Command::Aes(a) => aes_cmd::run(a),
         Command::Keygen(a) => keygen::run(a),
         Command::Report(a) => report::run(a),
+        Command::Ot(args::OtCommand::Bench(a)) => ot_cmd::run(a),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

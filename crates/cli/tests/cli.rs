@@ -181,3 +181,39 @@ fn keygen_then_three_config_processes_form_a_run() {
     let out = stdout(&o);
     assert!(out.contains("chida"), "{out}");
 }
+
+#[test]
+fn ot_bench_reports_time_rate_bytes_and_memory() {
+    for proto in ["rot", "ec", "iknp"] {
+        let o = triskele(&[
+            "ot",
+            "bench",
+            "--local",
+            "--protocol",
+            proto,
+            "--count",
+            "200",
+        ]);
+        assert_eq!(o.status.code(), Some(0), "{proto}: {}", stderr(&o));
+        let out = stdout(&o);
+        for needle in [
+            "us per OT",
+            "OTs per second",
+            "bytes sent per OT",
+            "peak memory",
+        ] {
+            assert!(out.contains(needle), "{proto}: {out}");
+        }
+    }
+    let o = triskele(&[
+        "ot",
+        "bench",
+        "--local",
+        "--protocol",
+        "nope",
+        "--count",
+        "1",
+    ]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(stderr(&o).contains("unknown OT protocol"));
+}

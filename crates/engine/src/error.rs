@@ -17,6 +17,9 @@ pub enum AbortReason {
     /// A batched multiplication check failed.
     #[error("multiplication check failed")]
     MultiplicationCheck,
+    /// A neighbour announced that it aborted.
+    #[error("{peer} aborted")]
+    PeerAborted { peer: PartyId },
 }
 
 /// Errors of the three-party engine.

@@ -6,12 +6,22 @@
 //! all on vectors with one message per direction per protocol step. The security model is a
 //! type parameter ([`SecurityModel`]): the arithmetic is written once and a malicious model
 //! records what must be verified before outputs are released.
+//!
+//! Active security with abort ([`Malicious`], PROTOCOLS.md §5): hashed views and a two-way
+//! compare-view ([`Party::compare_view`]), coin tossing ([`Party::coins`]), broadcasts and zero
+//! checks by hashing, recorded multiplication triples lifted to `GF(2^64)` (or checked in
+//! `F_p`), and Protocol 2 ([`verify`], soundness `(2ℓ+3)/2^64` with independent step-1
+//! coefficients, documented there). A party that aborts sends an abort notice to both
+//! neighbours ([`Party::abort`]), so every honest party stops with [`EngineError::Abort`]
+//! instead of waiting for a timeout; no output is returned before the compare-view that
+//! follows its opening ([`Party::open_output`]).
 
 mod error;
 mod model;
 mod party;
+pub mod verify;
 
 pub use error::{AbortReason, EngineError};
-pub use model::{SecurityModel, SemiHonest};
+pub use model::{Lift, Malicious, Recorder, SecurityModel, SemiHonest, Triples, View};
 pub use party::{Party, ReshareTo};
 pub use triskele_net::Phase;

@@ -54,12 +54,9 @@ pub trait SecurityModel: Default + Debug + Send + 'static {
         let _ = (x, y, z);
     }
 
-    /// The digests to send in a compare-view, `[H(V_prev), H(V_next)]`, then resets both
-    /// views. With `ok == false` (a local check of this party failed) the digests are
-    /// deliberately wrong, so that both neighbours abort too. `None`: the model keeps no
-    /// views (compare-view is a no-op).
-    fn take_view_digests(&mut self, ok: bool) -> Option<[[u8; 32]; 2]> {
-        let _ = ok;
+    /// The digests of a compare-view, `[H(V_prev), H(V_next)]`; resets both views. `None`:
+    /// the model keeps no views (compare-view is a no-op).
+    fn take_view_digests(&mut self) -> Option<[[u8; 32]; 2]> {
         None
     }
 }
@@ -225,10 +222,6 @@ impl Malicious {
     }
 }
 
-/// Status byte appended before finalising a view digest: an honest digest ends in `OK`.
-const DIGEST_OK: u8 = 0;
-const DIGEST_FAILED: u8 = 1;
-
 impl SecurityModel for Malicious {
     const NAME: &'static str = "malicious";
     const MALICIOUS: bool = true;
@@ -249,18 +242,9 @@ impl SecurityModel for Malicious {
         self.record(x, y, z);
     }
 
-    fn take_view_digests(&mut self, ok: bool) -> Option<[[u8; 32]; 2]> {
-        let status = if ok { DIGEST_OK } else { DIGEST_FAILED };
+    fn take_view_digests(&mut self) -> Option<[[u8; 32]; 2]> {
         let prev = core::mem::take(&mut self.prev);
         let next = core::mem::take(&mut self.next);
-        Some([
-            prev.chain_update([status]).finalize().into(),
-            next.chain_update([status]).finalize().into(),
-        ])
+        Some([prev.finalize().into(), next.finalize().into()])
     }
-}
-
-/// The expected digest of a view (what an honest neighbour sends).
-pub(crate) fn honest_digest(view: [u8; 32]) -> [u8; 32] {
-    view
 }

@@ -9,7 +9,8 @@ use triskele_share::{
 use zeroize::Zeroize;
 
 use crate::error::{AbortReason, EngineError};
-use crate::model::{SecurityModel, SemiHonest};
+use crate::model::{Lift, Malicious, SecurityModel, SemiHonest, View};
+use crate::verify::{verify, Concat, TripleSource, VerifyField};
 
 /// Which neighbour receives the local product in a reshare (PROTOCOLS.md §1.6, [REF]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -127,7 +128,29 @@ impl<M: SecurityModel> Party<M> {
 
     /// Sends field elements to a neighbour (one message).
     pub fn send_elems<F: Encode>(&mut self, dir: Direction, x: &[F]) -> Result<(), EngineError> {
-        Ok(self.net.send(dir, F::encode_to_vec(x))?)
+        self.send_bytes(dir, F::encode_to_vec(x))
+    }
+
+    /// Sends one message to a neighbour. If the link is down because the peer left, the
+    /// messages it sent before leaving are searched for an abort notice ([`Party::abort`]), so
+    /// that a peer's abort is reported as [`AbortReason::PeerAborted`] rather than as a
+    /// network error.
+    pub fn send_bytes(&mut self, dir: Direction, payload: Vec<u8>) -> Result<(), EngineError> {
+        match self.net.send(dir, payload) {
+            Ok(()) => Ok(()),
+            Err(e) if e.is_disconnect() => {
+                // The peer closed the link: its remaining messages are already queued, so
+                // these receives do not wait.
+                while let Ok(m) = self.net.recv(dir) {
+                    if m.is_empty() {
+                        let peer = self.id.neighbour(dir);
+                        return Err(self.abort(AbortReason::PeerAborted { peer }));
+                    }
+                }
+                Err(e.into())
+            }
+            Err(e) => Err(e.into()),
+        }
     }
 
     /// Receives exactly `n` field elements from a neighbour (one message).
@@ -143,9 +166,15 @@ impl<M: SecurityModel> Party<M> {
         })
     }
 
-    /// Receives one message that must have exactly `len` bytes.
+    /// Receives one message that must have exactly `len` bytes. An empty message where a
+    /// non-empty one is expected is a peer's abort notice ([`Party::abort`]): the result is
+    /// [`AbortReason::PeerAborted`], and this party notifies its neighbours in turn.
     pub fn recv_bytes(&mut self, dir: Direction, len: usize) -> Result<Vec<u8>, EngineError> {
         let bytes = self.net.recv(dir)?;
+        if bytes.is_empty() && len != 0 {
+            let peer = self.id.neighbour(dir);
+            return Err(self.abort(AbortReason::PeerAborted { peer }));
+        }
         if bytes.len() != len {
             return Err(EngineError::MessageLength {
                 peer: self.id.neighbour(dir),
@@ -167,7 +196,7 @@ impl<M: SecurityModel> Party<M> {
         let n = x.len();
         let mut msg = Vec::with_capacity(F::encoded_len(n));
         F::encode_slice(&x.first, &mut msg);
-        self.net.send(Direction::Next, msg)?;
+        self.send_bytes(Direction::Next, msg)?;
         let bytes = self.recv_bytes(Direction::Prev, F::encoded_len(n))?;
         let mut missing = vec![F::ZERO; n];
         F::decode_slice(&bytes, &mut missing).map_err(|source| EngineError::Decode {
@@ -233,7 +262,7 @@ impl<M: SecurityModel> Party<M> {
 
     /// Semi-honest multiplication of replicated sharings (PROTOCOLS.md §1.6): one element per
     /// product to the previous party, one round.
-    pub fn mul<F: Encode + Random + Bulk>(
+    pub fn mul<F: Encode + Random + Bulk + Lift>(
         &mut self,
         x: &RssVec<F>,
         y: &RssVec<F>,
@@ -300,6 +329,148 @@ impl<M: SecurityModel> Party<M> {
         }
     }
 
+    /// Stops with a security abort: sends an abort notice (an empty message) to both
+    /// neighbours, so that a party waiting for this one aborts too instead of timing out, and
+    /// returns the error. Send failures are ignored (the peer may be gone already).
+    pub fn abort(&mut self, reason: AbortReason) -> EngineError {
+        for dir in Direction::BOTH {
+            let _ = self.net.send(dir, Vec::new());
+        }
+        EngineError::Abort(reason)
+    }
+
+    /// Compare-view (PROTOCOLS.md §5.1) after a successful local check; see
+    /// [`Party::compare_view_after`].
+    pub fn compare_view(&mut self) -> Result<(), EngineError> {
+        self.compare_view_after(Ok(()))
+    }
+
+    /// Compare-view carrying this party's local check result, then reset of both views.
+    ///
+    /// Sends `H(V_prev)` to the next party and `H(V_next)` to the previous one (32 bytes
+    /// each, one round) and aborts unless the digest from `P_{i-1}` equals `H(V_next)` and
+    /// the one from `P_{i+1}` equals `H(V_prev)`. [DEV] PROTOCOLS.md §5.1 sends only the first
+    /// digest; the second (32 bytes to prev) makes *both* honest parties see any
+    /// inconsistency in what the corrupt party sent, since the two honest parties are
+    /// neighbours and compare the same pair of streams in both directions. If `local` is an
+    /// error, the digests sent are replaced by unrelated values, so both neighbours abort as
+    /// well, and the party aborts with that reason. A no-op for models without views (but a
+    /// local failure still aborts).
+    pub fn compare_view_after(
+        &mut self,
+        local: Result<(), AbortReason>,
+    ) -> Result<(), EngineError> {
+        use sha2::{Digest, Sha256};
+        let Some([dp, dn]) = self.model.take_view_digests() else {
+            return local.map_err(|r| self.abort(r));
+        };
+        let poison = |d: [u8; 32]| -> Vec<u8> {
+            if local.is_ok() {
+                d.to_vec()
+            } else {
+                Sha256::new()
+                    .chain_update(b"triskele local check failed")
+                    .chain_update(d)
+                    .finalize()
+                    .to_vec()
+            }
+        };
+        self.send_bytes(Direction::Next, poison(dp))?;
+        self.send_bytes(Direction::Prev, poison(dn))?;
+        let from_prev = self.recv_bytes(Direction::Prev, 32)?;
+        let from_next = self.recv_bytes(Direction::Next, 32)?;
+        if let Err(r) = local {
+            return Err(self.abort(r));
+        }
+        if from_prev != dn {
+            let peer = self.id.prev();
+            return Err(self.abort(AbortReason::ViewMismatch { peer }));
+        }
+        if from_next != dp {
+            let peer = self.id.next();
+            return Err(self.abort(AbortReason::ViewMismatch { peer }));
+        }
+        Ok(())
+    }
+
+    /// `n` public random coins in `GF(2^64)` (PROTOCOLS.md §5.2): a random sharing opened with
+    /// the hashed opening; 8 bytes per coin to the next party, one round. Unpredictable before
+    /// the opening; an inconsistent opening is caught by the next compare-view.
+    pub fn coins(&mut self, n: usize) -> Result<Vec<triskele_field::Gf2p64>, EngineError> {
+        self.coins_in(n)
+    }
+
+    /// [`Party::coins`] in any field.
+    pub fn coins_in<F: Encode + Random + Bulk>(&mut self, n: usize) -> Result<Vec<F>, EngineError> {
+        let r = self.prss.random_rss::<F>(n);
+        self.open(&r)
+    }
+
+    /// Broadcast of `len` bytes by `owner` (PROTOCOLS.md §5.1): the owner passes `Some(msg)`
+    /// and sends it to both neighbours; the others receive it and absorb it into the view of
+    /// the owner's side (`V_prev` if the owner is the previous party, else `V_next`), so that
+    /// the compare-view detects an owner that sent different messages.
+    pub fn broadcast(
+        &mut self,
+        owner: PartyId,
+        msg: Option<&[u8]>,
+        len: usize,
+    ) -> Result<Vec<u8>, EngineError> {
+        if owner == self.id {
+            let msg = msg.ok_or(EngineError::LengthMismatch {
+                expected: len,
+                got: 0,
+            })?;
+            if msg.len() != len {
+                return Err(EngineError::LengthMismatch {
+                    expected: len,
+                    got: msg.len(),
+                });
+            }
+            for dir in Direction::BOTH {
+                self.send_bytes(dir, msg.to_vec())?;
+            }
+            return Ok(msg.to_vec());
+        }
+        let (dir, view) = if owner == self.id.prev() {
+            (Direction::Prev, View::Prev)
+        } else {
+            (Direction::Next, View::Next)
+        };
+        let bytes = self.recv_bytes(dir, len)?;
+        self.model.absorb(view, &bytes);
+        Ok(bytes)
+    }
+
+    /// Zero check by hashing (PROTOCOLS.md §5.1): absorbs `z_i` into `V_prev` and
+    /// `-(z_i + z_{i+1})` into `V_next`; the next compare-view passes only if every shared
+    /// value is zero. No communication.
+    pub fn absorb_zero_check<F: Encode + Bulk>(&mut self, z: &RssVec<F>) {
+        let mut own = Vec::with_capacity(F::encoded_len(z.len()));
+        F::encode_slice(&z.first, &mut own);
+        self.model.absorb(View::Prev, &own);
+        let neg: Vec<F> = z
+            .first
+            .iter()
+            .zip(&z.second)
+            .map(|(a, b)| -(*a + *b))
+            .collect();
+        own.clear();
+        F::encode_slice(&neg, &mut own);
+        self.model.absorb(View::Next, &own);
+    }
+
+    /// Opens outputs: the (hashed) RSS opening, followed in the malicious model by a
+    /// compare-view, so that no party returns a value before every party's view of the
+    /// opening agreed (PROTOCOLS.md §5.8).
+    pub fn open_output<F: Encode + Bulk>(&mut self, x: &RssVec<F>) -> Result<Vec<F>, EngineError> {
+        let out = self.open(x)?;
+        if M::MALICIOUS {
+            self.compare_view()?;
+        }
+        Ok(out)
+    }
+
     /// Checks that all parties run with the same parameters: sends a digest of `params` to
     /// both neighbours and compares. Use at setup (counted in the setup phase).
     pub fn check_parameters(&mut self, params: &str) -> Result<(), EngineError> {
@@ -321,5 +492,46 @@ impl<M: SecurityModel> Party<M> {
         }
         self.net.set_phase(prev_phase);
         Ok(())
+    }
+}
+
+impl Party<Malicious> {
+    /// The finalize checks of the Verify-based protocols (PROTOCOLS.md §5.6, §5.8): Protocol 2
+    /// over all recorded triples (one run in `GF(2^64)` for the binary sources, one in `F_p`
+    /// if any `F_p` products were recorded), then a compare-view carrying the result. Every
+    /// party returns [`AbortReason::MultiplicationCheck`] or another abort unless all checks
+    /// passed at all parties. The recorded triples are consumed.
+    pub fn verify_recorded(&mut self) -> Result<(), EngineError> {
+        let rec = self.model.take_recorder();
+        let mut ok = true;
+        let binary: [&dyn TripleSource<triskele_field::Gf2p64>; 5] =
+            [&rec.gf2p8, &rec.gf2p4, &rec.tower, &rec.bits, &rec.gf2p64];
+        let binary = Concat(binary.into_iter().filter(|s| !s.is_empty()).collect());
+        if !binary.is_empty() {
+            ok &= verify(self, &binary)?;
+        }
+        if !rec.fp.is_empty() {
+            ok &= verify::<triskele_field::Fp, _>(self, &rec.fp)?;
+        }
+        drop(rec);
+        self.compare_view_after(if ok {
+            Ok(())
+        } else {
+            Err(AbortReason::MultiplicationCheck)
+        })
+    }
+
+    /// Runs Protocol 2 on an explicit list of triples and then a compare-view (for protocols
+    /// that assemble their own relations, and for tests).
+    pub fn verify_triples<V: VerifyField>(
+        &mut self,
+        src: &dyn TripleSource<V>,
+    ) -> Result<(), EngineError> {
+        let ok = verify(self, src)?;
+        self.compare_view_after(if ok {
+            Ok(())
+        } else {
+            Err(AbortReason::MultiplicationCheck)
+        })
     }
 }

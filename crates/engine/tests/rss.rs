@@ -29,7 +29,7 @@ fn random_vec<F: Random>(n: usize, seed: u64) -> Vec<F> {
     v
 }
 
-fn check_field<F: Field + Random + Encode + Bulk>() {
+fn check_field<F: Field + Random + Encode + Bulk + triskele_engine::Lift>() {
     let n = 257;
     let x: Vec<F> = random_vec(n, 1);
     let y: Vec<F> = random_vec(n, 2);

@@ -14,7 +14,8 @@
 //! - [`connect`]: one party from a [`PartyConfig`] file, for multi-process and
 //!   multi-machine runs; [`keygen`] writes a matching set of configurations and keys.
 //!
-//! Optionally a [`SimNet`] adds latency and a bandwidth cap to every link.
+//! Optionally a [`SimNet`] adds latency and a bandwidth cap to every link, and a [`Tamper`]
+//! makes one party flip one bit of one message it sends (a cheating party, for tests).
 //!
 //! # Threads and latency
 //!
@@ -58,6 +59,7 @@ mod error;
 pub mod frame;
 mod network;
 mod stats;
+mod tamper;
 mod tls;
 mod tls_link;
 
@@ -66,4 +68,5 @@ pub use connect::{connect, local_tls};
 pub use error::{NetError, Waiting};
 pub use network::{in_memory, NetOptions, Network, SimNet, Timeouts, DEFAULT_MAX_FRAME};
 pub use stats::{CommStats, DirStats, Phase, PhaseStats};
+pub use tamper::{Tamper, TamperLog, Tampered};
 pub use triskele_share::{Direction, PartyId};

@@ -9,6 +9,7 @@ use triskele_share::{Direction, PartyId};
 use crate::error::{NetError, Waiting};
 use crate::frame::WIRE_MAX;
 use crate::stats::{CommStats, Phase};
+use crate::tamper::{Tamper, TamperState};
 use crate::tls_link::TlsLink;
 
 /// Time limits. A peer that stalls or dies makes the waiting party fail after at most these
@@ -57,6 +58,9 @@ pub struct NetOptions {
     pub max_frame: usize,
     /// Simulated latency and bandwidth, if any.
     pub sim: Option<SimNet>,
+    /// Deliberate cheating by one party, for tests and demonstrations ([`Tamper`]): only the
+    /// network of `tamper.party` acts on it.
+    pub tamper: Option<Tamper>,
 }
 
 /// Default [`NetOptions::max_frame`]: 1 GiB.
@@ -68,6 +72,7 @@ impl Default for NetOptions {
             timeouts: Timeouts::default(),
             max_frame: DEFAULT_MAX_FRAME,
             sim: None,
+            tamper: None,
         }
     }
 }
@@ -221,6 +226,7 @@ pub struct Network {
     /// Indexed by [`dir_index`]: next, prev.
     links: [Link; 2],
     opts: NetOptions,
+    tamper: TamperState,
 }
 
 pub(crate) fn dir_index(dir: Direction) -> usize {
@@ -238,6 +244,7 @@ impl Network {
             stats: CommStats::default(),
             links: [next, prev],
             opts,
+            tamper: TamperState::default(),
         }
     }
 
@@ -269,7 +276,11 @@ impl Network {
     /// Queues `payload` as one message to the neighbour in direction `dir` and returns at
     /// once: it never waits for the peer to read. Fails if the message exceeds
     /// [`NetOptions::max_frame`] or the link is known to be down.
-    pub fn send(&mut self, dir: Direction, payload: Vec<u8>) -> Result<(), NetError> {
+    pub fn send(&mut self, dir: Direction, mut payload: Vec<u8>) -> Result<(), NetError> {
+        if let Some(t) = &self.opts.tamper {
+            self.tamper
+                .on_send(t, self.party, self.phase, dir, &mut payload);
+        }
         let len = payload.len();
         let limit = self.opts.max_frame.min(WIRE_MAX);
         let link = &mut self.links[dir_index(dir)];

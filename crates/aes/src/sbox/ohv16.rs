@@ -1,0 +1,210 @@
+//! Random shared one-hot vectors of length 16 — Protocol 8 of MAESTRO (PROTOCOLS.md §4.3):
+//! four random shared bits `r_0..r_3`, 6 products in round 1 and 5 in round 2 give every
+//! monomial `μ_m = Π_{b∈m} r_b`; locally `e[k] = Σ_{m ⊇ bits(k)} μ_m` is one-hot at
+//! `r = Σ_b 2^b r_b`.
+//!
+//! Bits are bit-sliced, 16 instances per [`Bits16`] word (§2.5), so `n` vectors cost
+//! `2 ⌈n/16⌉ · 11` bytes to the previous party in 2 rounds. The output is transposed to one
+//! `u16` per instance and component (bit `k` = entry `k`) with `[[r]]` over `GF(2^4)`.
+
+use rayon::prelude::*;
+use triskele_engine::{EngineError, Party, SecurityModel};
+use triskele_field::{Bits16, Field, Gf2p4};
+use triskele_share::{PartyId, RssVec};
+
+/// Words per parallel work item of the local steps.
+const PAR_WORDS: usize = 1 << 12;
+
+/// `n` replicated one-hot vectors of length 16 and their positions.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Ohv16 {
+    /// `e.first[j]`, `e.second[j]`: the two components of instance `j`, bit `k` = entry `k`.
+    pub e: RssVec<u16>,
+    /// `[[r]]` with `e[r] = 1`.
+    pub r: RssVec<Gf2p4>,
+}
+
+/// In-place transpose of a 16×16 bit matrix: afterwards bit `k` of `a[j]` is the former bit `j`
+/// of `a[k]`.
+#[inline]
+pub(crate) fn transpose16(a: &mut [u16; 16]) {
+    for (j, m) in [(8usize, 0x00ffu16), (4, 0x0f0f), (2, 0x3333), (1, 0x5555)] {
+        for k in 0..16 {
+            if k & j == 0 {
+                let t = ((a[k] >> j) ^ a[k + j]) & m;
+                a[k] ^= t << j;
+                a[k + j] ^= t;
+            }
+        }
+    }
+}
+
+/// `e[k] = Σ_{m ⊇ k} μ[m]` for all 16 `k` (superset sums; linear, so per component).
+#[inline]
+fn superset_sums(mu: &mut [u16; 16]) {
+    for b in 0..4 {
+        let bit = 1usize << b;
+        for k in 0..16 {
+            if k & bit == 0 {
+                mu[k] ^= mu[k | bit];
+            }
+        }
+    }
+}
+
+/// Builds the per-instance one-hot vectors of one component from the bit-sliced monomials.
+/// `mono[m]` is the component of `μ_m` for `m = 1..16` (index 0 unused), `one` the component
+/// of the constant 1 (all lanes set or zero); `out.len()` is the number of instances.
+fn assemble(mono: &[&[Bits16]; 16], one: u16, out: &mut [u16], r_out: &mut [Gf2p4]) {
+    out.par_chunks_mut(16 * PAR_WORDS)
+        .zip(r_out.par_chunks_mut(16 * PAR_WORDS))
+        .enumerate()
+        .for_each(|(c, (out, r_out))| {
+            let w0 = c * PAR_WORDS;
+            for (wi, (o, ro)) in out.chunks_mut(16).zip(r_out.chunks_mut(16)).enumerate() {
+                let w = w0 + wi;
+                let mut mu = [0u16; 16];
+                mu[0] = one;
+                for m in 1..16 {
+                    mu[m] = mono[m].get(w).map_or(0, |x| x.0);
+                }
+                // Position bits: r_b = μ_{b}.
+                let rb = [mu[1], mu[2], mu[4], mu[8]];
+                superset_sums(&mut mu);
+                transpose16(&mut mu);
+                o.copy_from_slice(&mu[..o.len()]);
+                for (j, r) in ro.iter_mut().enumerate() {
+                    let mut v = 0u8;
+                    for (b, x) in rb.iter().enumerate() {
+                        v |= (((x >> j) & 1) as u8) << b;
+                    }
+                    *r = Gf2p4(v);
+                }
+            }
+        });
+}
+
+/// Protocol 8 for `n` instances: 2 rounds, `2 ⌈n/16⌉ · 11` bytes to the previous party.
+pub(crate) fn random_ohv16<M: SecurityModel>(
+    party: &mut Party<M>,
+    n: usize,
+) -> Result<Ohv16, EngineError> {
+    let w = n.div_ceil(16);
+    let r = party.random_rss::<Bits16>(4 * w);
+    let part = |x: &RssVec<Bits16>, k: usize| -> RssVec<Bits16> {
+        RssVec {
+            first: x.first[k * w..(k + 1) * w].to_vec(),
+            second: x.second[k * w..(k + 1) * w].to_vec(),
+        }
+    };
+    let cat = |parts: &[RssVec<Bits16>]| -> RssVec<Bits16> {
+        let mut out = RssVec {
+            first: Vec::with_capacity(parts.len() * w),
+            second: Vec::with_capacity(parts.len() * w),
+        };
+        for p in parts {
+            out.extend(p);
+        }
+        out
+    };
+    let rb: Vec<RssVec<Bits16>> = (0..4).map(|b| part(&r, b)).collect();
+    // Round 1: r01 r02 r03 r12 r13 r23.
+    let pairs = [(0, 1), (0, 2), (0, 3), (1, 2), (1, 3), (2, 3)];
+    let left = cat(&pairs.map(|(a, _)| rb[a].clone()));
+    let right = cat(&pairs.map(|(_, b)| rb[b].clone()));
+    let p2 = party.mul(&left, &right)?;
+    let r2: Vec<RssVec<Bits16>> = (0..6).map(|k| part(&p2, k)).collect();
+    let (r01, r02, r12, r23) = (&r2[0], &r2[1], &r2[3], &r2[5]);
+    // Round 2: r012 r013 r023 r123 r0123.
+    let left = cat(&[
+        r01.clone(),
+        r01.clone(),
+        r02.clone(),
+        r12.clone(),
+        r01.clone(),
+    ]);
+    let right = cat(&[
+        rb[2].clone(),
+        rb[3].clone(),
+        rb[3].clone(),
+        rb[3].clone(),
+        r23.clone(),
+    ]);
+    let p3 = party.mul(&left, &right)?;
+    let r3: Vec<RssVec<Bits16>> = (0..5).map(|k| part(&p3, k)).collect();
+
+    // μ_m by subset mask m (bit b = r_b).
+    let by_mask: [Option<&RssVec<Bits16>>; 16] = [
+        None,
+        Some(&rb[0]),
+        Some(&rb[1]),
+        Some(&r2[0]), // 01
+        Some(&rb[2]),
+        Some(&r2[1]), // 02
+        Some(&r2[3]), // 12
+        Some(&r3[0]), // 012
+        Some(&rb[3]),
+        Some(&r2[2]), // 03
+        Some(&r2[4]), // 13
+        Some(&r3[1]), // 013
+        Some(&r2[5]), // 23
+        Some(&r3[2]), // 023
+        Some(&r3[3]), // 123
+        Some(&r3[4]), // 0123
+    ];
+    let empty: &[Bits16] = &[];
+    let first: [&[Bits16]; 16] = by_mask.map(|m| m.map_or(empty, |x| &x.first[..]));
+    let second: [&[Bits16]; 16] = by_mask.map(|m| m.map_or(empty, |x| &x.second[..]));
+    // The constant 1 (all lanes): x_1 = 1, i.e. P1's first and P3's second component.
+    let (one_first, one_second) = match party.id() {
+        PartyId::P1 => (Bits16::ONE.0, 0),
+        PartyId::P2 => (0, 0),
+        PartyId::P3 => (0, Bits16::ONE.0),
+    };
+    let mut out = Ohv16 {
+        e: RssVec {
+            first: vec![0u16; n],
+            second: vec![0u16; n],
+        },
+        r: RssVec::zeros(n),
+    };
+    assemble(&first, one_first, &mut out.e.first, &mut out.r.first);
+    assemble(&second, one_second, &mut out.e.second, &mut out.r.second);
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn transpose_matches_naive() {
+        let mut a = [0u16; 16];
+        for (k, x) in a.iter_mut().enumerate() {
+            *x = (k as u16).wrapping_mul(0x9e37) ^ 0x5a5a ^ ((k as u16) << 9);
+        }
+        let orig = a;
+        transpose16(&mut a);
+        for (j, row) in a.iter().enumerate() {
+            for (k, col) in orig.iter().enumerate() {
+                assert_eq!((row >> k) & 1, (col >> j) & 1);
+            }
+        }
+    }
+
+    #[test]
+    fn monomials_give_one_hot_vectors() {
+        // Cleartext: for every r, the superset sums of the monomials are one-hot at r
+        // (PROTOCOLS.md §7: r = 5 gives 0x0020).
+        for r in 0..16usize {
+            let mut mu = [0u16; 16];
+            for (m, x) in mu.iter_mut().enumerate() {
+                // μ_m = 1 iff all bits of m are set in r; lane 0 only.
+                *x = u16::from(m & r == m);
+            }
+            superset_sums(&mut mu);
+            transpose16(&mut mu);
+            assert_eq!(mu[0], 1 << r, "r = {r}");
+        }
+    }
+}

@@ -1,0 +1,264 @@
+//! The malicious machinery on its own (PROTOCOLS.md §5.1, §5.2, §5.4): views and compare-view,
+//! coins, zero checks, broadcasts, and Protocol 2 `Verify` with honest batches and with a
+//! single planted error at a random position of a large batch. Three parties over in-memory
+//! links, fixed seeds.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha20Rng;
+use triskele_engine::verify::levels;
+use triskele_engine::{AbortReason, EngineError, Lift, Malicious, Party, Phase};
+use triskele_field::{Bits16, Field, Fp, Gf2p64, Gf2p8, Random};
+use triskele_net::{NetOptions, Network, Tamper};
+use triskele_share::{deal, Direction, PartyId, RssVec};
+
+fn three_with<T: Send>(opts: &NetOptions, f: impl Fn(Party<Malicious>) -> T + Sync) -> [T; 3] {
+    let nets = triskele_net::in_memory(opts);
+    let f = &f;
+    std::thread::scope(|s| {
+        let hs: Vec<_> = nets
+            .into_iter()
+            .map(|n: Network| s.spawn(move || f(Party::setup(n).expect("setup"))))
+            .collect();
+        let v: Vec<T> = hs.into_iter().map(|h| h.join().expect("join")).collect();
+        v.try_into().ok().expect("three")
+    })
+}
+
+fn three<T: Send>(f: impl Fn(Party<Malicious>) -> T + Sync) -> [T; 3] {
+    three_with(&NetOptions::default(), f)
+}
+
+fn random_vec<F: Random>(n: usize, rng: &mut ChaCha20Rng) -> Vec<F> {
+    let mut v = vec![F::ZERO; n];
+    F::fill_random(rng, &mut v);
+    v
+}
+
+/// Dealt triples `z = x*y + e_k` (errors `e` planted in the clear).
+fn dealt_triples<F: Field + Random>(
+    n: usize,
+    errors: &[(usize, F)],
+    seed: u64,
+) -> [(RssVec<F>, RssVec<F>, RssVec<F>); 3] {
+    let mut rng = ChaCha20Rng::seed_from_u64(seed);
+    let x: Vec<F> = random_vec(n, &mut rng);
+    let y: Vec<F> = random_vec(n, &mut rng);
+    let mut z: Vec<F> = x.iter().zip(&y).map(|(a, b)| *a * *b).collect();
+    for (k, e) in errors {
+        z[*k] += *e;
+    }
+    let (xs, ys, zs) = (deal(&x, &mut rng), deal(&y, &mut rng), deal(&z, &mut rng));
+    [0, 1, 2].map(|i| (xs[i].clone(), ys[i].clone(), zs[i].clone()))
+}
+
+fn is_abort(r: &Result<(), EngineError>) -> bool {
+    matches!(r, Err(EngineError::Abort(_)))
+}
+
+/// Records the dealt triples at each party, runs the finalize check; returns the results and
+/// each party's finalize stats `(to next, to prev, messages next, messages prev)`.
+fn run_verify<F: Lift + Random>(
+    triples: &[(RssVec<F>, RssVec<F>, RssVec<F>); 3],
+) -> [(Result<(), EngineError>, [u64; 4]); 3] {
+    three(|mut p| {
+        let (x, y, z) = &triples[p.id().index()];
+        p.model().record(x, y, z);
+        p.set_phase(Phase::Finalize);
+        let r = p.verify_recorded();
+        let st = p.net().stats().get(Phase::Finalize);
+        (
+            r,
+            [
+                st.next.bytes_sent,
+                st.prev.bytes_sent,
+                st.next.messages,
+                st.prev.messages,
+            ],
+        )
+    })
+}
+
+#[test]
+fn honest_verify_passes_with_the_documented_bytes() {
+    for n in [1usize, 2, 3, 1000, 1 << 16] {
+        let t = dealt_triples::<Gf2p64>(n, &[], n as u64);
+        let l = u64::from(levels(n));
+        for (r, st) in run_verify(&t) {
+            r.unwrap();
+            // To next: 16-byte seed, ℓ coins, t, ρ, σ, digest; to prev: ℓ reshares of two
+            // elements, z*, σ, digest (module docs of `verify`, compare-view [DEV]).
+            assert_eq!(st[0], 16 + 8 * l + 24 + 32, "n = {n}");
+            assert_eq!(st[1], 16 * l + 16 + 32, "n = {n}");
+            // Messages (sends + receives) per channel: ℓ + 5 sends to next and ℓ + 3 to prev.
+            assert_eq!(st[2], 2 * l + 8, "n = {n}");
+            assert_eq!(st[3], 2 * l + 8, "n = {n}");
+        }
+    }
+}
+
+#[test]
+fn honest_verify_passes_for_every_source_field() {
+    let g8 = dealt_triples::<Gf2p8>(777, &[], 1);
+    let bits = dealt_triples::<Bits16>(33, &[], 2);
+    let fp = dealt_triples::<Fp>(100, &[], 3);
+    let res = three(|mut p| {
+        let i = p.id().index();
+        p.model().record(&g8[i].0, &g8[i].1, &g8[i].2);
+        p.model().record(&bits[i].0, &bits[i].1, &bits[i].2);
+        p.model().record(&fp[i].0, &fp[i].1, &fp[i].2);
+        p.verify_recorded()
+    });
+    for r in res {
+        r.unwrap();
+    }
+}
+
+#[test]
+fn products_from_mul_are_recorded_and_pass() {
+    let res = three(|mut p| {
+        let x = p.random_rss::<Gf2p8>(500);
+        let y = p.random_rss::<Gf2p8>(500);
+        let z = p.mul(&x, &y).unwrap();
+        let b = p.random_rss::<Bits16>(7);
+        p.mul(&b, &b).unwrap();
+        assert_eq!(p.model().recorder().gf2p64_triples(), 500 + 16 * 7);
+        p.verify_recorded()?;
+        p.open_output(&z).map(|_| ())
+    });
+    for r in res {
+        r.unwrap();
+    }
+}
+
+/// One additive error at a random position of a batch of 2^16 triples: every party aborts,
+/// for several positions and error values.
+#[test]
+fn single_planted_error_in_a_large_batch_aborts_everywhere() {
+    let n = 1 << 16;
+    let mut rng = ChaCha20Rng::seed_from_u64(99);
+    for trial in 0..4u64 {
+        let pos = rng.random_range(0..n);
+        let e = Gf2p64(rng.random::<u64>() | 1);
+        let t = dealt_triples::<Gf2p64>(n, &[(pos, e)], 100 + trial);
+        for (r, _) in run_verify(&t) {
+            assert!(
+                matches!(r, Err(EngineError::Abort(AbortReason::MultiplicationCheck))),
+                "trial {trial}, position {pos}: {r:?}"
+            );
+        }
+    }
+}
+
+#[test]
+fn planted_errors_in_small_fields_abort() {
+    let mut rng = ChaCha20Rng::seed_from_u64(5);
+    // GF(2^8), lifted by E_8: the smallest possible error.
+    let pos = rng.random_range(0..5000);
+    let t = dealt_triples::<Gf2p8>(5000, &[(pos, Gf2p8(1))], 6);
+    for (r, _) in run_verify(&t) {
+        assert!(is_abort(&r), "{r:?}");
+    }
+    // One lane of one bit-sliced word.
+    let pos = rng.random_range(0..300);
+    let t = dealt_triples::<Bits16>(300, &[(pos, Bits16(1 << 9))], 7);
+    for (r, _) in run_verify(&t) {
+        assert!(is_abort(&r), "{r:?}");
+    }
+    // F_p, verified in F_p.
+    let t = dealt_triples::<Fp>(1000, &[(999, Fp::from(1u64))], 8);
+    for (r, _) in run_verify(&t) {
+        assert!(is_abort(&r), "{r:?}");
+    }
+}
+
+#[test]
+fn coins_agree_and_views_match() {
+    let res = three(|mut p| {
+        let c = p.coins(5).unwrap();
+        p.compare_view().unwrap();
+        c
+    });
+    assert_eq!(res[0], res[1]);
+    assert_eq!(res[1], res[2]);
+    assert!(res[0].iter().all(|c| !c.is_zero()));
+}
+
+#[test]
+fn zero_check_passes_for_zero_and_aborts_otherwise() {
+    let mut rng = ChaCha20Rng::seed_from_u64(11);
+    for bad in [false, true] {
+        let mut v = vec![Gf2p8(0); 40];
+        if bad {
+            v[17] = Gf2p8(0x20);
+        }
+        let shares = deal(&v, &mut rng);
+        let res = three(|mut p| {
+            let i = p.id().index();
+            p.absorb_zero_check(&shares[i]);
+            p.compare_view()
+        });
+        for r in res {
+            assert_eq!(is_abort(&r), bad, "{r:?}");
+        }
+    }
+}
+
+#[test]
+fn inconsistent_broadcast_aborts_both_receivers() {
+    // Honest broadcast by P2.
+    let res = three(|mut p| {
+        let msg = [7u8; 20];
+        let mine = (p.id() == PartyId::P2).then_some(&msg[..]);
+        let got = p.broadcast(PartyId::P2, mine, 20)?;
+        assert_eq!(got, msg);
+        p.compare_view()
+    });
+    for r in res {
+        r.unwrap();
+    }
+    // P2's message to P3 (next) has one bit flipped.
+    let opts = NetOptions {
+        tamper: Some(Tamper::new(
+            PartyId::P2,
+            Phase::Finalize,
+            Some(Direction::Next),
+            0,
+            3,
+        )),
+        ..NetOptions::default()
+    };
+    let tamper = opts.tamper.clone().unwrap();
+    let res = three_with(&opts, |mut p| {
+        p.set_phase(Phase::Finalize);
+        let msg = [7u8; 20];
+        let mine = (p.id() == PartyId::P2).then_some(&msg[..]);
+        p.broadcast(PartyId::P2, mine, 20)?;
+        p.compare_view()
+    });
+    assert_eq!(tamper.tampered().unwrap().len, 20);
+    assert!(is_abort(&res[0]), "P1: {:?}", res[0]);
+    assert!(is_abort(&res[2]), "P3: {:?}", res[2]);
+}
+
+/// A corrupt opening (one flipped bit of the component sent to next) makes both honest
+/// parties abort at the compare-view, thanks to the digests in both directions.
+#[test]
+fn tampered_opening_aborts_both_honest_parties() {
+    for cheater in PartyId::ALL {
+        let opts = NetOptions {
+            tamper: Some(Tamper::new(cheater, Phase::Output, None, 0, 42)),
+            ..NetOptions::default()
+        };
+        let res = three_with(&opts, |mut p| {
+            let x = p.random_rss::<Gf2p64>(10);
+            p.set_phase(Phase::Output);
+            p.open_output(&x).map(|_| ())
+        });
+        for p in PartyId::ALL {
+            if p != cheater {
+                assert!(is_abort(&res[p.index()]), "{p}: {:?}", res[p.index()]);
+            }
+        }
+    }
+}
