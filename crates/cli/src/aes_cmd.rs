@@ -1,8 +1,8 @@
 //! `triskele aes`: a dealer secret-shares the key and the blocks, three local parties compute.
 
-use triskele_aes::{compute_party, KeySize, Mode, Target};
+use triskele_aes::{aes_tamper, compute_party, KeySize, Mode, Target};
 use triskele_field::Gf2p8;
-use triskele_share::deal;
+use triskele_share::{deal, PartyId};
 use zeroize::Zeroize;
 
 use crate::args::AesArgs;
@@ -53,7 +53,16 @@ pub fn run(a: AesArgs) -> Result<(), CliError> {
     } else {
         Mode::Encrypt
     };
-    let opts = crate::bench::net_options(a.timeout, None, None)?;
+    let mut opts = crate::bench::net_options(a.timeout, None, None)?;
+    let cheater = match a.tamper {
+        Some(n) => Some(PartyId::from_number(n).ok_or_else(|| {
+            CliError::Input(format!("--tamper takes a party number 1, 2 or 3, got {n}"))
+        })?),
+        None => None,
+    };
+    if let Some(p) = cheater {
+        opts.tamper = Some(aes_tamper(target, size, p, a.tamper_seed));
+    }
 
     let mut rng = rand::rng();
     let key_elems: Vec<Gf2p8> = key.iter().map(|b| Gf2p8(*b)).collect();
@@ -68,11 +77,30 @@ pub fn run(a: AesArgs) -> Result<(), CliError> {
         let i = net.party().index();
         compute_party(target, net, &key_shares[i], block_shares[i].clone(), mode)
     })?;
-    if outputs[0] != outputs[1] || outputs[1] != outputs[2] {
+    // The output printed is that of the first honest party.
+    let honest: Vec<usize> = (0..3)
+        .filter(|i| cheater.map(|c| c.index()) != Some(*i))
+        .collect();
+    let shown = &outputs[honest[0]];
+    if let Some(c) = cheater {
+        match opts.tamper.as_ref().and_then(|t| t.tampered()) {
+            Some(t) => eprintln!(
+                "{c} flipped bit {} of byte {} in its online message {} to {} ({} bytes); {} did not detect it",
+                t.bit, t.byte, t.message, t.direction, t.len, target
+            ),
+            None => eprintln!("{c} was asked to cheat but sent no message that could be altered"),
+        }
+        if honest.iter().any(|i| &outputs[*i] != shown) {
+            eprintln!(
+                "the honest parties' outputs differ; showing {}'s",
+                PartyId::ALL[honest[0]]
+            );
+        }
+    } else if outputs[0] != outputs[1] || outputs[1] != outputs[2] {
         return Err(CliError::Party("the parties' outputs differ".into()));
     }
     let mut stdout = String::new();
-    for block in outputs[0].chunks(16) {
+    for block in shown.chunks(16) {
         stdout.push_str(&hex::encode(block));
         stdout.push('\n');
     }

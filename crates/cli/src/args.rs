@@ -116,6 +116,14 @@ pub struct AesArgs {
     /// Read timeout in seconds.
     #[arg(long, value_name = "SECONDS", default_value_t = 30.0)]
     pub timeout: f64,
+    /// Make party PARTY (1, 2 or 3) cheat: it flips one bit of one message it sends in the
+    /// online phase. Malicious protocols must abort (exit 3); semi-honest ones give a wrong or
+    /// correct output. For tests and demonstrations.
+    #[arg(long, value_name = "PARTY")]
+    pub tamper: Option<u64>,
+    /// Chooses which message and bit the cheating party flips.
+    #[arg(long, value_name = "N", default_value_t = 0, requires = "tamper")]
+    pub tamper_seed: u64,
 }
 
 #[derive(Debug, Args)]

@@ -217,3 +217,70 @@ fn ot_bench_reports_time_rate_bytes_and_memory() {
     assert_eq!(o.status.code(), Some(1));
     assert!(stderr(&o).contains("unknown OT protocol"));
 }
+
+#[test]
+fn tamper_aborts_malicious_and_goes_unnoticed_in_semi_honest() {
+    let ok = triskele(&[
+        "aes",
+        "--protocol",
+        "mal-chida-rec-check",
+        "--key",
+        KEY128,
+        "--input",
+        PT,
+    ]);
+    assert_eq!(ok.status.code(), Some(0), "{}", stderr(&ok));
+    assert_eq!(stdout(&ok), "69c4e0d86a7b0430d8cdb78070b4c55a\n");
+    for party in ["1", "2", "3"] {
+        for seed in ["0", "5"] {
+            let o = triskele(&[
+                "aes",
+                "--protocol",
+                "mal-chida-rec-check",
+                "--key",
+                KEY128,
+                "--input",
+                PT,
+                "--tamper",
+                party,
+                "--tamper-seed",
+                seed,
+            ]);
+            assert_eq!(
+                o.status.code(),
+                Some(3),
+                "P{party} seed {seed}: {}",
+                stderr(&o)
+            );
+            assert!(stdout(&o).is_empty(), "no output may be released");
+            assert!(stderr(&o).contains("abort"), "{}", stderr(&o));
+        }
+        // The semi-honest twin completes: the tamper goes undetected.
+        let o = triskele(&[
+            "aes",
+            "--protocol",
+            "chida",
+            "--key",
+            KEY128,
+            "--input",
+            PT,
+            "--tamper",
+            party,
+        ]);
+        assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+        assert_eq!(stdout(&o).trim().len(), 32);
+        assert!(stderr(&o).contains("did not detect"), "{}", stderr(&o));
+    }
+    let o = triskele(&[
+        "aes",
+        "--protocol",
+        "chida",
+        "--key",
+        KEY128,
+        "--input",
+        PT,
+        "--tamper",
+        "4",
+    ]);
+    assert_eq!(o.status.code(), Some(1));
+}
