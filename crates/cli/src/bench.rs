@@ -140,6 +140,12 @@ pub fn run(a: BenchArgs) -> Result<(), CliError> {
         println!("(this party's measurements only; run `triskele report` on all three files for the max over parties)");
     }
     print!("{}", format_table(&rows));
+    let peak = crate::ot_cmd::mib(crate::ot_cmd::peak_memory());
+    if a.local {
+        println!("peak memory of this process (all three parties): {peak}");
+    } else {
+        println!("peak memory of this party: {peak}");
+    }
     Ok(())
 }
 
