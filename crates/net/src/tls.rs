@@ -84,12 +84,7 @@ impl ServerCertVerifier for PinnedServer {
         cert: &CertificateDer<'_>,
         dss: &DigitallySignedStruct,
     ) -> Result<HandshakeSignatureValid, rustls::Error> {
-        rustls::crypto::verify_tls12_signature(
-            message,
-            cert,
-            dss,
-            &self.provider.signature_verification_algorithms,
-        )
+        handshake_signatures::tls12(&self.provider, message, cert, dss)
     }
 
     fn verify_tls13_signature(
@@ -98,18 +93,11 @@ impl ServerCertVerifier for PinnedServer {
         cert: &CertificateDer<'_>,
         dss: &DigitallySignedStruct,
     ) -> Result<HandshakeSignatureValid, rustls::Error> {
-        rustls::crypto::verify_tls13_signature(
-            message,
-            cert,
-            dss,
-            &self.provider.signature_verification_algorithms,
-        )
+        handshake_signatures::tls13(&self.provider, message, cert, dss)
     }
 
     fn supported_verify_schemes(&self) -> Vec<SignatureScheme> {
-        self.provider
-            .signature_verification_algorithms
-            .supported_schemes()
+        handshake_signatures::schemes(&self.provider)
     }
 }
 
@@ -152,12 +140,7 @@ impl ClientCertVerifier for PinnedClients {
         cert: &CertificateDer<'_>,
         dss: &DigitallySignedStruct,
     ) -> Result<HandshakeSignatureValid, rustls::Error> {
-        rustls::crypto::verify_tls12_signature(
-            message,
-            cert,
-            dss,
-            &self.provider.signature_verification_algorithms,
-        )
+        handshake_signatures::tls12(&self.provider, message, cert, dss)
     }
 
     fn verify_tls13_signature(
@@ -166,16 +149,52 @@ impl ClientCertVerifier for PinnedClients {
         cert: &CertificateDer<'_>,
         dss: &DigitallySignedStruct,
     ) -> Result<HandshakeSignatureValid, rustls::Error> {
+        handshake_signatures::tls13(&self.provider, message, cert, dss)
+    }
+
+    fn supported_verify_schemes(&self) -> Vec<SignatureScheme> {
+        handshake_signatures::schemes(&self.provider)
+    }
+}
+
+/// Handshake signature checks shared by both pinning verifiers: the pinned certificate's key
+/// must have signed the handshake, checked with the provider's algorithms.
+mod handshake_signatures {
+    use rustls::client::danger::HandshakeSignatureValid;
+    use rustls::crypto::CryptoProvider;
+    use rustls::{DigitallySignedStruct, SignatureScheme};
+    use rustls_pki_types::CertificateDer;
+
+    pub(super) fn tls12(
+        provider: &CryptoProvider,
+        message: &[u8],
+        cert: &CertificateDer<'_>,
+        dss: &DigitallySignedStruct,
+    ) -> Result<HandshakeSignatureValid, rustls::Error> {
+        rustls::crypto::verify_tls12_signature(
+            message,
+            cert,
+            dss,
+            &provider.signature_verification_algorithms,
+        )
+    }
+
+    pub(super) fn tls13(
+        provider: &CryptoProvider,
+        message: &[u8],
+        cert: &CertificateDer<'_>,
+        dss: &DigitallySignedStruct,
+    ) -> Result<HandshakeSignatureValid, rustls::Error> {
         rustls::crypto::verify_tls13_signature(
             message,
             cert,
             dss,
-            &self.provider.signature_verification_algorithms,
+            &provider.signature_verification_algorithms,
         )
     }
 
-    fn supported_verify_schemes(&self) -> Vec<SignatureScheme> {
-        self.provider
+    pub(super) fn schemes(provider: &CryptoProvider) -> Vec<SignatureScheme> {
+        provider
             .signature_verification_algorithms
             .supported_schemes()
     }
