@@ -8,8 +8,9 @@ use triskele_net::{Network, PhaseStats, Tamper};
 use triskele_share::{PartyId, RssVec};
 
 use crate::cipher::{apply, encrypt, key_schedule, KeySize, Mode, RoundKeys};
+use crate::sbox::bool_circuit::BoolCircuit;
 use crate::sbox::chida::Chida;
-use crate::sbox::gf4_circuit::Gf4Circuit;
+use crate::sbox::gf4_circuit::{Gf4Circuit, Gf4CircuitGf4p4};
 use crate::sbox::lut16::Lut16;
 use crate::sbox::lut256::Lut256;
 use crate::sbox::lut256_ss::Lut256Ss;
@@ -125,6 +126,13 @@ pub fn bench_party(
         Target::MalChidaRecCheck => {
             bench_with::<Malicious, _>(target, MalChidaRecCheck, net, size, simd)
         }
+        Target::BoolCircuit => {
+            bench_with::<SemiHonest, _>(target, BoolCircuit::default(), net, size, simd)
+        }
+        Target::MalGf4Circuit => bench_with::<Malicious, _>(target, Gf4Circuit, net, size, simd),
+        Target::MalGf4CircuitOpt => {
+            bench_with::<Malicious, _>(target, Gf4CircuitGf4p4, net, size, simd)
+        }
     }
 }
 
@@ -187,6 +195,15 @@ pub fn compute_party(
         Target::MalChidaRecCheck => {
             compute_with::<Malicious, _>(target, MalChidaRecCheck, net, key, blocks, mode)
         }
+        Target::BoolCircuit => {
+            compute_with::<SemiHonest, _>(target, BoolCircuit::default(), net, key, blocks, mode)
+        }
+        Target::MalGf4Circuit => {
+            compute_with::<Malicious, _>(target, Gf4Circuit, net, key, blocks, mode)
+        }
+        Target::MalGf4CircuitOpt => {
+            compute_with::<Malicious, _>(target, Gf4CircuitGf4p4, net, key, blocks, mode)
+        }
     }
 }
 
@@ -228,6 +245,13 @@ pub fn sbox_layer_party(
         Target::MalChidaRecCheck => {
             sbox_layer_with::<Malicious, _>(target, MalChidaRecCheck, net, x)?
         }
+        Target::BoolCircuit => {
+            sbox_layer_with::<SemiHonest, _>(target, BoolCircuit::default(), net, x)?
+        }
+        Target::MalGf4Circuit => sbox_layer_with::<Malicious, _>(target, Gf4Circuit, net, x)?,
+        Target::MalGf4CircuitOpt => {
+            sbox_layer_with::<Malicious, _>(target, Gf4CircuitGf4p4, net, x)?
+        }
     };
     Ok(out.into_iter().map(|b| b.0).collect())
 }
@@ -237,7 +261,10 @@ pub fn sbox_layer_party(
 fn online_sends_per_layer(target: Target) -> u64 {
     match target {
         Target::Chida | Target::MalChidaRecCheck => 3,
-        Target::Gf4Circuit => 4,
+        Target::Gf4Circuit
+        | Target::BoolCircuit
+        | Target::MalGf4Circuit
+        | Target::MalGf4CircuitOpt => 4,
         Target::Lut16 => 3,
         Target::Lut256Ss => 2,
         _ => 1,

@@ -8,6 +8,7 @@ use triskele_engine::{EngineError, Party, SecurityModel};
 use triskele_field::Gf2p8;
 use triskele_share::RssVec;
 
+pub mod bool_circuit;
 pub mod chida;
 pub mod gf4_circuit;
 pub mod lut16;

@@ -18,16 +18,22 @@ pub enum Target {
     Lut256Ss,
     /// The Chida et al. chain with recorded products and Protocol 2 `Verify` (PROTOCOLS.md §5.6).
     MalChidaRecCheck,
+    /// `gf4-circuit` with all five `GF(2^4)` products recorded and Protocol 2 `Verify`
+    /// (PROTOCOLS.md §5.6).
+    MalGf4Circuit,
+    /// `gf4-circuit` checked with two plain triples and one gf4p4 triple per S-box
+    /// (PROTOCOLS.md §5.5, §5.6).
+    MalGf4CircuitOpt,
+    /// Bit-sliced Boolean circuit (Boyar–Peralta S-box, 34 AND gates) on replicated `GF(2)`
+    /// shares (Araki et al., CCS'16); the MP-SPDZ-style baseline.
+    BoolCircuit,
 }
 
 /// Names from the contract that this build does not provide yet.
 const PLANNED: &[&str] = &[
-    "bool-circuit",
     "mal-chida",
     "mal-lut16-bitstring",
     "mal-lut16-ohv",
-    "mal-gf4-circuit",
-    "mal-gf4-circuit-opt",
     "mal-lut256-ss",
     "mal-lut256-ss-opt",
 ];
@@ -41,6 +47,9 @@ impl Target {
         Target::Lut256,
         Target::Lut256Ss,
         Target::MalChidaRecCheck,
+        Target::BoolCircuit,
+        Target::MalGf4Circuit,
+        Target::MalGf4CircuitOpt,
     ];
 
     /// The CLI name.
@@ -52,6 +61,9 @@ impl Target {
             Target::Lut256 => "lut256",
             Target::Lut256Ss => "lut256-ss",
             Target::MalChidaRecCheck => "mal-chida-rec-check",
+            Target::BoolCircuit => "bool-circuit",
+            Target::MalGf4Circuit => "mal-gf4-circuit",
+            Target::MalGf4CircuitOpt => "mal-gf4-circuit-opt",
         }
     }
 
@@ -64,6 +76,9 @@ impl Target {
             Target::Lut256 => "lut256",
             Target::Lut256Ss => "lut256_ss",
             Target::MalChidaRecCheck => "mal-chida-rec-check",
+            Target::BoolCircuit => "bool-circuit",
+            Target::MalGf4Circuit => "mal-gf4-circuit",
+            Target::MalGf4CircuitOpt => "mal-gf4-circuit-gf4p4",
         }
     }
 
@@ -74,8 +89,9 @@ impl Target {
             | Target::Gf4Circuit
             | Target::Lut16
             | Target::Lut256
-            | Target::Lut256Ss => false,
-            Target::MalChidaRecCheck => true,
+            | Target::Lut256Ss
+            | Target::BoolCircuit => false,
+            Target::MalChidaRecCheck | Target::MalGf4Circuit | Target::MalGf4CircuitOpt => true,
         }
     }
 }

@@ -34,8 +34,9 @@ fn expected(target: Target, size: KeySize) -> Expected {
             online_messages_prev: 3 * layers,
             prep_rounds: 0,
         },
-        // 5 GF(2^4) products (2.5 bytes) and 4 rounds per S-box layer, all to prev.
-        Target::Gf4Circuit => Expected {
+        // 5 GF(2^4) products (2.5 bytes) and 4 rounds per S-box layer, all to prev; the
+        // malicious variants send exactly the same online messages.
+        Target::Gf4Circuit | Target::MalGf4Circuit | Target::MalGf4CircuitOpt => Expected {
             prep_next: 0,
             prep_prev: 0,
             online_next: 0,
@@ -88,6 +89,17 @@ fn expected(target: Target, size: KeySize) -> Expected {
             online_messages_prev: 3 * layers,
             prep_rounds: 0,
         },
+        // 34 AND gates per S-box in 4 AND layers, one bit each, packed 16 to a 2-byte word
+        // (⌈16 s / 16⌉ = s words per gate and layer), all to prev.
+        Target::BoolCircuit => Expected {
+            prep_next: 0,
+            prep_prev: 0,
+            online_next: 0,
+            online_prev: 34 * 2 * layers,
+            online_messages_next: 4 * layers,
+            online_messages_prev: 4 * layers,
+            prep_rounds: 0,
+        },
     }
 }
 
@@ -99,6 +111,8 @@ fn expected(target: Target, size: KeySize) -> Expected {
 fn finalize_expected(target: Target, size: KeySize, simd: usize) -> (u64, u64, u64) {
     let triples_per_sbox = match target {
         Target::MalChidaRecCheck => 4,
+        Target::MalGf4Circuit => 5,
+        Target::MalGf4CircuitOpt => 3,
         _ => return (0, 0, 0),
     };
     let l = u64::from(triskele_engine::verify::levels(
@@ -254,4 +268,103 @@ fn mal_chida_rec_check_is_640_bytes_per_block_to_prev_and_logarithmic_finalize()
         finalize_expected(Target::MalChidaRecCheck, KeySize::Aes128, 1000),
         (232, 368, 48)
     );
+}
+
+#[test]
+fn mal_gf4_circuit_is_400_bytes_per_block_to_prev_and_logarithmic_finalize() {
+    for t in [Target::MalGf4Circuit, Target::MalGf4CircuitOpt] {
+        check(t, KeySize::Aes128, 1);
+        check(t, KeySize::Aes128, 1000);
+        check(t, KeySize::Aes256, 7);
+        let e = expected(t, KeySize::Aes128);
+        assert_eq!((e.online_next, e.online_prev), (0, 400));
+        assert_eq!(e.online_messages_prev, 40);
+    }
+    // mal-gf4-circuit: S = 1: L = 800, ℓ = 10; S = 1000: L = 800 000, ℓ = 20.
+    assert_eq!(
+        finalize_expected(Target::MalGf4Circuit, KeySize::Aes128, 1),
+        (152, 208, 28)
+    );
+    assert_eq!(
+        finalize_expected(Target::MalGf4Circuit, KeySize::Aes128, 1000),
+        (232, 368, 48)
+    );
+    // mal-gf4-circuit-gf4p4: S = 1: L = 480, ℓ = 9; S = 1000: L = 480 000, ℓ = 19.
+    assert_eq!(
+        finalize_expected(Target::MalGf4CircuitOpt, KeySize::Aes128, 1),
+        (144, 192, 26)
+    );
+    assert_eq!(
+        finalize_expected(Target::MalGf4CircuitOpt, KeySize::Aes128, 1000),
+        (224, 352, 46)
+    );
+}
+
+/// Online bytes of one `bool-circuit` S-box layer of `n` inversions: 34 AND gates, each
+/// `⌈n/16⌉` words of 2 bytes (the last word is padded).
+fn bool_circuit_layer_bytes(n: u64) -> u64 {
+    34 * n.div_ceil(16) * 2
+}
+
+#[test]
+fn bool_circuit_aes128_is_680_bytes_per_block_and_40_messages() {
+    check(Target::BoolCircuit, KeySize::Aes128, 1);
+    check(Target::BoolCircuit, KeySize::Aes128, 1000);
+    check(Target::BoolCircuit, KeySize::Aes128, 17);
+    let e = expected(Target::BoolCircuit, KeySize::Aes128);
+    assert_eq!((e.online_next, e.online_prev), (0, 680));
+    assert_eq!(e.online_messages_prev, 40);
+    // ≤ 34 AND × 160 S-boxes / 8 bits and ≤ 6 AND layers × 10 rounds.
+    assert!(e.online_prev <= 34 * 160 / 8);
+    assert!(e.online_messages_prev <= 60);
+    for s in [1u64, 17, 1000, 100_000] {
+        assert_eq!(
+            KeySize::Aes128.rounds() as u64 * bool_circuit_layer_bytes(16 * s),
+            e.online_prev * s
+        );
+    }
+}
+
+#[test]
+fn bool_circuit_aes256_is_952_bytes_per_block_and_56_messages() {
+    check(Target::BoolCircuit, KeySize::Aes256, 1);
+    check(Target::BoolCircuit, KeySize::Aes256, 300);
+    let e = expected(Target::BoolCircuit, KeySize::Aes256);
+    assert_eq!((e.online_next, e.online_prev), (0, 952));
+    assert_eq!(e.online_messages_prev, 56);
+}
+
+/// Layers that are not a multiple of 16 S-boxes (the key schedule: 4 per layer) round up to
+/// whole words: one layer of `n` inversions sends exactly `34 ⌈n/16⌉ · 2` bytes to prev in 4
+/// messages, and the padding lanes do not disturb the result.
+#[test]
+fn bool_circuit_layer_rounds_up_to_whole_words() {
+    use triskele_aes::sbox::{bool_circuit::BoolCircuit, SboxProtocol};
+    use triskele_engine::{Party, Phase, SemiHonest};
+    use triskele_field::{Field, Gf2p8};
+    for n in [1usize, 4, 16, 17, 4100] {
+        let nets = triskele_net::in_memory(&NetOptions::default());
+        let runs = three(nets, |net| {
+            let mut party = Party::<SemiHonest>::setup(net).expect("setup");
+            party.set_phase(Phase::Output);
+            let mut x = party.random_rss::<Gf2p8>(n);
+            let input = party.open(&x).expect("open input");
+            party.set_phase(Phase::Online);
+            BoolCircuit::default()
+                .invert(&mut party, &mut x)
+                .expect("invert");
+            party.set_phase(Phase::Output);
+            let out = party.open(&x).expect("open output");
+            let stats = party.net().stats().get(Phase::Online);
+            party.shutdown().expect("shutdown");
+            (input, out, stats)
+        });
+        for (input, out, stats) in runs {
+            let want: Vec<Gf2p8> = input.iter().map(|v| v.inverse()).collect();
+            assert_eq!(out, want, "n = {n}");
+            assert_eq!(stats.prev.bytes_sent, bool_circuit_layer_bytes(n as u64));
+            assert_eq!(stats.next.bytes_sent, 0);
+            assert_eq!(stats.prev.messages, 4);
+        }
+    }
 }

@@ -9,6 +9,9 @@ sbox_protocol_tests!(lut16, triskele_aes::Target::Lut16);
 sbox_protocol_tests!(lut256, triskele_aes::Target::Lut256);
 sbox_protocol_tests!(lut256_ss, triskele_aes::Target::Lut256Ss);
 sbox_protocol_tests!(mal_chida_rec_check, triskele_aes::Target::MalChidaRecCheck);
+sbox_protocol_tests!(bool_circuit, triskele_aes::Target::BoolCircuit);
+sbox_protocol_tests!(mal_gf4_circuit, triskele_aes::Target::MalGf4Circuit);
+sbox_protocol_tests!(mal_gf4_circuit_opt, triskele_aes::Target::MalGf4CircuitOpt);
 
 /// A sample of the known answers through the real network stack: TLS 1.3 on loopback with
 /// certificates made in memory.

@@ -25,8 +25,7 @@
 use core::fmt::{self, Debug};
 
 use sha2::{Digest, Sha256};
-use triskele_field::embed::{e4, e8};
-use triskele_field::{Bits16, Field, Fp, Gf2p4, Gf2p64, Gf2p8, Gf4Tower};
+use triskele_field::{Bits16, EmbedInto, Field, Fp, Gf2p4, Gf2p64, Gf2p8, Gf4Tower};
 use triskele_share::RssVec;
 
 use crate::verify::VerifyField;
@@ -97,6 +96,13 @@ impl<F: Field> Triples<F> {
         self.z.is_empty()
     }
 
+    fn reserve(&mut self, n: usize) {
+        for v in [&mut self.x, &mut self.y, &mut self.z] {
+            v.first.reserve(n);
+            v.second.reserve(n);
+        }
+    }
+
     fn push(&mut self, x: &RssVec<F>, y: &RssVec<F>, z: &RssVec<F>) {
         self.x.extend(x);
         self.y.extend(y);
@@ -162,9 +168,25 @@ macro_rules! lift_elementwise {
     };
 }
 
-lift_elementwise!(Gf2p8, Gf2p64, gf2p8, e8);
-lift_elementwise!(Gf2p4, Gf2p64, gf2p4, e4);
-lift_elementwise!(Gf4Tower, Gf2p64, tower, |x: Gf4Tower| e8(x.to_gf2p8()));
+/// Small binary fields: the slice embedding of `triskele_field::embed` (nibble tables).
+macro_rules! lift_embedded {
+    ($t:ty, $slot:ident) => {
+        impl Lift for $t {
+            type Check = Gf2p64;
+            const LANES: usize = 1;
+            fn lift_slice(src: &[Self], dst: &mut [Gf2p64]) {
+                <$t as EmbedInto<Gf2p64>>::embed_slice(src, dst);
+            }
+            fn store(rec: &mut Recorder) -> &mut Triples<Self> {
+                &mut rec.$slot
+            }
+        }
+    };
+}
+
+lift_embedded!(Gf2p8, gf2p8);
+lift_embedded!(Gf2p4, gf2p4);
+lift_embedded!(Gf4Tower, tower);
 lift_elementwise!(Gf2p64, Gf2p64, gf2p64, |x: Gf2p64| x);
 lift_elementwise!(Fp, Fp, fp, |x: Fp| x);
 
@@ -209,6 +231,13 @@ impl Malicious {
     /// directly for relations computed otherwise (e.g. with local terms added).
     pub fn record<F: Lift>(&mut self, x: &RssVec<F>, y: &RssVec<F>, z: &RssVec<F>) {
         F::store(&mut self.recorder).push(x, y, z);
+    }
+
+    /// Reserves room for `n` more recorded products over `F`, so that the stores do not grow
+    /// (and copy themselves) while the online phase records; for protocols that know their
+    /// product count in advance.
+    pub fn reserve<F: Lift>(&mut self, n: usize) {
+        F::store(&mut self.recorder).reserve(n);
     }
 
     /// The recorded triples.

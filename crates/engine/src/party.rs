@@ -267,6 +267,22 @@ impl<M: SecurityModel> Party<M> {
         x: &RssVec<F>,
         y: &RssVec<F>,
     ) -> Result<RssVec<F>, EngineError> {
+        let z = self.mul_covered(x, y)?;
+        if M::MALICIOUS {
+            self.model.on_product(x, y, &z);
+        }
+        Ok(z)
+    }
+
+    /// The multiplication of [`Party::mul`] **without** recording the triple: for products
+    /// whose correctness the caller certifies otherwise — by recording a combined relation
+    /// that implies it ([`SecurityModel::on_product`], e.g. the gf4p4 relation of
+    /// PROTOCOLS.md §5.5), or inside a check itself. Same messages as [`Party::mul`].
+    pub fn mul_covered<F: Encode + Random + Bulk>(
+        &mut self,
+        x: &RssVec<F>,
+        y: &RssVec<F>,
+    ) -> Result<RssVec<F>, EngineError> {
         if x.len() != y.len() {
             return Err(EngineError::LengthMismatch {
                 expected: x.len(),
@@ -275,11 +291,7 @@ impl<M: SecurityModel> Party<M> {
         }
         let mut t = vec![F::ZERO; x.len()];
         local_product(&mut t, x, y);
-        let z = self.additive_to_rss(t, ReshareTo::Prev)?;
-        if M::MALICIOUS {
-            self.model.on_product(x, y, &z);
-        }
-        Ok(z)
+        self.additive_to_rss(t, ReshareTo::Prev)
     }
 
     /// Input sharing by `owner` (PROTOCOLS.md §1.4, one-round variant): the owner takes the

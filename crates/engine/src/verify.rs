@@ -9,10 +9,13 @@
 //!    with the hashed opening; two `GF(2^64)` coins, or one `F_p` coin). Coefficients `c_k`
 //!    are drawn *independently* from AES-128-CTR keyed by `SHA-256(seed ‖ chunk)` (per chunk
 //!    of [`COEFF_CHUNK`] indices, so chunks are generated in parallel) — [DEV] §8 item 9
-//!    instead of the powers `r^k` of one coin. Claim: `Σ_k (c_k x_k) y_k = z := Σ_k c_k z_k`;
-//!    vectors are padded with zeros to length `n`.
-//! 2. **Halving** (`ℓ` times): with `h = n/2`, pair index `j` with `j + h` ([DEV]: halves
-//!    instead of `2j, 2j+1`; any fixed pairing works) and set
+//!    instead of the powers `r^k` of one coin. Claim: `Σ_k (c_k x_k) y_k = z := Σ_k c_k z_k`
+//!    (entries past the end count as zero).
+//! 2. **Halving** (`ℓ` times): on a claim of length `len`, pair index `j < h` with `j + h`
+//!    ([DEV]: halves instead of `2j, 2j+1`; any fixed pairing works, and the partner of `j`
+//!    is zero if `j + h ≥ len`), where `h = ⌈len/2⌉` (at the first level rounded up to a
+//!    multiple of `min(2^11, n/2)`); every level lowers `⌈log2 len⌉` by one, so there are
+//!    exactly `ℓ` levels as with padding to `n`, but the work is proportional to `L`. Set
 //!    `f_j(X) = x_j + (x_{j+h} - x_j) X`, `g_j` likewise, `H(X) = Σ_j f_j(X) g_j(X)`
 //!    (degree 2, `H(0) + H(1) = z`). Each party computes additive shares of `H(1)` and `H(u)`
 //!    with local inner products (`u` = [`VerifyField::node`]) and reshares both (16 bytes to
@@ -25,10 +28,15 @@
 //! 4. The caller ends with a compare-view ([`crate::Party::compare_view_after`]) that carries
 //!    the local result, so no party accepts unless every opening was consistent and `σ = 0`.
 //!
-//! Level 1 streams over the recorded (unlifted) triples twice — once for `z`, `H(1)`, `H(u)`,
-//! once to fold — so the lifted `GF(2^64)` vectors exist only from length `n/2` on. Inner
-//! products use [`Bulk::inner_product`] (PCLMULQDQ / VPCLMULQDQ with delayed reduction) on all
-//! threads of the current rayon pool.
+//! Level 1 streams over the recorded (unlifted) triples twice — once for `Σ c_k z_k`, `H(1)`,
+//! `H(u)`, once (lifting only `x` and `y`) to fold — so the lifted `GF(2^64)` vectors exist
+//! only from length `n/2` on; later levels fold those in place. Lifting goes through the
+//! nibble tables of `triskele_field::embed` ([`Lift`]); `Σ c_k z_k` is an inner product (`z`
+//! is never scaled); the values at the node `u` are a shift ([`VerifyField::times_node`]).
+//! Inner products use [`Bulk::inner_product`] (PCLMULQDQ / VPCLMULQDQ with delayed
+//! reduction), products [`Bulk::mul_slice`], on all threads of the current rayon pool, in
+//! blocks of [`COEFF_CHUNK`] pairs. Throughput: `cargo bench -p triskele-engine --bench
+//! verify`.
 //!
 //! # Communication (per party, `V = GF(2^64)`)
 //!
@@ -64,7 +72,7 @@
 use rayon::prelude::*;
 use sha2::{Digest, Sha256};
 use triskele_field::{Bulk, Encode, Field, Fp, Gf2p64, Random};
-use triskele_share::{local_product, Prg, PrgKey, RssVec};
+use triskele_share::{Prg, PrgKey, RssVec};
 
 use crate::error::EngineError;
 use crate::model::{Lift, SecurityModel, Triples};
@@ -76,6 +84,11 @@ pub trait VerifyField: Field + Encode + Random + Bulk {
     fn node() -> Self;
     /// `⌊log2 |F|⌋`, the per-root soundness in bits.
     const LOG2_SIZE: u32;
+    /// `self · node()` (a shift and a conditional reduction in `GF(2^64)`).
+    #[inline]
+    fn times_node(self) -> Self {
+        self * Self::node()
+    }
 }
 
 impl VerifyField for Gf2p64 {
@@ -83,6 +96,11 @@ impl VerifyField for Gf2p64 {
         Gf2p64::U
     }
     const LOG2_SIZE: u32 = 64;
+    /// `x · u`: shift, and reduce `u^64 = u^4 + u^3 + u + 1` (`0x1b`) if bit 63 was set.
+    #[inline]
+    fn times_node(self) -> Self {
+        Gf2p64((self.0 << 1) ^ (0x1b & 0u64.wrapping_sub(self.0 >> 63)))
+    }
 }
 
 impl VerifyField for Fp {
@@ -90,6 +108,15 @@ impl VerifyField for Fp {
         Fp::from(2u64)
     }
     const LOG2_SIZE: u32 = 127;
+}
+
+/// Which vectors of a chunk [`TripleSource::lift`] must fill.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Parts {
+    /// `x`, `y` and `z`.
+    Xyz,
+    /// Only `x` and `y` (`z` is left as it is).
+    Xy,
 }
 
 /// Triples to verify, lifted to the check field on demand (so that recorded small-field
@@ -102,8 +129,9 @@ pub trait TripleSource<V>: Sync {
         self.len() == 0
     }
     /// Writes triples `start .. start + out.len()` into `out` (all six vectors of `out` have
-    /// the same length; positions at or beyond [`TripleSource::len`] are zero).
-    fn lift(&self, start: usize, out: &mut LiftedTriples<V>);
+    /// the same length; positions at or beyond [`TripleSource::len`] are zero). With
+    /// [`Parts::Xy`] the `z` vectors are not written.
+    fn lift(&self, start: usize, parts: Parts, out: &mut LiftedTriples<V>);
 }
 
 /// A chunk of lifted triples.
@@ -124,11 +152,15 @@ impl<V: Field> LiftedTriples<V> {
     }
 
     fn len(&self) -> usize {
-        self.z.first.len()
+        self.x.first.len()
     }
 
-    /// The six vectors, as `(source, destination)` pairs with a triple's components.
-    fn parts_mut(&mut self) -> [&mut Vec<V>; 6] {
+    /// The vectors a pass needs, in the order `x1, x2, y1, y2[, z1, z2]`.
+    fn parts_mut(&mut self, parts: Parts) -> impl Iterator<Item = &mut Vec<V>> {
+        let k = match parts {
+            Parts::Xyz => 6,
+            Parts::Xy => 4,
+        };
         [
             &mut self.x.first,
             &mut self.x.second,
@@ -137,6 +169,8 @@ impl<V: Field> LiftedTriples<V> {
             &mut self.z.first,
             &mut self.z.second,
         ]
+        .into_iter()
+        .take(k)
     }
 }
 
@@ -156,18 +190,19 @@ impl<F: Lift> TripleSource<F::Check> for Triples<F> {
         F::LANES * Triples::len(self)
     }
 
-    fn lift(&self, start: usize, out: &mut LiftedTriples<F::Check>) {
+    fn lift(&self, start: usize, parts: Parts, out: &mut LiftedTriples<F::Check>) {
         let n = out.len();
         let total = TripleSource::len(self);
         let end = (start + n).min(total);
         let lanes = F::LANES;
         let srcs = source_parts(self);
         let mut tmp = Vec::new();
-        for (src, dst) in srcs.into_iter().zip(out.parts_mut()) {
-            dst.fill(F::Check::ZERO);
+        for (src, dst) in srcs.into_iter().zip(out.parts_mut(parts)) {
             if start >= end {
+                dst.fill(F::Check::ZERO);
                 continue;
             }
+            dst[end - start..].fill(F::Check::ZERO);
             if lanes == 1 {
                 F::lift_slice(&src[start..end], &mut dst[..end - start]);
             } else {
@@ -198,19 +233,19 @@ impl<V: VerifyField> TripleSource<V> for Concat<'_, V> {
         self.0.iter().map(|s| s.len()).sum()
     }
 
-    fn lift(&self, start: usize, out: &mut LiftedTriples<V>) {
+    fn lift(&self, start: usize, parts: Parts, out: &mut LiftedTriples<V>) {
         let n = out.len();
         // Fast path: the range lies in one source.
         let mut base = 0;
         for s in &self.0 {
             let len = s.len();
             if start >= base && start + n <= base + len {
-                s.lift(start - base, out);
+                s.lift(start - base, parts, out);
                 return;
             }
             base += len;
         }
-        for p in out.parts_mut() {
+        for p in out.parts_mut(parts) {
             p.fill(V::ZERO);
         }
         let mut base = 0;
@@ -222,8 +257,8 @@ impl<V: VerifyField> TripleSource<V> for Concat<'_, V> {
                 if part.len() != b - a {
                     part = LiftedTriples::zeros(b - a);
                 }
-                s.lift(a - base, &mut part);
-                for (dst, src) in out.parts_mut().into_iter().zip(part.parts_mut()) {
+                s.lift(a - base, parts, &mut part);
+                for (dst, src) in out.parts_mut(parts).zip(part.parts_mut(parts)) {
                     dst[a - start..b - start].copy_from_slice(src);
                 }
             }
@@ -274,36 +309,53 @@ fn lerp<V: VerifyField>(out: &mut [V], lo: &[V], hi: &[V], sbuf: &[V], tmp: &mut
     V::add_assign_slice(out, lo);
 }
 
-/// Per-thread scratch of the halving passes.
-struct Scratch<V> {
-    lo: LiftedTriples<V>,
-    hi: LiftedTriples<V>,
-    c: Vec<V>,
-    f: [Vec<V>; 2],
-    g: [Vec<V>; 2],
-    tmp: Vec<V>,
+/// `out = lo + (hi - lo) · u` element-wise for the node `u` (no general products).
+fn lerp_node<V: VerifyField>(out: &mut [V], lo: &[V], hi: &[V]) {
+    for ((o, l), h) in out.iter_mut().zip(lo).zip(hi) {
+        *o = *l + (*h - *l).times_node();
+    }
 }
 
-impl<V: VerifyField> Scratch<V> {
-    fn new(m: usize) -> Self {
+/// Per-thread buffers for level 1: the two lifted blocks, `x` times the coefficients, and the
+/// coefficients.
+struct Loader<V> {
+    lifted: [LiftedTriples<V>; 2],
+    scaled: [[Vec<V>; 2]; 2],
+    c: Vec<V>,
+    /// Folded levels: the upper block when it runs past the end (zero-extended).
+    pad: [Vec<V>; 4],
+}
+
+impl<V: VerifyField> Loader<V> {
+    fn new(level: &Level<'_, V>, m: usize) -> Self {
+        // The folded levels read their vectors directly and need no buffers.
+        let m = match level {
+            Level::Source { .. } => m,
+            Level::Folded { .. } => 0,
+        };
         let z = || vec![V::ZERO; m];
-        Scratch {
-            lo: LiftedTriples::zeros(m),
-            hi: LiftedTriples::zeros(m),
+        Loader {
+            lifted: [LiftedTriples::zeros(m), LiftedTriples::zeros(m)],
+            scaled: [[z(), z()], [z(), z()]],
             c: z(),
-            f: [z(), z()],
-            g: [z(), z()],
-            tmp: z(),
+            pad: Default::default(),
         }
     }
 }
 
-/// Multiplies both components of `x` by the coefficients.
-fn scale<V: VerifyField>(x: &mut RssVec<V>, c: &[V], tmp: &mut [V]) {
-    for comp in [&mut x.first, &mut x.second] {
-        tmp.copy_from_slice(comp);
-        V::mul_slice(comp, tmp, c);
-    }
+/// A block of pairs: `[x1, x2, y1, y2]` of the lower half and of the upper half.
+struct Pair<'s, V> {
+    lo: [&'s [V]; 4],
+    hi: [&'s [V]; 4],
+}
+
+fn xy_slices<'a, V>(x: &'a RssVec<V>, y: &'a RssVec<V>, at: usize, m: usize) -> [&'a [V]; 4] {
+    [
+        &x.first[at..at + m],
+        &x.second[at..at + m],
+        &y.first[at..at + m],
+        &y.second[at..at + m],
+    ]
 }
 
 /// Where a halving level reads its pairs from.
@@ -313,68 +365,120 @@ enum Level<'a, V> {
         src: &'a dyn TripleSource<V>,
         seed: [u8; 16],
     },
-    /// Later levels: the folded vectors.
-    Folded { x: &'a RssVec<V>, y: &'a RssVec<V> },
+    /// Later levels: the folded vectors; the current claim is on their first `len` entries
+    /// (entries from `len` on count as zero).
+    Folded {
+        x: &'a RssVec<V>,
+        y: &'a RssVec<V>,
+        len: usize,
+    },
 }
 
 impl<V: VerifyField> Level<'_, V> {
-    /// Loads pair block `[start, start + m)` (lower half) and its partner in the upper half
-    /// into `s.lo`, `s.hi` (x already multiplied by the coefficients at level 1).
-    fn load(&self, half: usize, start: usize, s: &mut Scratch<V>) {
+    /// Pair block `[start, start + m)` (lower half) and its partner `[half + start, ..)` in the
+    /// upper half (zero past the end), with x
+    /// multiplied by the coefficients at level 1. With [`Parts::Xyz`] (level 1 only), adds
+    /// this block's `Σ c_k z_k` (both components) to `zsum`; `z` itself is never scaled.
+    fn load<'s>(
+        &'s self,
+        half: usize,
+        start: usize,
+        m: usize,
+        parts: Parts,
+        ld: &'s mut Loader<V>,
+        zsum: &mut [V; 2],
+    ) -> Pair<'s, V> {
         match self {
             Level::Source { src, seed } => {
-                for (t, at) in [(&mut s.lo, start), (&mut s.hi, half + start)] {
-                    src.lift(at, t);
-                    coefficients(seed, at, &mut s.c);
-                    scale(&mut t.x, &s.c, &mut s.tmp);
-                    // z is only needed as Σ c_k z_k.
-                    scale(&mut t.z, &s.c, &mut s.tmp);
+                let total = src.len();
+                let Loader {
+                    lifted, scaled, c, ..
+                } = ld;
+                for ((t, xs), at) in lifted
+                    .iter_mut()
+                    .zip(scaled.iter_mut())
+                    .zip([start, half + start])
+                {
+                    src.lift(at, parts, t);
+                    if at >= total {
+                        // Padding: everything is zero.
+                        xs[0].fill(V::ZERO);
+                        xs[1].fill(V::ZERO);
+                        continue;
+                    }
+                    coefficients(seed, at, c);
+                    V::mul_slice(&mut xs[0], &t.x.first, c);
+                    V::mul_slice(&mut xs[1], &t.x.second, c);
+                    if parts == Parts::Xyz {
+                        zsum[0] += V::inner_product(c, &t.z.first);
+                        zsum[1] += V::inner_product(c, &t.z.second);
+                    }
+                }
+                let view = |t: &'s LiftedTriples<V>, xs: &'s [Vec<V>; 2]| {
+                    [&xs[0][..], &xs[1][..], &t.y.first[..], &t.y.second[..]]
+                };
+                Pair {
+                    lo: view(&ld.lifted[0], &ld.scaled[0]),
+                    hi: view(&ld.lifted[1], &ld.scaled[1]),
                 }
             }
-            Level::Folded { x, y } => {
-                let m = s.lo.len();
-                for (t, at) in [(&mut s.lo, start), (&mut s.hi, half + start)] {
-                    t.x.first.copy_from_slice(&x.first[at..at + m]);
-                    t.x.second.copy_from_slice(&x.second[at..at + m]);
-                    t.y.first.copy_from_slice(&y.first[at..at + m]);
-                    t.y.second.copy_from_slice(&y.second[at..at + m]);
+            Level::Folded { x, y, len } => {
+                let at = half + start;
+                let avail = len.saturating_sub(at).min(m);
+                if avail == m {
+                    return Pair {
+                        lo: xy_slices(x, y, start, m),
+                        hi: xy_slices(x, y, at, m),
+                    };
+                }
+                let srcs = xy_slices(x, y, at, avail);
+                for (p, src) in ld.pad.iter_mut().zip(srcs) {
+                    p.clear();
+                    p.extend_from_slice(src);
+                    p.resize(m, V::ZERO);
+                }
+                let [a, b, c, d] = &ld.pad;
+                Pair {
+                    lo: xy_slices(x, y, start, m),
+                    hi: [a, b, c, d],
                 }
             }
         }
     }
 }
 
-/// Pass A of one level: `(Σ c z (both components), share of H(1), share of H(u))`.
+/// Work items per rayon job: enough jobs to balance the threads, few enough that the
+/// per-job buffers are set up rarely.
+fn min_len(blocks: usize) -> usize {
+    blocks.div_ceil(4 * rayon::current_num_threads()).max(1)
+}
+
+/// Pass A of one level with pairs `(j, j + half)`, `j < half`: `(Σ c z (both components),
+/// share of H(1), share of H(u))`.
 fn level_sums<V: VerifyField>(level: &Level<'_, V>, half: usize) -> ([V; 2], V, V) {
     let m = WORK.min(half);
-    let u = V::node();
-    let ubuf = vec![u; m];
+    let blocks = half.div_ceil(m);
     let zero = ([V::ZERO; 2], V::ZERO, V::ZERO);
-    (0..half / m)
+    (0..blocks)
         .into_par_iter()
+        .with_min_len(min_len(blocks))
         .map_init(
-            || Scratch::<V>::new(m),
-            |s, b| {
-                level.load(half, b * m, s);
+            || {
+                (
+                    Loader::<V>::new(level, m),
+                    [(); 4].map(|_| vec![V::ZERO; m]),
+                )
+            },
+            |(ld, f), b| {
                 let mut zsum = [V::ZERO; 2];
-                if let Level::Source { .. } = level {
-                    for t in [&s.lo, &s.hi] {
-                        zsum[0] += t.z.first.iter().copied().fold(V::ZERO, |a, v| a + v);
-                        zsum[1] += t.z.second.iter().copied().fold(V::ZERO, |a, v| a + v);
-                    }
+                let size = m.min(half - b * m);
+                let p = level.load(half, b * m, size, Parts::Xyz, ld, &mut zsum);
+                let h1 = inner_share((p.hi[0], p.hi[1]), (p.hi[2], p.hi[3]));
+                for ((o, l), h) in f.iter_mut().zip(p.lo).zip(p.hi) {
+                    lerp_node(&mut o[..size], l, h);
                 }
-                let h1 = inner_share(
-                    (&s.hi.x.first, &s.hi.x.second),
-                    (&s.hi.y.first, &s.hi.y.second),
-                );
-                let Scratch {
-                    lo, hi, f, g, tmp, ..
-                } = s;
-                lerp(&mut f[0], &lo.x.first, &hi.x.first, &ubuf, tmp);
-                lerp(&mut f[1], &lo.x.second, &hi.x.second, &ubuf, tmp);
-                lerp(&mut g[0], &lo.y.first, &hi.y.first, &ubuf, tmp);
-                lerp(&mut g[1], &lo.y.second, &hi.y.second, &ubuf, tmp);
-                let hu = inner_share((&f[0], &f[1]), (&g[0], &g[1]));
+                let f = f.each_ref().map(|v| &v[..size]);
+                let hu = inner_share((f[0], f[1]), (f[2], f[3]));
                 (zsum, h1, hu)
             },
         )
@@ -384,8 +488,8 @@ fn level_sums<V: VerifyField>(level: &Level<'_, V>, half: usize) -> ([V; 2], V, 
         )
 }
 
-/// Pass B of one level: the folded vectors `f_j(s)`, `g_j(s)` (length `half`).
-fn level_fold<V: VerifyField>(level: &Level<'_, V>, half: usize, s: V) -> (RssVec<V>, RssVec<V>) {
+/// Pass B of level 1: the folded vectors `f_j(s)`, `g_j(s)` (length `half`).
+fn source_fold<V: VerifyField>(level: &Level<'_, V>, half: usize, s: V) -> (RssVec<V>, RssVec<V>) {
     let m = WORK.min(half);
     let sbuf = vec![s; m];
     let mut x = RssVec::zeros(half);
@@ -395,18 +499,59 @@ fn level_fold<V: VerifyField>(level: &Level<'_, V>, half: usize, s: V) -> (RssVe
         .zip(x.second.par_chunks_mut(m))
         .zip(y.first.par_chunks_mut(m).zip(y.second.par_chunks_mut(m)))
         .enumerate()
+        .with_min_len(min_len(half / m))
         .for_each_init(
-            || Scratch::<V>::new(m),
-            |sc, (b, ((x1, x2), (y1, y2)))| {
-                level.load(half, b * m, sc);
-                let Scratch { lo, hi, tmp, .. } = sc;
-                lerp(x1, &lo.x.first, &hi.x.first, &sbuf, tmp);
-                lerp(x2, &lo.x.second, &hi.x.second, &sbuf, tmp);
-                lerp(y1, &lo.y.first, &hi.y.first, &sbuf, tmp);
-                lerp(y2, &lo.y.second, &hi.y.second, &sbuf, tmp);
+            || (Loader::<V>::new(level, m), vec![V::ZERO; m]),
+            |(ld, tmp), (b, ((x1, x2), (y1, y2)))| {
+                let mut unused = [V::ZERO; 2];
+                let p = level.load(half, b * m, m, Parts::Xy, ld, &mut unused);
+                for (k, o) in [x1, x2, y1, y2].into_iter().enumerate() {
+                    lerp(o, p.lo[k], p.hi[k], &sbuf, tmp);
+                }
             },
         );
     (x, y)
+}
+
+/// Pass B of a later level, in place: `v_j <- v_j + (v_{j+half} - v_j) · s` for `j < half`
+/// in each of the four vectors, with `v_{j+half} = 0` from `len` on (the claim then lives on
+/// the first `half` entries).
+fn fold_in_place<V: VerifyField>(
+    x: &mut RssVec<V>,
+    y: &mut RssVec<V>,
+    half: usize,
+    len: usize,
+    s: V,
+) {
+    let m = WORK.min(half);
+    let sbuf = vec![s; m];
+    for v in [&mut x.first, &mut x.second, &mut y.first, &mut y.second] {
+        let (lo, rest) = v[..len].split_at_mut(half);
+        let hi: &[V] = rest;
+        lo.par_chunks_mut(m)
+            .enumerate()
+            .with_min_len(min_len(half.div_ceil(m)))
+            .for_each_init(
+                || vec![V::ZERO; m],
+                |tmp, (b, l)| {
+                    let tmp = &mut tmp[..l.len()];
+                    let h = hi.get(b * m..).unwrap_or(&[]);
+                    for (k, (t, a)) in tmp.iter_mut().zip(l.iter()).enumerate() {
+                        *t = h.get(k).copied().unwrap_or(V::ZERO) - *a;
+                    }
+                    V::mul_add_slice(l, tmp, &sbuf[..l.len()]);
+                },
+            );
+    }
+}
+
+/// The first halving: pairs `(j, j + h)` with `h = ⌈L/2⌉` rounded up to a multiple of
+/// `min(WORK, n/2)` (`n = nextpow2(L)`), so that work items stay aligned with the coefficient
+/// chunks, and `⌈log2 h⌉ = ⌈log2 L⌉ - 1`: the level count (hence the communication) is that of
+/// padding to `n`, while the work is proportional to `L`, not `n`.
+fn first_half(total: usize, n: usize) -> usize {
+    let q = (n / 2).clamp(1, WORK);
+    total.div_ceil(2).div_ceil(q) * q
 }
 
 /// `[[H(s)]]` from `[[H(0)]]`, `[[H(1)]]`, `[[H(u)]]` (Lagrange on the nodes `0, 1, u`).
@@ -439,17 +584,6 @@ fn sub<V: VerifyField>(a: &RssVec<V>, b: &RssVec<V>) -> RssVec<V> {
         first: f(&a.first, &b.first),
         second: f(&a.second, &b.second),
     }
-}
-
-/// A multiplication that is not recorded (the check's own products).
-fn mul_plain<V: VerifyField, M: SecurityModel>(
-    party: &mut Party<M>,
-    x: &RssVec<V>,
-    y: &RssVec<V>,
-) -> Result<RssVec<V>, EngineError> {
-    let mut t = vec![V::ZERO; x.len()];
-    local_product(&mut t, x, y);
-    party.additive_to_rss(t, ReshareTo::Prev)
 }
 
 /// Tosses the 16-byte step-1 seed: `⌈16 / |V|⌉` coins in one opening.
@@ -491,20 +625,21 @@ pub fn verify<V: VerifyField, M: SecurityModel>(
     if n == 1 {
         // No halving: the single (padded) triple, combined with its coefficient.
         let mut t = LiftedTriples::zeros(1);
-        src.lift(0, &mut t);
+        src.lift(0, Parts::Xyz, &mut t);
         let mut c = [V::ZERO];
         coefficients(&seed, 0, &mut c);
-        let mut tmp = [V::ZERO];
-        scale(&mut t.x, &c, &mut tmp);
-        scale(&mut t.z, &c, &mut tmp);
-        folded = Some((t.x, t.y));
-        z = t.z;
+        let c = c[0];
+        folded = Some((scalar_times(c, &t.x), t.y));
+        z = scalar_times(c, &t.z);
     }
     while len > 1 {
-        let half = len / 2;
+        let half = match &folded {
+            None => first_half(src.len(), n),
+            Some(_) => len.div_ceil(2),
+        };
         let level = match &folded {
             None => Level::Source { src, seed },
-            Some((x, y)) => Level::Folded { x, y },
+            Some((x, y)) => Level::Folded { x, y, len },
         };
         let (zsum, h1, hu) = level_sums(&level, half);
         if folded.is_none() {
@@ -526,13 +661,19 @@ pub fn verify<V: VerifyField, M: SecurityModel>(
         );
         let h0 = sub(&z, &h1);
         let s = party.coins_in::<V>(1)?[0];
-        let next = level_fold(&level, half, s);
+        match &mut folded {
+            None => folded = Some(source_fold(&Level::Source { src, seed }, half, s)),
+            Some((x, y)) => fold_in_place(x, y, half, len, s),
+        }
         z = interpolate([&h0, &h1, &hu], s);
-        folded = Some(next);
         len = half;
     }
     let (x, y) = folded.unwrap_or_else(|| (RssVec::zeros(1), RssVec::zeros(1)));
-    check_triple(party, &x, &y, &z)
+    let first = |v: &RssVec<V>| RssVec {
+        first: vec![v.first[0]],
+        second: vec![v.second[0]],
+    };
+    check_triple(party, &first(&x), &first(&y), &z)
 }
 
 /// Protocol 1 `CheckTriple` with the randomisation by `τ` (PROTOCOLS.md §5.4 step 3).
@@ -544,14 +685,32 @@ fn check_triple<V: VerifyField, M: SecurityModel>(
 ) -> Result<bool, EngineError> {
     let x_star = party.random_rss::<V>(1);
     let tau = party.random_rss::<V>(1);
-    let z_star = mul_plain(party, &x_star, y)?;
+    let z_star = party.mul_covered(&x_star, y)?;
     let t = party.coins_in::<V>(1)?[0];
     let mut rho_sh = scalar_times(t, &x_star);
     rho_sh.add_assign(x);
     let rho = party.open(&rho_sh)?[0];
     // δ = ρ y - z - t z*
     let delta = sub(&sub(&scalar_times(rho, y), z), &scalar_times(t, &z_star));
-    let sigma_sh = mul_plain(party, &delta, &tau)?;
+    let sigma_sh = party.mul_covered(&delta, &tau)?;
     let sigma = party.open(&sigma_sh)?[0];
     Ok(sigma.is_zero())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn times_node_is_multiplication_by_the_node() {
+        let mut x = 0x0123_4567_89ab_cdefu64;
+        for _ in 0..1000 {
+            let v = Gf2p64(x);
+            assert_eq!(v.times_node(), v * Gf2p64::node());
+            x = x.rotate_left(7) ^ x.wrapping_mul(0x9e37_79b9_7f4a_7c15);
+        }
+        assert_eq!(Gf2p64(1 << 63).times_node(), Gf2p64(0x1b));
+        let f = Fp::from(12345u64);
+        assert_eq!(f.times_node(), f * Fp::node());
+    }
 }

@@ -81,7 +81,7 @@ fn run_verify<F: Lift + Random>(
 
 #[test]
 fn honest_verify_passes_with_the_documented_bytes() {
-    for n in [1usize, 2, 3, 1000, 1 << 16] {
+    for n in [1usize, 2, 3, 5, 1000, 4097, 70_001, 1 << 16] {
         let t = dealt_triples::<Gf2p64>(n, &[], n as u64);
         let l = u64::from(levels(n));
         for (r, st) in run_verify(&t) {
@@ -145,6 +145,27 @@ fn single_planted_error_in_a_large_batch_aborts_everywhere() {
             assert!(
                 matches!(r, Err(EngineError::Abort(AbortReason::MultiplicationCheck))),
                 "trial {trial}, position {pos}: {r:?}"
+            );
+        }
+    }
+}
+
+/// Batch lengths that are not powers of two (the halving pairs `j` with `j + ⌈len/2⌉` and
+/// pads with zeros, and the later levels end in partial work blocks): an error at either end,
+/// at the first-level split and at a random position is caught.
+#[test]
+fn planted_errors_in_uneven_batches_abort() {
+    let n = 70_001;
+    let mut rng = ChaCha20Rng::seed_from_u64(17);
+    for (trial, pos) in [0, n - 1, 36_863, 36_864, rng.random_range(0..n)]
+        .into_iter()
+        .enumerate()
+    {
+        let t = dealt_triples::<Gf2p64>(n, &[(pos, Gf2p64(1 << (trial * 7)))], 200 + trial as u64);
+        for (r, _) in run_verify(&t) {
+            assert!(
+                matches!(r, Err(EngineError::Abort(AbortReason::MultiplicationCheck))),
+                "position {pos}: {r:?}"
             );
         }
     }

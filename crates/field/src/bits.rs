@@ -65,9 +65,11 @@ impl Encode for Bits16 {
         2 * n
     }
     fn encode_slice(src: &[Self], out: &mut Vec<u8>) {
-        out.reserve(2 * src.len());
-        for x in src {
-            out.extend_from_slice(&x.0.to_le_bytes());
+        let start = out.len();
+        out.resize(start + 2 * src.len(), 0);
+        let (pairs, _) = out[start..].as_chunks_mut::<2>();
+        for (d, x) in pairs.iter_mut().zip(src) {
+            *d = x.0.to_le_bytes();
         }
     }
     fn decode_slice(bytes: &[u8], out: &mut [Self]) -> Result<(), FieldError> {

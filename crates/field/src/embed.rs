@@ -1,9 +1,14 @@
 //! Embeddings into `GF(2^64)` (PROTOCOLS.md §2.4), used to lift small-field triples to the
 //! check field (§5.5).
 //!
-//! All maps here are injective ring homomorphisms and `GF(2)`-linear, evaluated branch-free as
-//! sums of basis images selected by bit masks (no secret-indexed tables). The trait
-//! [`EmbedInto`] gives the same maps as `x.embed()`.
+//! All maps here are injective ring homomorphisms and `GF(2)`-linear. One element at a time
+//! they are evaluated branch-free as sums of basis images selected by bit masks (no
+//! secret-indexed tables). The trait [`EmbedInto`] gives the same maps as `x.embed()`, and its
+//! `embed_slice` (used to lift recorded triples in bulk) goes through [`ByteEmbedding`]: two
+//! 16-entry nibble tables of `u64`, two loads and one XOR per element. Like the portable
+//! [`crate::LinearMap8`], the tables are indexed by the (secret) element: each table spans two
+//! 64-byte cache lines, so a cache-timing observer on the same machine could learn the top bit
+//! of each nibble of the lifted share components.
 //!
 //! * `E_8: GF(2^8) → GF(2^64)`, `u ↦ β` ([`BETA`], a root of `u^8+u^4+u^3+u+1`).
 //! * `E_4: GF(2^4) → GF(2^64)`, `u ↦ γ` ([`GAMMA`]), consistent with WOL:
@@ -92,6 +97,106 @@ pub fn gf4p4(coeffs: [Gf2p4; 3]) -> Gf2p64 {
     phi0(coeffs[0]) + phi0(coeffs[1]) * GF4P4_A + phi0(coeffs[2]) * GF4P4_A2
 }
 
+/// A `GF(2)`-linear map from bytes to `GF(2^64)` as two nibble tables:
+/// `f(x) = lo[x & 15] ^ hi[x >> 4]`, built by a `const fn` from the images of the eight bits.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ByteEmbedding {
+    lo: [u64; 16],
+    hi: [u64; 16],
+}
+
+impl ByteEmbedding {
+    /// The map with `f(1 << j) = images[j]`.
+    pub const fn new(images: &[Gf2p64; 8]) -> Self {
+        let mut lo = [0u64; 16];
+        let mut hi = [0u64; 16];
+        let mut v = 0;
+        while v < 16 {
+            let mut j = 0;
+            while j < 4 {
+                if (v >> j) & 1 == 1 {
+                    lo[v] ^= images[j].0;
+                    hi[v] ^= images[j + 4].0;
+                }
+                j += 1;
+            }
+            v += 1;
+        }
+        ByteEmbedding { lo, hi }
+    }
+
+    /// `f(x)`.
+    #[inline]
+    pub const fn apply(&self, x: u8) -> Gf2p64 {
+        Gf2p64(self.lo[(x & 0x0f) as usize] ^ self.hi[(x >> 4) as usize])
+    }
+
+    /// `dst[k] = f(src[k])` on the common prefix.
+    #[inline]
+    pub fn apply_slice(&self, src: &[u8], dst: &mut [Gf2p64]) {
+        for (d, s) in dst.iter_mut().zip(src) {
+            *d = self.apply(*s);
+        }
+    }
+}
+
+/// `E_8` as nibble tables.
+pub const E8_TABLES: ByteEmbedding = ByteEmbedding::new(&E8_IMAGES);
+
+/// `E_4` as nibble tables (the high nibble is ignored, as in [`e4`]).
+pub const E4_TABLES: ByteEmbedding = ByteEmbedding::new(&[
+    E4_IMAGES[0],
+    E4_IMAGES[1],
+    E4_IMAGES[2],
+    E4_IMAGES[3],
+    Gf2p64(0),
+    Gf2p64(0),
+    Gf2p64(0),
+    Gf2p64(0),
+]);
+
+/// `E_8 ∘ φ^(-1)` (tower field to `GF(2^64)`) as nibble tables.
+pub const TOWER_TABLES: ByteEmbedding = {
+    let mut images = [Gf2p64(0); 8];
+    let mut j = 0;
+    while j < 8 {
+        images[j] = e8(Gf4Tower(1 << j).to_gf2p8());
+        j += 1;
+    }
+    ByteEmbedding::new(&images)
+};
+
+/// The gf4p4 embedding as three nibble tables, `GF4P4_TABLES[i][v] = φ_0(v) · A^i`, so that
+/// [`gf4p4`]`([a_0, a_1, a_2]) = T[0][a_0] + T[1][a_1] + T[2][a_2]` (secret-indexed like
+/// [`ByteEmbedding`]).
+pub const GF4P4_TABLES: [[u64; 16]; 3] = {
+    let factors = [Gf2p64(1), GF4P4_A, GF4P4_A2];
+    let mut t = [[0u64; 16]; 3];
+    let mut i = 0;
+    while i < 3 {
+        let mut v = 0;
+        while v < 16 {
+            t[i][v] = phi0(Gf2p4(v as u8)).const_mul(factors[i]).0;
+            v += 1;
+        }
+        i += 1;
+    }
+    t
+};
+
+/// `dst[k]` = the gf4p4 embedding of `Σ_i coeffs[i][k] α^i` for up to three coefficient
+/// slices (missing coefficients are zero; high nibbles are ignored).
+pub fn gf4p4_slice(coeffs: &[&[Gf2p4]], dst: &mut [Gf2p64]) {
+    debug_assert!(coeffs.len() <= 3);
+    dst.fill(Gf2p64(0));
+    for (table, c) in GF4P4_TABLES.iter().zip(coeffs) {
+        debug_assert_eq!(c.len(), dst.len());
+        for (d, v) in dst.iter_mut().zip(c.iter()) {
+            d.0 ^= table[(v.0 & 0x0f) as usize];
+        }
+    }
+}
+
 /// A bit as `0` or `1` in `GF(2^64)`.
 pub const fn bit(b: bool) -> Gf2p64 {
     Gf2p64(b as u64)
@@ -102,6 +207,10 @@ impl EmbedInto<Gf2p64> for Gf2p8 {
     fn embed(self) -> Gf2p64 {
         e8(self)
     }
+    fn embed_slice(src: &[Self], dst: &mut [Gf2p64]) {
+        debug_assert_eq!(src.len(), dst.len());
+        E8_TABLES.apply_slice(crate::backend::cast::gf2p8_as_bytes(src), dst);
+    }
 }
 
 /// `E_4`.
@@ -109,11 +218,21 @@ impl EmbedInto<Gf2p64> for Gf2p4 {
     fn embed(self) -> Gf2p64 {
         e4(self)
     }
+    fn embed_slice(src: &[Self], dst: &mut [Gf2p64]) {
+        debug_assert_eq!(src.len(), dst.len());
+        for (d, s) in dst.iter_mut().zip(src) {
+            *d = E4_TABLES.apply(s.0);
+        }
+    }
 }
 
 /// `E_8 ∘ φ^(-1)`.
 impl EmbedInto<Gf2p64> for Gf4Tower {
     fn embed(self) -> Gf2p64 {
         e8(self.to_gf2p8())
+    }
+    fn embed_slice(src: &[Self], dst: &mut [Gf2p64]) {
+        debug_assert_eq!(src.len(), dst.len());
+        TOWER_TABLES.apply_slice(Gf4Tower::slice_as_bytes(src), dst);
     }
 }

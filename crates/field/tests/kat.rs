@@ -389,6 +389,51 @@ fn e4_known_answers_and_homomorphism() {
     }
 }
 
+/// The nibble-table slice embeddings agree with the bit-mask ones on every byte (for `E_4`
+/// also with garbage in the ignored high nibble).
+#[test]
+fn slice_embeddings_match_elementwise() {
+    let bytes: Vec<u8> = (0..=255u8).collect();
+    let mut out = vec![Gf2p64::ZERO; 256];
+    let src: Vec<Gf2p8> = bytes.iter().map(|&b| g8(b)).collect();
+    Gf2p8::embed_slice(&src, &mut out);
+    for (b, e) in bytes.iter().zip(&out) {
+        assert_eq!(*e, embed::e8(g8(*b)));
+        assert_eq!(embed::E8_TABLES.apply(*b), embed::e8(g8(*b)));
+    }
+    let src: Vec<Gf2p4> = bytes.iter().map(|&b| Gf2p4(b)).collect();
+    Gf2p4::embed_slice(&src, &mut out);
+    for (b, e) in bytes.iter().zip(&out) {
+        assert_eq!(*e, embed::e4(Gf2p4(*b)));
+    }
+    let src: Vec<Gf4Tower> = bytes.iter().map(|&b| Gf4Tower(b)).collect();
+    Gf4Tower::embed_slice(&src, &mut out);
+    for (b, e) in bytes.iter().zip(&out) {
+        assert_eq!(*e, Gf4Tower(*b).embed());
+    }
+}
+
+/// The table form of the gf4p4 embedding agrees with `φ_0(a_0) + φ_0(a_1)A + φ_0(a_2)A^2`
+/// on all 16^3 coefficient triples.
+#[test]
+fn gf4p4_slice_matches_the_definition() {
+    let mut c: [Vec<Gf2p4>; 3] = Default::default();
+    for v in 0..4096u16 {
+        for (i, ci) in c.iter_mut().enumerate() {
+            ci.push(Gf2p4(((v >> (4 * i)) & 0x0f) as u8));
+        }
+    }
+    let mut out = vec![Gf2p64::ZERO; 4096];
+    embed::gf4p4_slice(&[&c[0], &c[1], &c[2]], &mut out);
+    for (k, e) in out.iter().enumerate() {
+        assert_eq!(*e, embed::gf4p4([c[0][k], c[1][k], c[2][k]]));
+    }
+    embed::gf4p4_slice(&[&c[0], &c[1]], &mut out);
+    for (k, e) in out.iter().enumerate() {
+        assert_eq!(*e, embed::gf4p4([c[0][k], c[1][k], Gf2p4(0)]));
+    }
+}
+
 #[test]
 fn tower_embedding_is_a_homomorphism() {
     for a in 0..=255u8 {

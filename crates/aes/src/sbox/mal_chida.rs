@@ -49,6 +49,12 @@ fn concat(a: &RssVec<Gf2p8>, b: &RssVec<Gf2p8>) -> RssVec<Gf2p8> {
 }
 
 impl SboxProtocol<Malicious> for MalChidaRecCheck {
+    /// No preprocessing; reserves the recorder's room for the `4 n` products.
+    fn preprocess(&mut self, party: &mut Party<Malicious>, n: usize) -> Result<(), EngineError> {
+        party.model().reserve::<Gf2p8>(4 * n);
+        Ok(())
+    }
+
     fn invert(
         &mut self,
         party: &mut Party<Malicious>,

@@ -1,0 +1,91 @@
+//! Protocol 2 `Verify` (PROTOCOLS.md §5.4) among three parties over in-memory links: recorded
+//! `GF(2^8)` triples, `L = 2^16` and `2^20` (throughput in triples per second, all three
+//! parties sharing this machine's cores), and the `GF(2^64)` inner product that dominates it
+//! (terms per second on one core, active backend).
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::hint::black_box;
+use std::time::{Duration, Instant};
+
+use criterion::{
+    criterion_group, criterion_main, BenchmarkId, Criterion, SamplingMode, Throughput,
+};
+use rand::SeedableRng;
+use rand_chacha::ChaCha20Rng;
+use triskele_engine::{Malicious, Party, Phase};
+use triskele_field::{Bulk, Field, Gf2p64, Gf2p8, Random};
+use triskele_net::NetOptions;
+use triskele_share::{deal, RssVec};
+
+type Shares = (RssVec<Gf2p8>, RssVec<Gf2p8>, RssVec<Gf2p8>);
+
+/// Correct `GF(2^8)` triples, dealt to the three parties.
+fn dealt(n: usize) -> [Shares; 3] {
+    let mut rng = ChaCha20Rng::seed_from_u64(7);
+    let mut x = vec![Gf2p8::ZERO; n];
+    let mut y = vec![Gf2p8::ZERO; n];
+    Gf2p8::fill_random(&mut rng, &mut x);
+    Gf2p8::fill_random(&mut rng, &mut y);
+    let z: Vec<Gf2p8> = x.iter().zip(&y).map(|(a, b)| *a * *b).collect();
+    let (xs, ys, zs) = (deal(&x, &mut rng), deal(&y, &mut rng), deal(&z, &mut rng));
+    [0, 1, 2].map(|i| (xs[i].clone(), ys[i].clone(), zs[i].clone()))
+}
+
+/// `iters` rounds of record + finalize at each party; the slowest party's time.
+fn run(triples: &[Shares; 3], iters: u64) -> Duration {
+    let nets = triskele_net::in_memory(&NetOptions::default());
+    std::thread::scope(|s| {
+        let hs: Vec<_> = nets
+            .into_iter()
+            .map(|n| {
+                s.spawn(move || {
+                    let mut p = Party::<Malicious>::setup(n).expect("setup");
+                    let (x, y, z) = &triples[p.id().index()];
+                    p.set_phase(Phase::Finalize);
+                    let t = Instant::now();
+                    for _ in 0..iters {
+                        p.model().record(x, y, z);
+                        p.verify_recorded().expect("honest triples verify");
+                    }
+                    t.elapsed()
+                })
+            })
+            .collect();
+        hs.into_iter()
+            .map(|h| h.join().expect("party thread"))
+            .max()
+            .unwrap_or_default()
+    })
+}
+
+fn verify(c: &mut Criterion) {
+    let mut g = c.benchmark_group("verify_gf2p8");
+    g.sampling_mode(SamplingMode::Flat).sample_size(10);
+    for log in [16u32, 20] {
+        let l = 1usize << log;
+        let triples = dealt(l);
+        g.throughput(Throughput::Elements(l as u64));
+        g.bench_function(BenchmarkId::new("triples", format!("2^{log}")), |b| {
+            b.iter_custom(|iters| run(&triples, iters))
+        });
+    }
+    g.finish();
+}
+
+fn inner_product(c: &mut Criterion) {
+    let n = 1usize << 16;
+    let mut rng = ChaCha20Rng::seed_from_u64(9);
+    let mut a = vec![Gf2p64::ZERO; n];
+    let mut b = vec![Gf2p64::ZERO; n];
+    Gf2p64::fill_random(&mut rng, &mut a);
+    Gf2p64::fill_random(&mut rng, &mut b);
+    let mut g = c.benchmark_group("gf2p64_inner_product");
+    g.throughput(Throughput::Elements(n as u64));
+    g.bench_function(BenchmarkId::new("terms", "2^16"), |bench| {
+        bench.iter(|| Gf2p64::inner_product(black_box(&a), black_box(&b)))
+    });
+    g.finish();
+}
+
+criterion_group!(benches, verify, inner_product);
+criterion_main!(benches);
