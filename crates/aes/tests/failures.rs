@@ -92,3 +92,32 @@ fn malformed_message_is_an_error_not_a_panic() {
         other => panic!("P2: expected a length error, got {other:?}"),
     }
 }
+
+/// An S-box protocol asked for more inversions than were preprocessed returns
+/// `PreprocessingExhausted` at every party instead of panicking or reading past its pool.
+fn exhausted<S: triskele_aes::sbox::SboxProtocol<SemiHonest> + Default>() {
+    let results = three(triskele_net::in_memory(&opts()), |net| {
+        let mut p = Party::<SemiHonest>::setup(net).unwrap();
+        let mut sbox = S::default();
+        sbox.preprocess(&mut p, 16).unwrap();
+        let mut x = p.random_rss::<Gf2p8>(32);
+        sbox.invert(&mut p, &mut x)
+    });
+    for r in results {
+        match r {
+            Err(EngineError::PreprocessingExhausted {
+                needed: 32,
+                available: 16,
+            }) => {}
+            other => panic!("expected PreprocessingExhausted, got {other:?}"),
+        }
+    }
+}
+
+#[test]
+fn lookup_protocols_refuse_to_run_past_their_preprocessing() {
+    use triskele_aes::sbox::{lut16::Lut16, lut256::Lut256, lut256_ss::Lut256Ss};
+    exhausted::<Lut16>();
+    exhausted::<Lut256>();
+    exhausted::<Lut256Ss>();
+}

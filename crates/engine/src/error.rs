@@ -61,8 +61,35 @@ pub enum EngineError {
 }
 
 impl EngineError {
+    /// `Ok` if `available` preprocessed items cover the `needed` ones, else
+    /// [`EngineError::PreprocessingExhausted`].
+    pub fn ensure_preprocessed(needed: usize, available: usize) -> Result<(), EngineError> {
+        if needed > available {
+            return Err(EngineError::PreprocessingExhausted { needed, available });
+        }
+        Ok(())
+    }
+
     /// True for a security abort (CLI exit code 3).
     pub fn is_abort(&self) -> bool {
         matches!(self, EngineError::Abort(_))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ensure_preprocessed_compares_needed_with_available() {
+        assert!(EngineError::ensure_preprocessed(0, 0).is_ok());
+        assert!(EngineError::ensure_preprocessed(5, 5).is_ok());
+        assert!(matches!(
+            EngineError::ensure_preprocessed(6, 5),
+            Err(EngineError::PreprocessingExhausted {
+                needed: 6,
+                available: 5
+            })
+        ));
     }
 }

@@ -127,13 +127,7 @@ impl SboxProtocol<SemiHonest> for Lut16 {
         x: &mut RssVec<Gf2p8>,
     ) -> Result<(), EngineError> {
         let m = x.len();
-        let available = self.pool.e.first.len().saturating_sub(self.pos);
-        if m > available {
-            return Err(EngineError::PreprocessingExhausted {
-                needed: m,
-                available,
-            });
-        }
+        EngineError::ensure_preprocessed(m, self.pool.e.first.len().saturating_sub(self.pos))?;
         let range = self.pos..self.pos + m;
         self.pos += m;
         let e1 = &self.pool.e.first[range.clone()];

@@ -317,13 +317,7 @@ impl SboxProtocol<SemiHonest> for Lut256 {
         x: &mut RssVec<Gf2p8>,
     ) -> Result<(), EngineError> {
         let m = x.len();
-        let available = self.available();
-        if m > available {
-            return Err(EngineError::PreprocessingExhausted {
-                needed: m,
-                available,
-            });
-        }
+        EngineError::ensure_preprocessed(m, self.available())?;
         // Segments (chunk, start, len) covering the next m instances.
         let mut segs = Vec::new();
         let (mut left, mut start, mut idx) = (m, self.used, 0);

@@ -88,13 +88,7 @@ impl SboxProtocol<SemiHonest> for Lut256Ss {
         x: &mut RssVec<Gf2p8>,
     ) -> Result<(), EngineError> {
         let m = x.len();
-        let available = self.pool.len().saturating_sub(self.pos);
-        if m > available {
-            return Err(EngineError::PreprocessingExhausted {
-                needed: m,
-                available,
-            });
-        }
+        EngineError::ensure_preprocessed(m, self.pool.len().saturating_sub(self.pos))?;
         let pre = &self.pool[self.pos..self.pos + m];
         self.pos += m;
 
