@@ -264,6 +264,18 @@ impl Random for Fp {
 
 impl Bulk for Fp {}
 
+impl crate::PrimeField for Fp {
+    fn modulus() -> u128 {
+        P
+    }
+    fn from_u128_reduced(x: u128) -> Self {
+        Fp::from_u128_reduced(x)
+    }
+    fn to_u128(self) -> u128 {
+        self.0
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
