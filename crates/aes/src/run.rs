@@ -1,10 +1,10 @@
 //! One party's part of a benchmark repetition or of a one-shot computation.
 
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use triskele_engine::{EngineError, Malicious, Party, Phase, SecurityModel, SemiHonest};
 use triskele_field::Gf2p8;
-use triskele_net::{Network, PhaseStats, Tamper};
+use triskele_net::{Network, Tamper};
 use triskele_share::{PartyId, RssVec};
 
 use crate::cipher::{apply, encrypt, key_schedule, KeySize, Mode, RoundKeys};
@@ -18,12 +18,7 @@ use crate::sbox::mal_chida::MalChidaRecCheck;
 use crate::sbox::SboxProtocol;
 use crate::target::Target;
 
-/// Time and traffic of one phase at one party.
-#[derive(Debug, Clone, Copy, Default, PartialEq)]
-pub struct PhaseMeasure {
-    pub time: Duration,
-    pub stats: PhaseStats,
-}
+pub use triskele_engine::PhaseMeasure;
 
 /// One party's measurements of one benchmark repetition.
 #[derive(Debug, Clone, PartialEq)]

@@ -17,6 +17,9 @@ pub enum AbortReason {
     /// A batched multiplication check failed.
     #[error("multiplication check failed")]
     MultiplicationCheck,
+    /// A peer sent a message that is not a valid encoding or has the wrong length.
+    #[error("malformed message from {peer}")]
+    MalformedMessage { peer: PartyId },
     /// A neighbour announced that it aborted.
     #[error("{peer} aborted")]
     PeerAborted { peer: PartyId },

@@ -17,11 +17,13 @@
 //! follows its opening ([`Party::open_output`]).
 
 mod error;
+mod measure;
 mod model;
 mod party;
 pub mod verify;
 
 pub use error::{AbortReason, EngineError};
+pub use measure::PhaseMeasure;
 pub use model::{Lift, Malicious, Recorder, SecurityModel, SemiHonest, Triples, View};
 pub use party::{Party, ReshareTo};
 pub use triskele_net::Phase;

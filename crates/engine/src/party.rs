@@ -160,10 +160,26 @@ impl<M: SecurityModel> Party<M> {
         n: usize,
     ) -> Result<Vec<F>, EngineError> {
         let bytes = self.recv_bytes(dir, F::encoded_len(n))?;
-        F::decode_owned(bytes, n).map_err(|source| EngineError::Decode {
-            peer: self.id.neighbour(dir),
-            source,
+        F::decode_owned(bytes, n).map_err(|source| {
+            self.malformed(EngineError::Decode {
+                peer: self.id.neighbour(dir),
+                source,
+            })
         })
+    }
+
+    /// A peer's malformed message (bad length or encoding). In the malicious model that is
+    /// evidence of cheating: this party aborts and notifies its neighbours
+    /// ([`AbortReason::MalformedMessage`]), so the other honest party stops too. Semi-honest
+    /// parties report the error as is.
+    fn malformed(&mut self, err: EngineError) -> EngineError {
+        match (&err, M::MALICIOUS) {
+            (EngineError::Decode { peer, .. } | EngineError::MessageLength { peer, .. }, true) => {
+                let peer = *peer;
+                self.abort(AbortReason::MalformedMessage { peer })
+            }
+            _ => err,
+        }
     }
 
     /// Receives one message that must have exactly `len` bytes. An empty message where a
@@ -176,11 +192,12 @@ impl<M: SecurityModel> Party<M> {
             return Err(self.abort(AbortReason::PeerAborted { peer }));
         }
         if bytes.len() != len {
-            return Err(EngineError::MessageLength {
+            let err = EngineError::MessageLength {
                 peer: self.id.neighbour(dir),
                 expected: len,
                 got: bytes.len(),
-            });
+            };
+            return Err(self.malformed(err));
         }
         Ok(bytes)
     }
@@ -199,9 +216,11 @@ impl<M: SecurityModel> Party<M> {
         self.send_bytes(Direction::Next, msg)?;
         let bytes = self.recv_bytes(Direction::Prev, F::encoded_len(n))?;
         let mut missing = vec![F::ZERO; n];
-        F::decode_slice(&bytes, &mut missing).map_err(|source| EngineError::Decode {
-            peer: self.id.prev(),
-            source,
+        F::decode_slice(&bytes, &mut missing).map_err(|source| {
+            self.malformed(EngineError::Decode {
+                peer: self.id.prev(),
+                source,
+            })
         })?;
         if M::MALICIOUS {
             let mut own = Vec::with_capacity(F::encoded_len(n));

@@ -1,0 +1,152 @@
+//! Local and one-round operations on replicated sharings over a prime field that the PRFs
+//! share (PRF.md, "Engine operations over F_p").
+
+use triskele_engine::{EngineError, Lift, Malicious, Party, SecurityModel, SemiHonest};
+use triskele_field::PrimeField;
+use triskele_share::{local_product, RssVec};
+
+/// The field bound of every PRF protocol: a prime field whose products the engine can
+/// record for malicious verification.
+pub trait PrfField: PrimeField + Lift {}
+impl<F: PrimeField + Lift> PrfField for F {}
+
+/// The finalize phase of a PRF computation: nothing in the semi-honest model; in the
+/// malicious model Protocol 2 over every recorded product (in `F_p`) and a compare-view of all
+/// opened values ([`Party::verify_recorded`]), so that no output is used before every check
+/// passed at every party.
+pub trait Finalize {
+    fn finalize_checks(&mut self) -> Result<(), EngineError>;
+}
+
+impl Finalize for Party<SemiHonest> {
+    fn finalize_checks(&mut self) -> Result<(), EngineError> {
+        Ok(())
+    }
+}
+
+impl Finalize for Party<Malicious> {
+    fn finalize_checks(&mut self) -> Result<(), EngineError> {
+        self.verify_recorded()
+    }
+}
+
+/// `[x] * c_k` element-wise with public `c` (local).
+pub fn scale<F: PrimeField>(x: &mut RssVec<F>, c: &[F]) {
+    x.map_components(|v| {
+        for (a, b) in v.iter_mut().zip(c) {
+            *a *= *b;
+        }
+    });
+}
+
+/// `[x] * c` with one public scalar (local).
+pub fn scale_scalar<F: PrimeField>(x: &mut RssVec<F>, c: F) {
+    x.map_components(|v| {
+        for a in v.iter_mut() {
+            *a *= c;
+        }
+    });
+}
+
+/// `[x] - [y]` (local).
+pub fn sub<F: PrimeField>(x: &RssVec<F>, y: &RssVec<F>) -> RssVec<F> {
+    let mut out = x.clone();
+    sub_assign(&mut out, y);
+    out
+}
+
+/// `[x] -= [y]` (local).
+pub fn sub_assign<F: PrimeField>(x: &mut RssVec<F>, y: &RssVec<F>) {
+    for (a, b) in x.first.iter_mut().zip(&y.first) {
+        *a -= *b;
+    }
+    for (a, b) in x.second.iter_mut().zip(&y.second) {
+        *a -= *b;
+    }
+}
+
+/// `[x_k] + [s]` for every k, with one shared scalar `[s]` (a sharing of length 1; local).
+pub fn add_shared_scalar<F: PrimeField>(x: &mut RssVec<F>, s: &RssVec<F>) {
+    if let (Some(&a), Some(&b)) = (s.first.first(), s.second.first()) {
+        x.first.iter_mut().for_each(|v| *v += a);
+        x.second.iter_mut().for_each(|v| *v += b);
+    }
+}
+
+/// A sharing of length 1 repeated `n` times (local).
+pub fn broadcast_scalar<F: PrimeField>(s: &RssVec<F>, n: usize) -> RssVec<F> {
+    let mut out = RssVec::zeros(n);
+    add_shared_scalar(&mut out, s);
+    out
+}
+
+/// Multiply-then-open, `Open([x] * [y])`, one round.
+///
+/// Semi-honest: the fused opening of PRF.md, each party masks its additive share of the
+/// product with a zero-share and sends it to both others (2 elements per value). Malicious
+/// (PRF.md: no fused 3-of-3 opening): a recorded multiplication followed by the hashed RSS
+/// opening (1 + 1 elements per value, 2 rounds), so both the product and the opened value
+/// are covered by the finalize checks.
+pub fn mul_open<F: PrfField, M: SecurityModel>(
+    party: &mut Party<M>,
+    x: &RssVec<F>,
+    y: &RssVec<F>,
+) -> Result<Vec<F>, EngineError> {
+    if x.len() != y.len() {
+        return Err(EngineError::LengthMismatch {
+            expected: x.len(),
+            got: y.len(),
+        });
+    }
+    if M::MALICIOUS {
+        let z = party.mul(x, y)?;
+        return party.open(&z);
+    }
+    let mut t = vec![F::ZERO; x.len()];
+    local_product(&mut t, x, y);
+    let mut scratch = Vec::new();
+    party.prss().add_zero_share(&mut t, &mut scratch);
+    party.open_additive(&t)
+}
+
+/// Element-wise multiplicative inverses of public non-zero values by Montgomery's trick:
+/// one inversion and three multiplications per element. Zeros map to zero.
+pub fn batch_inverse<F: PrimeField>(v: &[F]) -> Vec<F> {
+    let mut prefix = Vec::with_capacity(v.len());
+    let mut acc = F::ONE;
+    for &x in v {
+        prefix.push(acc);
+        if !x.is_zero() {
+            acc *= x;
+        }
+    }
+    let mut inv = acc.inverse();
+    let mut out = vec![F::ZERO; v.len()];
+    for i in (0..v.len()).rev() {
+        if v[i].is_zero() {
+            continue;
+        }
+        out[i] = inv * prefix[i];
+        inv *= v[i];
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use triskele_field::{Field, Fp};
+
+    #[test]
+    fn batch_inverse_matches_inverse_and_skips_zeros() {
+        let v: Vec<Fp> = [3u64, 0, 7, 1, 0, 123456789]
+            .iter()
+            .map(|&x| Fp::from(x))
+            .collect();
+        let inv = batch_inverse(&v);
+        for (x, y) in v.iter().zip(&inv) {
+            assert_eq!(*y, x.inverse());
+        }
+        assert!(batch_inverse::<Fp>(&[]).is_empty());
+    }
+}
