@@ -28,6 +28,8 @@ pub enum Command {
     Keygen(KeygenArgs),
     /// Summarise CSV files written by `bench`.
     Report(ReportArgs),
+    /// Secret-share a key and inputs, evaluate an MPC-friendly PRF (Legendre, MiMC) with three local parties, print the outputs.
+    Prf(PrfArgs),
     /// Two-party oblivious transfer (lattice ROT/OT, elliptic-curve baseline, OT extension).
     #[command(subcommand)]
     Ot(OtCommand),
@@ -67,7 +69,7 @@ pub struct BenchArgs {
     /// Worker threads per party (0 = all cores; absent = one).
     #[arg(long, value_name = "N")]
     pub threads: Option<usize>,
-    /// Batch sizes (AES blocks per run); several values allowed. Targets may follow directly.
+    /// Batch sizes (AES blocks, or PRF evaluations: Legendre output bits, MiMC blocks); several values allowed. Targets may follow directly.
     #[arg(long, value_name = "N", num_args = 1.., required = true)]
     pub simd: Vec<String>,
     /// Repetitions per protocol and batch size.
@@ -76,9 +78,12 @@ pub struct BenchArgs {
     /// CSV file prefix: writes PREFIX-p1.csv .. PREFIX-p3.csv (or only this party's with --config).
     #[arg(long, value_name = "FILE", default_value = "result")]
     pub csv: String,
-    /// Run every available protocol.
+    /// Run every AES protocol (PRF targets: --all-prf or by name).
     #[arg(long)]
     pub all: bool,
+    /// Benchmark every PRF target (legendre mimc mimc-cube mal-legendre mal-mimc mal-mimc-cube).
+    #[arg(long)]
+    pub all_prf: bool,
     /// AES-256 instead of AES-128.
     #[arg(long)]
     pub aes256: bool,
@@ -119,6 +124,49 @@ pub struct AesArgs {
     /// Make party PARTY (1, 2 or 3) cheat: it flips one bit of one message it sends in the
     /// online phase. Malicious protocols must abort (exit 3); semi-honest ones give a wrong or
     /// correct output. For tests and demonstrations.
+    #[arg(long, value_name = "PARTY")]
+    pub tamper: Option<u64>,
+    /// Chooses which message and bit the cheating party flips.
+    #[arg(long, value_name = "N", default_value_t = 0, requires = "tamper")]
+    pub tamper_seed: u64,
+}
+
+#[derive(Debug, Args)]
+pub struct PrfArgs {
+    /// legendre, mimc or mimc-cube.
+    #[arg(long = "prf", value_name = "NAME")]
+    pub prf: String,
+    /// Security with abort against one actively corrupt party (mal-legendre, mal-mimc,
+    /// mal-mimc-cube).
+    #[arg(long)]
+    pub malicious: bool,
+    /// The prime p (decimal or 0x-hex, below 2^128); default 2^127+45.
+    #[arg(long, value_name = "P")]
+    pub modulus: Option<String>,
+    /// The key, an element of F_p (decimal or 0x-hex).
+    #[arg(long, value_name = "K")]
+    pub key: String,
+    /// Legendre: the first input X (default 0). MiMC: a block to encrypt (or decrypt);
+    /// repeatable, one output line per input.
+    #[arg(long, value_name = "X")]
+    pub input: Vec<String>,
+    /// MiMC counter mode: keystream E_k(N), E_k(N+1), ... (with --count).
+    #[arg(long, value_name = "N")]
+    pub nonce: Option<String>,
+    /// Legendre: number of output bits (default 1). MiMC with --nonce: keystream words.
+    #[arg(long, value_name = "N")]
+    pub count: Option<usize>,
+    /// Legendre: print the SHA-256 of the packed bits instead of the bits.
+    #[arg(long)]
+    pub sha256: bool,
+    /// MiMC: decrypt the inputs instead of encrypting them.
+    #[arg(long)]
+    pub decrypt: bool,
+    /// Read timeout in seconds.
+    #[arg(long, value_name = "SECONDS", default_value_t = 30.0)]
+    pub timeout: f64,
+    /// Make party PARTY (1, 2 or 3) flip one bit of one of its online messages: malicious
+    /// variants must abort (exit 3). For tests and demonstrations.
     #[arg(long, value_name = "PARTY")]
     pub tamper: Option<u64>,
     /// Chooses which message and bit the cheating party flips.

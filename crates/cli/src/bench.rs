@@ -6,6 +6,7 @@ use std::time::Duration;
 use indicatif::{ProgressBar, ProgressStyle};
 use triskele_aes::{bench_party, KeySize, RunReport, Target};
 use triskele_net::{NetOptions, SimNet, Timeouts};
+use triskele_prf::{PrfReport, PrfTarget};
 
 use crate::args::BenchArgs;
 use crate::error::CliError;
@@ -54,23 +55,79 @@ pub fn net_options(
     Ok(opts)
 }
 
-fn targets(all: bool, names: &[String]) -> Result<Vec<Target>, CliError> {
-    let mut out: Vec<Target> = if all {
-        Target::ALL.to_vec()
-    } else {
-        Vec::new()
-    };
+/// A benchmark target: an AES protocol or a PRF.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BenchTarget {
+    Aes(Target),
+    Prf(PrfTarget),
+}
+
+impl std::fmt::Display for BenchTarget {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            BenchTarget::Aes(t) => t.fmt(f),
+            BenchTarget::Prf(t) => t.fmt(f),
+        }
+    }
+}
+
+impl std::str::FromStr for BenchTarget {
+    type Err = CliError;
+    fn from_str(name: &str) -> Result<Self, CliError> {
+        if let Ok(t) = name.parse::<PrfTarget>() {
+            return Ok(BenchTarget::Prf(t));
+        }
+        name.parse::<Target>().map(BenchTarget::Aes).map_err(|e| {
+            CliError::Input(format!(
+                "{e}; PRF targets: {}",
+                PrfTarget::ALL
+                    .iter()
+                    .map(|t| t.name())
+                    .collect::<Vec<_>>()
+                    .join(" ")
+            ))
+        })
+    }
+}
+
+impl BenchTarget {
+    /// One party's side of one repetition, as a CSV row.
+    fn run(
+        self,
+        net: triskele_net::Network,
+        size: KeySize,
+        simd: usize,
+    ) -> Result<CsvRow, CliError> {
+        Ok(match self {
+            BenchTarget::Aes(t) => {
+                let r: RunReport = bench_party(t, net, size, simd)?;
+                CsvRow::from(&r)
+            }
+            BenchTarget::Prf(t) => {
+                let r: PrfReport = triskele_prf::bench_party(t, net, simd)?;
+                CsvRow::from(&r)
+            }
+        })
+    }
+}
+
+fn targets(all: bool, all_prf: bool, names: &[String]) -> Result<Vec<BenchTarget>, CliError> {
+    let mut out: Vec<BenchTarget> = Vec::new();
+    if all {
+        out.extend(Target::ALL.iter().map(|t| BenchTarget::Aes(*t)));
+    }
+    if all_prf {
+        out.extend(PrfTarget::ALL.iter().map(|t| BenchTarget::Prf(*t)));
+    }
     for name in names {
-        let t: Target = name
-            .parse()
-            .map_err(|e: triskele_aes::TargetError| CliError::Input(e.to_string()))?;
+        let t: BenchTarget = name.parse()?;
         if !out.contains(&t) {
             out.push(t);
         }
     }
     if out.is_empty() {
         return Err(CliError::Input(
-            "no protocol given: name one or more targets (e.g. chida) or use --all".into(),
+            "no protocol given: name one or more targets (e.g. chida, mimc) or use --all / --all-prf".into(),
         ));
     }
     Ok(out)
@@ -89,7 +146,7 @@ fn progress(total: usize) -> ProgressBar {
 
 pub fn run(a: BenchArgs) -> Result<(), CliError> {
     let (simd, names) = a.batch_sizes_and_targets().map_err(CliError::Input)?;
-    let targets = targets(a.all, &names)?;
+    let targets = targets(a.all, a.all_prf, &names)?;
     if simd.contains(&0) {
         return Err(CliError::Input("--simd values must be at least 1".into()));
     }
@@ -153,13 +210,13 @@ fn csv_path(prefix: &str, party: u8) -> PathBuf {
     PathBuf::from(format!("{prefix}-p{party}.csv"))
 }
 
-fn step_msg(t: Target, simd: usize, rep: usize, reps: usize) -> String {
+fn step_msg(t: BenchTarget, simd: usize, rep: usize, reps: usize) -> String {
     format!("{t} simd={simd} rep {}/{reps}", rep + 1)
 }
 
 fn run_local(
     a: &BenchArgs,
-    targets: &[Target],
+    targets: &[BenchTarget],
     batch_sizes: &[usize],
     size: KeySize,
     threads: usize,
@@ -176,10 +233,8 @@ fn run_local(
             for rep in 0..a.rep {
                 bar.set_message(step_msg(t, simd, rep, a.rep));
                 let nets = triskele_net::local_tls(opts)?;
-                let reports: [RunReport; 3] =
-                    run_three(nets, threads, |net| bench_party(t, net, size, simd))?;
-                for (p, r) in reports.iter().enumerate() {
-                    let row = CsvRow::from(r);
+                let reports: [CsvRow; 3] = run_three_rows(nets, threads, t, size, simd)?;
+                for (p, row) in reports.into_iter().enumerate() {
                     outs[p].write(&row)?;
                     rows[p].push(row);
                 }
@@ -192,7 +247,7 @@ fn run_local(
 
 fn run_config(
     a: &BenchArgs,
-    targets: &[Target],
+    targets: &[BenchTarget],
     batch_sizes: &[usize],
     size: KeySize,
     threads: usize,
@@ -214,8 +269,7 @@ fn run_config(
             for rep in 0..a.rep {
                 bar.set_message(step_msg(t, simd, rep, a.rep));
                 let net = triskele_net::connect(&cfg, opts)?;
-                let r = pool.install(|| bench_party(t, net, size, simd))?;
-                let row = CsvRow::from(&r);
+                let row = pool.install(|| t.run(net, size, simd))?;
                 out.write(&row)?;
                 rows.push(row);
                 bar.inc(1);
@@ -223,4 +277,26 @@ fn run_config(
         }
     }
     Ok(vec![rows])
+}
+
+/// The three parties of one local repetition; the most telling error if one fails.
+fn run_three_rows(
+    nets: [triskele_net::Network; 3],
+    threads: usize,
+    t: BenchTarget,
+    size: KeySize,
+    simd: usize,
+) -> Result<[CsvRow; 3], CliError> {
+    match t {
+        BenchTarget::Aes(t) => {
+            let r: [RunReport; 3] =
+                run_three(nets, threads, |net| bench_party(t, net, size, simd))?;
+            Ok(r.map(|r| CsvRow::from(&r)))
+        }
+        BenchTarget::Prf(t) => {
+            let r: [PrfReport; 3] =
+                run_three(nets, threads, |net| triskele_prf::bench_party(t, net, simd))?;
+            Ok(r.map(|r| CsvRow::from(&r)))
+        }
+    }
 }

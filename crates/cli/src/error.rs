@@ -41,7 +41,7 @@ impl CliError {
             CliError::Net(_) | CliError::Party(_) => 2,
             CliError::Engine(e) => match e {
                 EngineError::Abort(_) => 3,
-                EngineError::LengthMismatch { .. } => 1,
+                EngineError::LengthMismatch { .. } | EngineError::Unsupported(_) => 1,
                 _ => 2,
             },
         }

@@ -7,6 +7,7 @@ mod error;
 mod keygen;
 mod local;
 mod ot_cmd;
+mod prf_cmd;
 mod report;
 
 use std::process::ExitCode;
@@ -50,6 +51,7 @@ fn main() -> ExitCode {
         Command::Aes(a) => aes_cmd::run(a),
         Command::Keygen(a) => keygen::run(a),
         Command::Report(a) => report::run(a),
+        Command::Prf(a) => prf_cmd::run(a),
         Command::Ot(args::OtCommand::Bench(a)) => ot_cmd::run(a),
     };
     match result {

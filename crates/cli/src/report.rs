@@ -4,6 +4,7 @@ use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 use triskele_aes::{PhaseMeasure, RunReport};
+use triskele_prf::PrfReport;
 
 use crate::args::ReportArgs;
 use crate::error::CliError;
@@ -96,17 +97,24 @@ fn cols(m: &PhaseMeasure) -> [u64; 6] {
     ]
 }
 
-impl From<&RunReport> for CsvRow {
-    fn from(r: &RunReport) -> Self {
-        let [a0, a1, a2, a3, a4, a5] = cols(&r.preprocessing);
-        let [b0, b1, b2, b3, b4, b5] = cols(&r.online);
-        let [c0, c1, c2, c3, c4, c5] = cols(&r.finalize);
+impl CsvRow {
+    /// A row from one party's measurements of the three timed phases.
+    pub fn new(
+        protocol: &str,
+        simd: usize,
+        pre: &PhaseMeasure,
+        online: &PhaseMeasure,
+        fin: &PhaseMeasure,
+    ) -> Self {
+        let [a0, a1, a2, a3, a4, a5] = cols(pre);
+        let [b0, b1, b2, b3, b4, b5] = cols(online);
+        let [c0, c1, c2, c3, c4, c5] = cols(fin);
         CsvRow {
-            protocol: r.target.csv_name().to_string(),
-            simd: r.simd,
-            pre_time: r.preprocessing.time.as_secs_f64(),
-            online_time: r.online.time.as_secs_f64(),
-            finalize_time: r.finalize.time.as_secs_f64(),
+            protocol: protocol.to_string(),
+            simd,
+            pre_time: pre.time.as_secs_f64(),
+            online_time: online.time.as_secs_f64(),
+            finalize_time: fin.time.as_secs_f64(),
             pre_sent_next: a0,
             pre_recv_next: a1,
             pre_rounds_next: a2,
@@ -126,6 +134,30 @@ impl From<&RunReport> for CsvRow {
             fin_recv_prev: c4,
             fin_rounds_prev: c5,
         }
+    }
+}
+
+impl From<&RunReport> for CsvRow {
+    fn from(r: &RunReport) -> Self {
+        CsvRow::new(
+            r.target.csv_name(),
+            r.simd,
+            &r.preprocessing,
+            &r.online,
+            &r.finalize,
+        )
+    }
+}
+
+impl From<&PrfReport> for CsvRow {
+    fn from(r: &PrfReport) -> Self {
+        CsvRow::new(
+            r.target.name(),
+            r.simd,
+            &r.preprocessing,
+            &r.online,
+            &r.finalize,
+        )
     }
 }
 
@@ -300,7 +332,7 @@ pub fn format_table(rows: &[Summary]) -> String {
         "online s",
         "final s",
         "total s",
-        "blocks/s",
+        "ops/s",
         "prep B/b",
         "onl B/b",
         "fin B/b"

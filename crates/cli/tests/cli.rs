@@ -108,7 +108,7 @@ fn bench_local_writes_three_csv_files_and_a_summary() {
     ]);
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     let out = stdout(&o);
-    assert!(out.contains("blocks/s") && out.contains("chida"), "{out}");
+    assert!(out.contains("ops/s") && out.contains("chida"), "{out}");
     for p in 1..=3 {
         let text = std::fs::read_to_string(format!("{prefix}-p{p}.csv")).unwrap();
         let lines: Vec<&str> = text.lines().collect();

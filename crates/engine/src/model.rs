@@ -20,12 +20,12 @@
 //! `F`, e.g. 6 bytes per `GF(2^8)` triple and party) and lifted to the check field only while
 //! the check streams over it ([`Lift`]): `GF(2^8)` by `E_8`, `GF(2^4)` by `E_4`, bit-sliced
 //! `GF(2)^16` lane-wise as 16 triples with entries 0/1, `GF(2^64)` as is (all checked in
-//! `GF(2^64)`), and `F_p` as is (checked in `F_p`).
+//! `GF(2^64)`), and `F_p` ([`Fp`] or the run-time [`FpRt`]) as is (checked in the same field).
 
 use core::fmt::{self, Debug};
 
 use sha2::{Digest, Sha256};
-use triskele_field::{Bits16, EmbedInto, Field, Fp, Gf2p4, Gf2p64, Gf2p8, Gf4Tower};
+use triskele_field::{Bits16, EmbedInto, Field, Fp, FpRt, Gf2p4, Gf2p64, Gf2p8, Gf4Tower};
 use triskele_share::RssVec;
 
 use crate::verify::VerifyField;
@@ -119,6 +119,9 @@ pub struct Recorder {
     pub bits: Triples<Bits16>,
     pub gf2p64: Triples<Gf2p64>,
     pub fp: Triples<Fp>,
+    /// Products over the run-time prime field, checked in `F_p` for the modulus installed
+    /// when [`crate::Party::verify_recorded`] runs (the one they were computed with).
+    pub fp_rt: Triples<FpRt>,
 }
 
 impl Recorder {
@@ -189,6 +192,7 @@ lift_embedded!(Gf2p4, gf2p4);
 lift_embedded!(Gf4Tower, tower);
 lift_elementwise!(Gf2p64, Gf2p64, gf2p64, |x: Gf2p64| x);
 lift_elementwise!(Fp, Fp, fp, |x: Fp| x);
+lift_elementwise!(FpRt, FpRt, fp_rt, |x: FpRt| x);
 
 /// Bit-sliced `GF(2)`: lane `l` becomes the element 0 or 1 of `GF(2^64)` (`GF(2)` is a
 /// subfield, so the lift is a ring homomorphism per lane).
@@ -222,6 +226,7 @@ impl Debug for Malicious {
         f.debug_struct("Malicious")
             .field("gf2p64_triples", &self.recorder.gf2p64_triples())
             .field("fp_triples", &self.recorder.fp.len())
+            .field("fp_rt_triples", &self.recorder.fp_rt.len())
             .finish_non_exhaustive()
     }
 }

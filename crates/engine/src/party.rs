@@ -529,8 +529,9 @@ impl<M: SecurityModel> Party<M> {
 impl Party<Malicious> {
     /// The finalize checks of the Verify-based protocols (PROTOCOLS.md §5.6, §5.8): Protocol 2
     /// over all recorded triples (one run in `GF(2^64)` for the binary sources, one in `F_p`
-    /// if any `F_p` products were recorded), then a compare-view carrying the result. Every
-    /// party returns [`AbortReason::MultiplicationCheck`] or another abort unless all checks
+    /// if any [`triskele_field::Fp`] products were recorded, one in the run-time `F_p` if any
+    /// [`triskele_field::FpRt`] products were, with the modulus installed now), then a
+    /// compare-view carrying the result. Every party returns [`AbortReason::MultiplicationCheck`] or another abort unless all checks
     /// passed at all parties. The recorded triples are consumed.
     pub fn verify_recorded(&mut self) -> Result<(), EngineError> {
         let rec = self.model.take_recorder();
@@ -543,6 +544,9 @@ impl Party<Malicious> {
         }
         if !rec.fp.is_empty() {
             ok &= verify::<triskele_field::Fp, _>(self, &rec.fp)?;
+        }
+        if !rec.fp_rt.is_empty() {
+            ok &= verify::<triskele_field::FpRt, _>(self, &rec.fp_rt)?;
         }
         drop(rec);
         self.compare_view_after(if ok {

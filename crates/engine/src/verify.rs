@@ -6,7 +6,8 @@
 //! # Protocol (`L` triples, `n = nextpow2(max(L, 1))`, `ℓ = log2 n`)
 //!
 //! 1. **Random linear combination.** A 16-byte seed is tossed (§5.2: random sharings opened
-//!    with the hashed opening; two `GF(2^64)` coins, or one `F_p` coin). Coefficients `c_k`
+//!    with the hashed opening; `⌈127 / ⌊log2 |V|⌋⌉` coins: two in `GF(2^64)`, one in `F_p`
+//!    for `p > 2^127`, more for a smaller run-time prime). Coefficients `c_k`
 //!    are drawn *independently* from AES-128-CTR keyed by `SHA-256(seed ‖ chunk)` (per chunk
 //!    of [`COEFF_CHUNK`] indices, so chunks are generated in parallel) — [DEV] §8 item 9
 //!    instead of the powers `r^k` of one coin. Claim: `Σ_k (c_k x_k) y_k = z := Σ_k c_k z_k`
@@ -71,7 +72,7 @@
 
 use rayon::prelude::*;
 use sha2::{Digest, Sha256};
-use triskele_field::{Bulk, Encode, Field, Fp, Gf2p64, Random};
+use triskele_field::{Bulk, Encode, Field, Fp, FpRt, Gf2p64, PrimeField, Random};
 use triskele_share::{Prg, PrgKey, RssVec};
 
 use crate::error::EngineError;
@@ -82,8 +83,9 @@ use crate::party::{Party, ReshareTo};
 pub trait VerifyField: Field + Encode + Random + Bulk {
     /// The third interpolation node besides 0 and 1 (`u` = `0x2` in `GF(2^64)`).
     fn node() -> Self;
-    /// `⌊log2 |F|⌋`, the per-root soundness in bits.
-    const LOG2_SIZE: u32;
+    /// `⌊log2 |F|⌋`, the per-root soundness in bits (a method: the run-time prime field
+    /// knows its size only at run time).
+    fn log2_size() -> u32;
     /// `self · node()` (a shift and a conditional reduction in `GF(2^64)`).
     #[inline]
     fn times_node(self) -> Self {
@@ -95,7 +97,9 @@ impl VerifyField for Gf2p64 {
     fn node() -> Self {
         Gf2p64::U
     }
-    const LOG2_SIZE: u32 = 64;
+    fn log2_size() -> u32 {
+        64
+    }
     /// `x · u`: shift, and reduce `u^64 = u^4 + u^3 + u + 1` (`0x1b`) if bit 63 was set.
     #[inline]
     fn times_node(self) -> Self {
@@ -107,7 +111,21 @@ impl VerifyField for Fp {
     fn node() -> Self {
         Fp::from(2u64)
     }
-    const LOG2_SIZE: u32 = 127;
+    fn log2_size() -> u32 {
+        127
+    }
+}
+
+/// The run-time prime field, for the modulus installed while [`verify`] runs. The node 2 is
+/// distinct from 0 and 1 for every odd `p`; the soundness error `(2ℓ + 3)/p` (module
+/// documentation) is only small for large `p`.
+impl VerifyField for FpRt {
+    fn node() -> Self {
+        FpRt::from(2u64)
+    }
+    fn log2_size() -> u32 {
+        FpRt::modulus().ilog2()
+    }
 }
 
 /// Which vectors of a chunk [`TripleSource::lift`] must fill.
@@ -586,11 +604,17 @@ fn sub<V: VerifyField>(a: &RssVec<V>, b: &RssVec<V>) -> RssVec<V> {
     }
 }
 
-/// Tosses the 16-byte step-1 seed: `⌈16 / |V|⌉` coins in one opening.
+/// Entropy the step-1 seed gets from its coins, in bits.
+const SEED_BITS: u32 = 127;
+
+/// Tosses the 16-byte step-1 seed: `⌈127 / ⌊log2 |V|⌋⌉` coins in one opening (2 in
+/// `GF(2^64)`, 1 in `F_p` for `p > 2^127` as the default prime, 2 for `2^64 <= p < 2^127`,
+/// more for smaller run-time primes, whose few coin values would otherwise let a cheater
+/// prepare errors that pass for every possible seed).
 fn toss_seed<V: VerifyField, M: SecurityModel>(
     party: &mut Party<M>,
 ) -> Result<[u8; 16], EngineError> {
-    let k = 16usize.div_ceil(V::encoded_len(1).max(1));
+    let k = SEED_BITS.div_ceil(V::log2_size().max(1)) as usize;
     let coins = party.coins_in::<V>(k)?;
     let digest = Sha256::new()
         .chain_update(b"triskele verify seed")
@@ -712,5 +736,75 @@ mod tests {
         assert_eq!(Gf2p64(1 << 63).times_node(), Gf2p64(0x1b));
         let f = Fp::from(12345u64);
         assert_eq!(f.times_node(), f * Fp::node());
+    }
+
+    fn three<T: Send>(f: impl Fn(Party<crate::Malicious>) -> T + Sync) -> [T; 3] {
+        let nets = triskele_net::in_memory(&triskele_net::NetOptions::default());
+        let f = &f;
+        std::thread::scope(|s| {
+            let hs: Vec<_> = nets
+                .into_iter()
+                .map(|n| s.spawn(move || f(Party::setup(n).expect("setup"))))
+                .collect();
+            let v: Vec<T> = hs.into_iter().map(|h| h.join().expect("join")).collect();
+            v.try_into().ok().expect("three")
+        })
+    }
+
+    /// Products over the run-time prime field are recorded by `mul` and pass the check for
+    /// several moduli (also a tiny one, with its many seed coins); a planted error aborts.
+    #[test]
+    fn fp_rt_products_verify_under_each_modulus() {
+        use rand::SeedableRng;
+        for p in [
+            5u128,
+            (1 << 61) - 1,
+            (1 << 64) - 59,
+            Fp::MODULUS,
+            u128::MAX - 158,
+        ] {
+            FpRt::with_modulus(p, || {
+                assert_eq!(FpRt::log2_size(), p.ilog2());
+                let res = three(|mut party| {
+                    let x = party.random_rss::<FpRt>(300);
+                    let y = party.random_rss::<FpRt>(300);
+                    let z = party.mul(&x, &y)?;
+                    assert_eq!(party.model().recorder().fp_rt.len(), 300);
+                    party.verify_recorded()?;
+                    let xo = party.open_output(&x)?;
+                    let yo = party.open_output(&y)?;
+                    let zo = party.open_output(&z)?;
+                    Ok::<_, EngineError>((xo, yo, zo))
+                });
+                for r in res {
+                    let (xo, yo, zo) = r.expect("honest run");
+                    for k in 0..300 {
+                        assert_eq!(zo[k], xo[k] * yo[k], "p = {p}");
+                    }
+                }
+                if p < 1 << 60 {
+                    return;
+                }
+                let mut rng = rand_chacha::ChaCha20Rng::seed_from_u64(p as u64);
+                let x: Vec<FpRt> = (0..1000).map(|_| FpRt::random(&mut rng)).collect();
+                let y: Vec<FpRt> = (0..1000).map(|_| FpRt::random(&mut rng)).collect();
+                let mut z: Vec<FpRt> = x.iter().zip(&y).map(|(a, b)| *a * *b).collect();
+                z[617] += FpRt::ONE;
+                let (xs, ys, zs) = (
+                    triskele_share::deal(&x, &mut rng),
+                    triskele_share::deal(&y, &mut rng),
+                    triskele_share::deal(&z, &mut rng),
+                );
+                let res = three(|mut party| {
+                    let i = party.id().index();
+                    party.model().record(&xs[i], &ys[i], &zs[i]);
+                    party.verify_recorded()
+                });
+                for r in res {
+                    assert!(matches!(r, Err(EngineError::Abort(_))), "p = {p}: {r:?}");
+                }
+            })
+            .expect("a prime");
+        }
     }
 }

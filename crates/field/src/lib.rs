@@ -10,6 +10,7 @@
 //! | [`Gf2p64`] | `GF(2^64)=GF(2)[u]/(u^64+u^4+u^3+u+1)` (§2.4) | 8 bytes big-endian |
 //! | [`Bits16`] | the ring `GF(2)^16` (16 bit-sliced lanes, AND/XOR; not a field, §2.5) | 2 bytes little-endian |
 //! | [`Fp`] | `F_p`, `p=2^127+45` | 16 bytes little-endian |
+//! | [`FpRt`] | `F_p` for an odd prime `p < 2^128` chosen at run time ([`FpRt::with_modulus`]) | 16 bytes little-endian |
 //!
 //! with the traits [`Field`] (arithmetic), [`Encode`] (wire format), [`Random`] (sampling from a
 //! PRG stream, §1.2), [`Bulk`] (slice operations) and [`EmbedInto`] (injective ring homomorphisms,
@@ -72,6 +73,7 @@ pub mod backend;
 mod bits;
 pub mod embed;
 mod fp;
+mod fp_rt;
 mod gf2p4;
 mod gf2p64;
 mod gf2p8;
@@ -82,6 +84,7 @@ mod tower;
 
 pub use bits::Bits16;
 pub use fp::Fp;
+pub use fp_rt::FpRt;
 pub use gf2p4::Gf2p4;
 pub use gf2p64::Gf2p64;
 pub use gf2p8::Gf2p8;
@@ -103,6 +106,12 @@ pub enum FieldError {
     /// A value outside the field (e.g. >= p for F_p, or a high nibble set for GF(2^4)).
     #[error("value out of range for {field}")]
     OutOfRange { field: &'static str },
+    /// A run-time modulus for [`FpRt`] that is not an odd prime `3 <= p < 2^128`.
+    #[error("invalid modulus {modulus}: {reason}")]
+    InvalidModulus { modulus: u128, reason: &'static str },
+    /// [`FpRt::with_modulus`] called while this thread is already inside one.
+    #[error("FpRt::with_modulus calls must not nest")]
+    NestedModulus,
 }
 
 /// Field arithmetic and constants.

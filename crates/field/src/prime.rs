@@ -1,12 +1,13 @@
 //! Prime fields `F_p`, `p < 2^128`: the [`PrimeField`] trait shared by the specialised
-//! [`crate::Fp`] (`p = 2^127+45`) and the run-time prime field `FpRt`, with the
-//! number theory the PRFs need: the Legendre symbol by a binary Jacobi algorithm (no
+//! [`crate::Fp`] (`p = 2^127+45`) and the run-time prime field [`crate::FpRt`], with the
+//! number theory the PRFs need (and [`is_prime`] for run-time moduli): the Legendre symbol by a binary Jacobi algorithm (no
 //! exponentiation), square roots (Atkin's formula for `p ≡ 5 (mod 8)`, `(p+1)/4`-power for
 //! `p ≡ 3 (mod 4)`, Tonelli-Shanks otherwise) and exponentiation.
 //!
 //! Everything here is meant for **public** values (opened, masked): the Jacobi algorithm and
 //! Tonelli-Shanks branch on the value.
 
+use crate::fp_rt::Modulus;
 use crate::{Bulk, Encode, Field, Random};
 
 /// A prime field of odd characteristic below `2^128` whose elements have a canonical integer
@@ -91,6 +92,124 @@ pub fn jacobi(a: u128, n: u128) -> i8 {
     }
 }
 
+/// The primes below 100, for trial division.
+const SMALL_PRIMES: [u128; 25] = [
+    2, 3, 5, 7, 11, 13, 17, 19, 23, 29, 31, 37, 41, 43, 47, 53, 59, 61, 67, 71, 73, 79, 83, 89, 97,
+];
+
+/// `ψ_13` (Sorenson and Webster, "Strong pseudoprimes to twelve prime bases", Math. Comp. 86,
+/// 2017): the least strong pseudoprime to all 13 prime bases `2..=41`; Miller-Rabin with those
+/// bases is deterministic below it (about `2^81.5`).
+const PSI13: u128 = 3_317_044_064_679_887_385_961_981;
+
+/// Primality of `n < 2^128`: trial division by the primes below 100, Miller-Rabin to the 13
+/// prime bases `2..=41` (a proof below `ψ_13 = 3317044064679887385961981 ≈ 2^81.5`), and from
+/// `ψ_13` on additionally the strong Lucas test with Selfridge's parameters, which with the
+/// base-2 test is the Baillie-PSW test (no counterexample known; none below `2^64`). Meant
+/// for public values (run-time moduli): it branches and divides.
+pub fn is_prime(n: u128) -> bool {
+    if n < 2 {
+        return false;
+    }
+    for q in SMALL_PRIMES {
+        if n.is_multiple_of(q) {
+            return n == q;
+        }
+    }
+    if n < 100 * 100 {
+        return true;
+    }
+    let Some(m) = Modulus::new(n) else {
+        return false;
+    };
+    if !SMALL_PRIMES[..13].iter().all(|&a| miller_rabin(&m, n, a)) {
+        return false;
+    }
+    n < PSI13 || strong_lucas(&m, n)
+}
+
+/// The strong probable-prime test to base `a` (`2 <= a < n`, `n` odd).
+fn miller_rabin(m: &Modulus, n: u128, a: u128) -> bool {
+    let t = (n - 1).trailing_zeros();
+    let mut x = m.pow(a, (n - 1) >> t);
+    if x == 1 || x == n - 1 {
+        return true;
+    }
+    for _ in 1..t {
+        x = m.mul(x, x);
+        if x == n - 1 {
+            return true;
+        }
+    }
+    false
+}
+
+/// The strong Lucas probable-prime test with Selfridge's method A (the first `D` in
+/// `5, -7, 9, -11, ...` with `(D | n) = -1`, `P = 1`, `Q = (1 - D)/4`), for odd `n` with no
+/// prime factor below 100. Baillie and Wagstaff, "Lucas pseudoprimes", Math. Comp. 35, 1980.
+fn strong_lucas(m: &Modulus, n: u128) -> bool {
+    // A square never gives (D | n) = -1.
+    if n.isqrt() * n.isqrt() == n {
+        return false;
+    }
+    // Residues of small signed integers.
+    let residue = |v: i128| {
+        if v >= 0 {
+            m.reduce(v.unsigned_abs())
+        } else {
+            m.sub(0, m.reduce(v.unsigned_abs()))
+        }
+    };
+    let mut d: i128 = 5;
+    loop {
+        match jacobi(residue(d), n) {
+            -1 => break,
+            // gcd(D, n) > 1 with |D| < n.
+            0 if d.unsigned_abs() < n => return false,
+            _ => {}
+        }
+        d = if d > 0 { -(d + 2) } else { -d + 2 };
+    }
+    let (dm, q) = (residue(d), residue((1 - d) / 4));
+    // (x / 2) mod n for x < n, n odd.
+    let half = |x: u128| {
+        if x & 1 == 0 {
+            x >> 1
+        } else {
+            (x >> 1) + (n >> 1) + 1
+        }
+    };
+    // n + 1 = k·2^t, k odd (n < 2^128 - 1: n has no factor 3).
+    let np1 = n.wrapping_add(1);
+    let t = np1.trailing_zeros();
+    let k = np1 >> t;
+    // U_1 = 1, V_1 = P = 1; doubling U_2j = U_j V_j, V_2j = V_j^2 - 2Q^j; increment
+    // U_j+1 = (P U_j + V_j)/2, V_j+1 = (D U_j + P V_j)/2.
+    let (mut u, mut v, mut qk) = (1u128, 1u128, q);
+    for i in (0..(127 - k.leading_zeros())).rev() {
+        u = m.mul(u, v);
+        v = m.sub(m.mul(v, v), m.add(qk, qk));
+        qk = m.mul(qk, qk);
+        if (k >> i) & 1 == 1 {
+            let (u1, v1) = (m.add(u, v), m.add(m.mul(dm, u), v));
+            u = half(u1);
+            v = half(v1);
+            qk = m.mul(qk, q);
+        }
+    }
+    if u == 0 || v == 0 {
+        return true;
+    }
+    for _ in 1..t {
+        v = m.sub(m.mul(v, v), m.add(qk, qk));
+        qk = m.mul(qk, qk);
+        if v == 0 {
+            return true;
+        }
+    }
+    false
+}
+
 /// Tonelli-Shanks for a square `a` (not zero) in any odd prime field.
 fn tonelli_shanks<F: PrimeField>(a: F) -> Option<F> {
     let p = F::modulus();
@@ -164,6 +283,91 @@ mod tests {
         for a in 0..60u128 {
             assert_eq!(jacobi(a, 15), jacobi(a, 3) * jacobi(a, 5), "a = {a}");
         }
+    }
+
+    fn sieve(n: usize) -> Vec<bool> {
+        let mut p = vec![true; n];
+        p[0] = false;
+        p[1] = false;
+        for i in 2..n {
+            if p[i] {
+                for j in (i * i..n).step_by(i) {
+                    p[j] = false;
+                }
+            }
+        }
+        p
+    }
+
+    #[test]
+    fn is_prime_matches_a_sieve() {
+        let s = sieve(300_000);
+        for (n, &p) in s.iter().enumerate() {
+            assert_eq!(is_prime(n as u128), p, "n = {n}");
+        }
+    }
+
+    /// The odd composites below 10^5 that pass the strong Lucas test with Selfridge's
+    /// parameters (OEIS A217255).
+    const STRONG_LUCAS_PSEUDOPRIMES: [u128; 12] = [
+        5459, 5777, 10877, 16109, 18971, 22499, 24569, 25199, 40309, 58519, 75077, 97439,
+    ];
+
+    #[test]
+    fn strong_lucas_alone_matches_the_known_pseudoprimes() {
+        let s = sieve(100_000);
+        let mut liars = Vec::new();
+        for n in (101..100_000u128).step_by(2) {
+            let m = Modulus::new(n).unwrap();
+            let probable = strong_lucas(&m, n);
+            if s[n as usize] {
+                assert!(probable, "prime {n} failed");
+            } else if probable {
+                liars.push(n);
+            }
+        }
+        assert_eq!(liars, STRONG_LUCAS_PSEUDOPRIMES);
+        // And the base-2 test rejects every one of them (no BPSW counterexample here).
+        for n in STRONG_LUCAS_PSEUDOPRIMES {
+            assert!(!miller_rabin(&Modulus::new(n).unwrap(), n, 2), "{n}");
+        }
+    }
+
+    #[test]
+    fn strong_lucas_accepts_large_primes() {
+        for p in [
+            (1u128 << 61) - 1,
+            (1 << 64) - 59,
+            (1 << 127) - 1,
+            (1 << 127) + 45,
+            u128::MAX - 158,
+        ] {
+            assert!(strong_lucas(&Modulus::new(p).unwrap(), p), "{p}");
+        }
+    }
+
+    #[test]
+    fn miller_rabin_liars_are_rejected() {
+        // Strong pseudoprimes to base 2 (3215031751 to bases 2, 3, 5, 7), ψ_12 (to all prime
+        // bases up to 37), ψ_13 (up to 41: only the Lucas test rejects it).
+        let psi12: u128 = 318_665_857_834_031_151_167_461;
+        for n in [
+            2047u128,
+            3277,
+            4033,
+            4681,
+            8321,
+            3_215_031_751,
+            psi12,
+            PSI13,
+        ] {
+            assert!(miller_rabin(&Modulus::new(n).unwrap(), n, 2), "{n}");
+            assert!(!is_prime(n), "{n}");
+        }
+        for a in [2u128, 3, 5, 7, 11, 13, 17, 19, 23, 29, 31, 37, 41] {
+            assert!(miller_rabin(&Modulus::new(PSI13).unwrap(), PSI13, a));
+        }
+        assert!(!strong_lucas(&Modulus::new(PSI13).unwrap(), PSI13));
     }
 
     #[test]

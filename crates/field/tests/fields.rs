@@ -296,13 +296,22 @@ mod details {
 
     #[test]
     fn stream_layouts() {
-        // F_p: 16 bytes little-endian, rejection of values >= p.
-        let mut bytes = vec![0xff; 16];
-        bytes.extend((1..=16).collect::<Vec<u8>>());
+        // F_p: 16 bytes little-endian shifted right by one (a value below 2^127 < p, no
+        // rejection), in `random` and `fill_random` alike.
+        let bytes: Vec<u8> = (0xf0..=0xff).chain(1..=16).collect();
         let mut s = Script(bytes.clone(), 0);
         let x = Fp::random(&mut s);
-        let expect = u128::from_le_bytes(bytes[16..32].try_into().unwrap());
+        let expect = u128::from_le_bytes(bytes[..16].try_into().unwrap()) >> 1;
         assert_eq!(x.value(), expect);
+        assert_eq!(s.1, 16);
+        let mut s = Script(bytes.clone(), 0);
+        let mut two = [Fp::from(0u64); 2];
+        Fp::fill_random(&mut s, &mut two);
+        assert_eq!(two[0].value(), expect);
+        assert_eq!(
+            two[1].value(),
+            u128::from_le_bytes(bytes[16..32].try_into().unwrap()) >> 1
+        );
         assert_eq!(s.1, 32);
         // GF(2^64): 8 bytes little-endian, also in fill_random.
         let mut s = Script((1..=16).collect(), 0);

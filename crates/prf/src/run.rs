@@ -12,8 +12,10 @@ use triskele_net::{Network, Tamper};
 use triskele_share::{PartyId, RssVec};
 
 use crate::clear::MimcParams;
+use crate::hydra::{self, Hydra};
 use crate::legendre;
 use crate::mimc::{self, Mimc, Variant};
+use crate::nr::{self, RistrettoScalar};
 use crate::ops::{Finalize, PrfField};
 use crate::target::PrfTarget;
 
@@ -63,7 +65,24 @@ where
     party.set_phase(Phase::Setup);
     let key = party.random_rss::<Fp>(1);
     let inputs = party.random_rss::<Fp>(simd);
+    if target == PrfTarget::Nr {
+        return bench_nr(party, target, simd);
+    }
     let (pre, online, out) = match target.semi_honest() {
+        PrfTarget::Hydra => {
+            // simd keystream words: ceil(simd / 8) instances of 8 words, public nonces
+            // 0, 1, ..., shared random IVs, one shared key.
+            let instances = simd.div_ceil(8);
+            let hkey = party.random_rss::<Fp>(4);
+            let ivs = party.random_rss::<Fp>(3 * instances);
+            let nonces = crate::legendre::counter::<Fp>(instances);
+            let hydra = hydra::reference();
+            let ((), pre) = timed(&mut party, Phase::Preprocessing, |_| Ok(()))?;
+            let (out, online) = timed(&mut party, Phase::Online, |p| {
+                hydra.keystream_mpc(p, &hkey, &nonces, &ivs, 8)
+            })?;
+            (pre, online, out)
+        }
         PrfTarget::Legendre => {
             let (mut prep, pre) = timed(&mut party, Phase::Preprocessing, |p| {
                 legendre::preprocess::<Fp, M>(p, simd)
@@ -103,6 +122,61 @@ where
     })
 }
 
+/// Naor-Reingold: a random shared key of 129 scalars and `simd` public random 128-bit inputs
+/// (the same at every party: drawn from a fixed seed). The online phase is the whole
+/// evaluation, including the publication of the output (the output is public).
+fn bench_nr<M: SecurityModel>(
+    mut party: Party<M>,
+    target: PrfTarget,
+    simd: usize,
+) -> Result<PrfReport, EngineError> {
+    use rand_core::{RngCore, SeedableRng};
+    party.set_phase(Phase::Setup);
+    let key = party.random_rss::<RistrettoScalar>(nr::DEFAULT_INPUT_BITS + 1);
+    let mut rng = rand_chacha::ChaCha20Rng::seed_from_u64(simd as u64);
+    let inputs = (0..simd)
+        .map(|_| {
+            let x = (u128::from(rng.next_u64()) << 64) | u128::from(rng.next_u64());
+            nr::input_from_u128(x, nr::DEFAULT_INPUT_BITS).ok_or(EngineError::LengthMismatch {
+                expected: nr::DEFAULT_INPUT_BITS,
+                got: 128,
+            })
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    party.set_phase(Phase::Online);
+    let t0 = Instant::now();
+    nr::nr_eval(&mut party, &key, &inputs)?;
+    let online = t0.elapsed();
+    let stats = party.net().stats().clone();
+    party.shutdown()?;
+    let measure = |time, phase| PhaseMeasure {
+        time,
+        stats: stats.get(phase),
+    };
+    Ok(PrfReport {
+        target,
+        simd,
+        preprocessing: measure(std::time::Duration::ZERO, Phase::Preprocessing),
+        online: measure(online, Phase::Online),
+        finalize: measure(std::time::Duration::ZERO, Phase::Finalize),
+    })
+}
+
+/// Runs this party's side of a one-shot Naor-Reingold evaluation on a shared key of `n + 1`
+/// scalars and public `n`-bit inputs; returns the 32-byte compressed Ristretto outputs.
+pub fn nr_compute_party(
+    net: Network,
+    key: &RssVec<RistrettoScalar>,
+    inputs: &[Vec<bool>],
+) -> Result<Vec<[u8; 32]>, EngineError> {
+    let mut party = Party::<SemiHonest>::setup(net)?;
+    party.check_parameters(&params("nr", PrfTarget::Nr, 0, inputs.len()))?;
+    party.set_phase(Phase::Online);
+    let out = nr::nr_eval(&mut party, key, inputs)?;
+    party.shutdown()?;
+    Ok(out)
+}
+
 /// Runs this party's side of one PRF benchmark repetition over the default prime: random
 /// shared key and inputs (untimed), timed preprocessing for `simd` evaluations, timed
 /// evaluation, timed finalize checks, untimed output opening.
@@ -125,6 +199,13 @@ pub enum PrfJob<F> {
     MimcDecrypt { blocks: RssVec<F> },
     /// MiMC counter-mode keystream `E_k(nonce + i)`, `i < count`.
     MimcKeystream { nonce: F, count: usize },
+    /// `words` Hydra keystream words for a public nonce and a shared IV (3 elements); the key
+    /// passed to [`compute_party`] then has 4 elements.
+    HydraKeystream {
+        nonce: F,
+        iv: RssVec<F>,
+        words: usize,
+    },
 }
 
 impl<F> PrfJob<F> {
@@ -134,6 +215,7 @@ impl<F> PrfJob<F> {
             PrfJob::MimcEncrypt { blocks } => ("encrypt", blocks.first.len()),
             PrfJob::MimcDecrypt { blocks } => ("decrypt", blocks.first.len()),
             PrfJob::MimcKeystream { count, .. } => ("keystream", *count),
+            PrfJob::HydraKeystream { words, .. } => ("hydra", *words),
         }
     }
 }
@@ -151,6 +233,11 @@ pub fn compute_party<F: PrfField, M: SecurityModel>(
 where
     Party<M>: Finalize,
 {
+    if target == PrfTarget::Nr {
+        return Err(EngineError::Unsupported(
+            "nr has public inputs and outputs: use nr_compute_party".into(),
+        ));
+    }
     if target.is_malicious() != M::MALICIOUS {
         return Err(EngineError::Unsupported(format!(
             "target {target} with the wrong security model"
@@ -184,6 +271,11 @@ where
             party.set_phase(Phase::Online);
             m.keystream(&mut party, key, nonce, count)?
         }
+        PrfJob::HydraKeystream { nonce, iv, words } => {
+            let h = Hydra::<F>::new()?;
+            party.set_phase(Phase::Online);
+            h.keystream_mpc(&mut party, key, &[nonce], &iv, words)?
+        }
         PrfJob::MimcDecrypt { blocks } => {
             let params = MimcParams::<F>::new()?;
             party.set_phase(Phase::Preprocessing);
@@ -200,12 +292,14 @@ where
     Ok(opened)
 }
 
-/// Messages one party sends in the online phase of a [`compute_party`] run of `target` with
-/// the job `kind` ("legendre", "encrypt", "keystream", "decrypt") over a prime with `rounds`
-/// MiMC rounds.
+/// Messages one party sends in the online phase of a [`compute_party`] run of `target`
+/// (`decrypt` for MiMC decryption) over a prime with `rounds` MiMC rounds; for Hydra, `rounds`
+/// is the number of rounds of the requested words ([`crate::hydra::Cost`]).
 pub fn online_sends(target: PrfTarget, decrypt: bool, rounds: usize) -> u64 {
     let r = rounds as u64;
     match target.semi_honest() {
+        // `rounds` is the round count of the requested words (hydra::Cost).
+        PrfTarget::Hydra => r,
         // Fused opening to both neighbours, or (malicious) a reshare and an opening.
         PrfTarget::Legendre => 2,
         _ if decrypt => 2 * r,

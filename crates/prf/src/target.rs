@@ -12,18 +12,24 @@ pub enum PrfTarget {
     Mimc,
     /// MiMC-p/p with one preprocessed cube tuple per round.
     MimcCube,
+    /// Hydra keystream (Grassi et al., Eurocrypt 2023), 8 words per instance.
+    Hydra,
+    /// Naor-Reingold over Ristretto255 (public input and output; semi-honest only).
+    Nr,
     /// Legendre with every product verified and the RSS opening.
     MalLegendre,
     /// `mimc` with every product verified.
     MalMimc,
     /// `mimc-cube` with verified cube tuples and hashed openings.
     MalMimcCube,
+    /// `hydra` with every product verified.
+    MalHydra,
 }
 
 /// The error of parsing an unknown PRF target name.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error(
-    "unknown PRF target '{0}' (known: legendre mimc mimc-cube mal-legendre mal-mimc mal-mimc-cube)"
+    "unknown PRF target '{0}' (known: legendre mimc mimc-cube hydra nr mal-legendre mal-mimc mal-mimc-cube mal-hydra)"
 )]
 pub struct PrfTargetError(pub String);
 
@@ -33,9 +39,12 @@ impl PrfTarget {
         PrfTarget::Legendre,
         PrfTarget::Mimc,
         PrfTarget::MimcCube,
+        PrfTarget::Hydra,
+        PrfTarget::Nr,
         PrfTarget::MalLegendre,
         PrfTarget::MalMimc,
         PrfTarget::MalMimcCube,
+        PrfTarget::MalHydra,
     ];
 
     /// The CLI and CSV name.
@@ -44,9 +53,12 @@ impl PrfTarget {
             PrfTarget::Legendre => "legendre",
             PrfTarget::Mimc => "mimc",
             PrfTarget::MimcCube => "mimc-cube",
+            PrfTarget::Hydra => "hydra",
+            PrfTarget::Nr => "nr",
             PrfTarget::MalLegendre => "mal-legendre",
             PrfTarget::MalMimc => "mal-mimc",
             PrfTarget::MalMimcCube => "mal-mimc-cube",
+            PrfTarget::MalHydra => "mal-hydra",
         }
     }
 
@@ -54,7 +66,10 @@ impl PrfTarget {
     pub fn is_malicious(self) -> bool {
         matches!(
             self,
-            PrfTarget::MalLegendre | PrfTarget::MalMimc | PrfTarget::MalMimcCube
+            PrfTarget::MalLegendre
+                | PrfTarget::MalMimc
+                | PrfTarget::MalMimcCube
+                | PrfTarget::MalHydra
         )
     }
 
@@ -64,16 +79,18 @@ impl PrfTarget {
             PrfTarget::MalLegendre => PrfTarget::Legendre,
             PrfTarget::MalMimc => PrfTarget::Mimc,
             PrfTarget::MalMimcCube => PrfTarget::MimcCube,
+            PrfTarget::MalHydra => PrfTarget::Hydra,
             t => t,
         }
     }
 
-    /// The malicious variant of a semi-honest target.
+    /// The malicious variant of a semi-honest target (`nr` has none and maps to itself).
     pub fn malicious(self) -> PrfTarget {
         match self {
             PrfTarget::Legendre => PrfTarget::MalLegendre,
             PrfTarget::Mimc => PrfTarget::MalMimc,
             PrfTarget::MimcCube => PrfTarget::MalMimcCube,
+            PrfTarget::Hydra => PrfTarget::MalHydra,
             t => t,
         }
     }
@@ -105,6 +122,7 @@ mod tests {
         for &t in PrfTarget::ALL {
             assert_eq!(t.name().parse::<PrfTarget>(), Ok(t));
             assert_eq!(t.semi_honest().malicious(), t.malicious());
+            assert!(!t.semi_honest().is_malicious());
             assert_eq!(t.is_malicious(), t.name().starts_with("mal-"));
         }
         assert!("aes".parse::<PrfTarget>().is_err());
