@@ -53,6 +53,12 @@ pub trait SecurityModel: Default + Debug + Send + 'static {
         let _ = (x, y, z);
     }
 
+    /// Announces `n` more products over `F` (a hint: malicious models reserve room for their
+    /// records up front instead of growing and copying them while the protocol runs).
+    fn reserve_products<F: Lift>(&mut self, n: usize) {
+        let _ = n;
+    }
+
     /// The digests of a compare-view, `[H(V_prev), H(V_next)]`; resets both views. `None`:
     /// the model keeps no views (compare-view is a no-op).
     fn take_view_digests(&mut self) -> Option<[[u8; 32]; 2]> {
@@ -270,6 +276,10 @@ impl SecurityModel for Malicious {
             View::Prev => self.prev.update(bytes),
             View::Next => self.next.update(bytes),
         }
+    }
+
+    fn reserve_products<F: Lift>(&mut self, n: usize) {
+        self.reserve::<F>(n);
     }
 
     fn on_product<F: Lift>(&mut self, x: &RssVec<F>, y: &RssVec<F>, z: &RssVec<F>) {

@@ -271,7 +271,27 @@ impl Random for Fp {
     }
 }
 
-impl Bulk for Fp {}
+/// `2^256 mod p = (2^128 mod p)^2 = (-90)^2`.
+const TWO256_MOD_P: u128 = 8100;
+
+impl Bulk for Fp {
+    /// Delayed reduction: the 256-bit products are summed exactly (a third limb counts the
+    /// carries out of 2^256) and reduced once at the end, using `2^256 ≡ 8100`.
+    fn inner_product(a: &[Self], b: &[Self]) -> Self {
+        debug_assert_eq!(a.len(), b.len());
+        let (mut lo, mut hi, mut top) = (0u128, 0u128, 0u128);
+        for (x, y) in a.iter().zip(b) {
+            let (ph, pl) = mul_wide(x.0, y.0);
+            let (l, c) = lo.overflowing_add(pl);
+            lo = l;
+            // ph < 2^127 (both factors are below p < 2^128 and p^2 < 2^255), so ph + 1 fits.
+            let (h, c2) = hi.overflowing_add(ph + c as u128);
+            hi = h;
+            top += c2 as u128;
+        }
+        Self(reduce256(hi, lo)) + Self::from_u128_reduced(top).const_mul(Self(TWO256_MOD_P))
+    }
+}
 
 impl crate::PrimeField for Fp {
     fn modulus() -> u128 {
@@ -344,6 +364,20 @@ mod tests {
             }
         }
         assert_eq!(Fp(P - 1) * Fp(P - 1), Fp(1));
+    }
+
+    #[test]
+    fn inner_product_with_delayed_reduction_matches_the_plain_sum() {
+        // All p - 1: every product is 1, and the exact sum overflows 2^256 many times.
+        let big = vec![Fp(P - 1); 1000];
+        assert_eq!(Fp::inner_product(&big, &big), Fp::from_u64(1000));
+        let a: Vec<Fp> = (0..300u64)
+            .map(|i| Fp::from_u128_reduced(u128::MAX - (i as u128) * 0x1234_5678_9abc_def1))
+            .collect();
+        let b: Vec<Fp> = (0..300u64).map(|i| Fp(P - 1 - i as u128 * 77)).collect();
+        let plain = a.iter().zip(&b).fold(Fp(0), |acc, (x, y)| acc + *x * *y);
+        assert_eq!(Fp::inner_product(&a, &b), plain);
+        assert_eq!(Fp::inner_product(&[], &[]), Fp(0));
     }
 
     #[test]

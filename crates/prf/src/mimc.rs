@@ -96,6 +96,11 @@ impl<F: PrfField> Mimc<F> {
                 self.tuples.len() - self.used,
             )?;
         }
+        if self.variant == Variant::Basic {
+            party
+                .model()
+                .reserve_products::<F>(n.saturating_mul(2 * rounds));
+        }
         let id = party.id();
         let mut y = x.clone();
         for i in 0..rounds {

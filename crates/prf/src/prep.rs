@@ -128,6 +128,7 @@ pub fn cube_tuples<F: PrfField, M: SecurityModel>(
     party: &mut Party<M>,
     n: usize,
 ) -> Result<CubeTuples<F>, EngineError> {
+    party.model().reserve_products::<F>(2 * n);
     let a = party.random_rss::<F>(n);
     let a2 = party.mul(&a, &a)?;
     let a3 = party.mul(&a2, &a)?;
@@ -159,6 +160,7 @@ pub fn legendre_masks<F: PrfField, M: SecurityModel>(
     party: &mut Party<M>,
     n: usize,
 ) -> Result<LegendreMasks<F>, EngineError> {
+    party.model().reserve_products::<F>(3 * n);
     // [w || s] squared in one multiplication.
     let ws = party.random_rss::<F>(2 * n);
     let ws2 = party.mul(&ws, &ws)?;

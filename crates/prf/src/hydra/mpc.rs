@@ -288,6 +288,9 @@ impl<F: PrimeField + Lift> Hydra<F> {
         if heads == 0 || n == 0 {
             return Ok(RssVec::zeros(0));
         }
+        party
+            .model()
+            .reserve_products::<F>(n.saturating_mul(super::Cost::of(words).multiplications));
         let key = key_words(key, n)?;
         let mut states = vec![self.body_mpc(party, &key, nonces, ivs)?];
         for rc in Self::rolling_constants(heads - 1) {
