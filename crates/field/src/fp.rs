@@ -275,6 +275,19 @@ impl Random for Fp {
 const TWO256_MOD_P: u128 = 8100;
 
 impl Bulk for Fp {
+    /// `a1 (b1 + b2) + a2 b1`: two 256-bit products added exactly and reduced once.
+    fn local_product_slice(out: &mut [Self], a1: &[Self], a2: &[Self], b1: &[Self], b2: &[Self]) {
+        debug_assert!([a1.len(), a2.len(), b1.len(), b2.len()] == [out.len(); 4]);
+        for ((((o, x1), x2), y1), y2) in out.iter_mut().zip(a1).zip(a2).zip(b1).zip(b2) {
+            let s = y1.const_add(*y2);
+            let (h1, l1) = mul_wide(x1.0, s.0);
+            let (h2, l2) = mul_wide(x2.0, y1.0);
+            let (lo, c) = l1.overflowing_add(l2);
+            // h1, h2 < 2^127, so h1 + h2 + 1 < 2^128.
+            *o = Self(reduce256(h1 + h2 + c as u128, lo));
+        }
+    }
+
     /// Delayed reduction: the 256-bit products are summed exactly (a third limb counts the
     /// carries out of 2^256) and reduced once at the end, using `2^256 ≡ 8100`.
     fn inner_product(a: &[Self], b: &[Self]) -> Self {
@@ -378,6 +391,24 @@ mod tests {
         let plain = a.iter().zip(&b).fold(Fp(0), |acc, (x, y)| acc + *x * *y);
         assert_eq!(Fp::inner_product(&a, &b), plain);
         assert_eq!(Fp::inner_product(&[], &[]), Fp(0));
+    }
+
+    #[test]
+    fn local_product_matches_three_products() {
+        let v: Vec<Fp> = EDGES.iter().map(|&e| Fp(e)).collect();
+        let n = v.len();
+        let (a1, a2) = (v.clone(), v.iter().rev().copied().collect::<Vec<_>>());
+        let b1: Vec<Fp> = v.iter().map(|x| *x + Fp(P - 1)).collect();
+        let b2: Vec<Fp> = v.iter().map(|x| *x * Fp(P - 1)).collect();
+        let mut out = vec![Fp(0); n];
+        Fp::local_product_slice(&mut out, &a1, &a2, &b1, &b2);
+        for k in 0..n {
+            assert_eq!(
+                out[k],
+                a1[k] * b1[k] + a1[k] * b2[k] + a2[k] * b1[k],
+                "k = {k}"
+            );
+        }
     }
 
     #[test]

@@ -229,6 +229,13 @@ pub trait Bulk: Field {
             *o += *x * *y;
         }
     }
+    /// `out[k] = a1[k] b1[k] + a1[k] b2[k] + a2[k] b1[k]`: the local product of replicated
+    /// sharing (PROTOCOLS.md §1.6), for fields that can do better than three passes.
+    fn local_product_slice(out: &mut [Self], a1: &[Self], a2: &[Self], b1: &[Self], b2: &[Self]) {
+        Self::mul_slice(out, a1, b1);
+        Self::mul_add_slice(out, a1, b2);
+        Self::mul_add_slice(out, a2, b1);
+    }
     /// `sum_k a[k] * b[k]`
     fn inner_product(a: &[Self], b: &[Self]) -> Self {
         debug_assert_eq!(a.len(), b.len());

@@ -44,9 +44,8 @@ pub trait PrimeField: Field + Encode + Random + Bulk + core::fmt::Display {
         if self.is_zero() {
             return Some(Self::ZERO);
         }
-        if self.legendre() != 1 {
-            return None;
-        }
+        // The closed formulas give a root exactly when one exists, which the final check
+        // decides (cheaper than a Legendre symbol first); Tonelli-Shanks needs a square.
         let r = if p % 4 == 3 {
             self.pow_u128(p / 4 + 1)
         } else if p % 8 == 5 {
@@ -56,6 +55,9 @@ pub trait PrimeField: Field + Encode + Random + Bulk + core::fmt::Display {
             let i = two_a * v.square();
             self * v * (i - Self::ONE)
         } else {
+            if self.legendre() != 1 {
+                return None;
+            }
             tonelli_shanks(self)?
         };
         (r.square() == self).then_some(r)

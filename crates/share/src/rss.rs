@@ -176,7 +176,5 @@ pub fn reconstruct_additive<F: Field>(shares: &[Vec<F>; 3]) -> Option<Vec<F>> {
 /// The local product of Araki et al. (PROTOCOLS.md §1.6): an additive share of `x*y`,
 /// `out[k] = x_i y_i + x_i y_{i+1} + x_{i+1} y_i` (without the zero-share).
 pub fn local_product<F: Bulk>(out: &mut [F], x: &RssVec<F>, y: &RssVec<F>) {
-    F::mul_slice(out, &x.first, &y.first);
-    F::mul_add_slice(out, &x.first, &y.second);
-    F::mul_add_slice(out, &x.second, &y.first);
+    F::local_product_slice(out, &x.first, &x.second, &y.first, &y.second);
 }
