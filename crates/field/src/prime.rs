@@ -66,31 +66,53 @@ pub trait PrimeField: Field + Encode + Random + Bulk + core::fmt::Display {
 
 /// The Jacobi symbol `(a | n)` for odd `n`, by the binary algorithm (shifts, swaps and
 /// subtractions; no division except the initial reduction). Returns 0 when `gcd(a, n) > 1`.
+/// Runs on 128-bit words until both values fit 64 bits, then on 64-bit words. The sign is
+/// kept as a parity bit: (2 | n) = -1 iff `n ≡ 3, 5 (mod 8)` (bit 1 xor bit 2 of `n`), and
+/// reciprocity flips it iff both values are `≡ 3 (mod 4)` (bit 1 of both).
 pub fn jacobi(a: u128, n: u128) -> i8 {
     debug_assert!(n & 1 == 1);
     let mut a = a % n;
     let mut n = n;
-    let mut t: i8 = 1;
+    let mut t: u32 = 0;
     while a != 0 {
+        if (a | n) >> 64 == 0 {
+            return jacobi_u64(a as u64, n as u64, t);
+        }
         let z = a.trailing_zeros();
         a >>= z;
-        // (2 | n) = -1 iff n ≡ 3, 5 (mod 8).
-        if z & 1 == 1 && matches!(n & 7, 3 | 5) {
-            t = -t;
-        }
-        // Now a is odd: reciprocity when a < n, then subtract.
+        t ^= z & (((n >> 1) ^ (n >> 2)) as u32) & 1;
         if a < n {
             core::mem::swap(&mut a, &mut n);
-            if a & n & 3 == 3 {
-                t = -t;
-            }
+            t ^= ((a & n) >> 1) as u32 & 1;
         }
         a -= n;
     }
-    if n == 1 {
-        t
-    } else {
+    sign(n == 1, t)
+}
+
+/// The 64-bit tail of [`jacobi`], continuing with the sign parity `t`.
+fn jacobi_u64(mut a: u64, mut n: u64, mut t: u32) -> i8 {
+    while a != 0 {
+        let z = a.trailing_zeros();
+        a >>= z;
+        t ^= z & (((n >> 1) ^ (n >> 2)) as u32) & 1;
+        if a < n {
+            core::mem::swap(&mut a, &mut n);
+            t ^= ((a & n) >> 1) as u32 & 1;
+        }
+        a -= n;
+    }
+    sign(n == 1, t)
+}
+
+/// 0 unless the gcd is 1, else `(-1)^t`.
+fn sign(unit: bool, t: u32) -> i8 {
+    if !unit {
         0
+    } else if t & 1 == 1 {
+        -1
+    } else {
+        1
     }
 }
 

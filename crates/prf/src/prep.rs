@@ -6,7 +6,7 @@
 //! | random square `([s], [s^2])` | 1 | 1 |
 //! | random bit | 2 | 2 |
 //! | cube tuple `([a], [a^2], [a^3])` | 2 | 2 |
-//! | Legendre mask `([t], [b])` | 4 | 3 |
+//! | Legendre mask `([t], [b])` (bit from three pair bits) | 4 | 3 |
 //!
 //! In the malicious model every multiplication is recorded by the engine and every opening is
 //! hashed into the views, so the finalize checks cover all of this material.
@@ -151,31 +151,75 @@ impl<F: PrimeField> LegendreMasks<F> {
     }
 }
 
+/// The three "pair bits" of a batch: sharings `B_1, B_2, B_3` of random bits where `B_j` has
+/// only the component `x_j` (held by `P_{j-1}` and `P_j`) non-zero, drawn from the PRG stream
+/// those two parties share (one byte per bit, its low bit). No communication; each bit is
+/// known to two parties and unknown to the third.
+fn pair_bits<F: PrfField, M: SecurityModel>(party: &mut Party<M>, n: usize) -> [RssVec<F>; 3] {
+    let i = party.id().index();
+    let mut bytes = vec![0u8; n];
+    let as_bits = |b: &[u8]| -> Vec<F> {
+        b.iter()
+            .map(|v| if v & 1 == 1 { F::ONE } else { F::ZERO })
+            .collect()
+    };
+    party.prss().prev.fill_stream(&mut bytes);
+    let first = as_bits(&bytes);
+    party.prss().next.fill_stream(&mut bytes);
+    let second = as_bits(&bytes);
+    let mut out: [RssVec<F>; 3] = [RssVec::zeros(n), RssVec::zeros(n), RssVec::zeros(n)];
+    // This party P_i holds (x_i, x_{i+1}): x_i of B_i (from the stream shared with P_{i-1})
+    // and x_{i+1} of B_{i+1} (shared with P_{i+1}).
+    out[i].first = first;
+    out[(i + 1) % 3].second = second;
+    out
+}
+
+/// `[a] + [b] - 2 [a][b]` from the product `ab`.
+fn xor_from_product<F: PrfField>(a: &RssVec<F>, b: &RssVec<F>, ab: &RssVec<F>) -> RssVec<F> {
+    let minus_two = -(F::ONE + F::ONE);
+    let mut out = a.clone();
+    out.add_assign(b);
+    let mut t = ab.clone();
+    scale_scalar(&mut t, minus_two);
+    out.add_assign(&t);
+    out
+}
+
 /// `n` Legendre masks (PRF.md, Legendre step 1): a random square `[w^2]` and a random bit
 /// `[b]`, then `[t] = [w^2] * (alpha + (1 - alpha) [b])` for the smallest non-residue
 /// `alpha`, so `t = w^2` (a square) when `b = 1` and `alpha w^2` (a non-square) when `b = 0`.
-/// Three rounds: both squarings together, the opening for the bits, the final product.
-/// `t = 0` (probability `1/p`, when `w = 0`) is not excluded: it makes that output bit 1.
+///
+/// The bit is the XOR of the three pair bits (`B_1 ⊕ B_2 ⊕ B_3`, each known to two parties,
+/// so the XOR is unknown to every single party), computed with `a ⊕ b = a + b - 2ab`. Against
+/// the bits from squares ([`random_bits`], also 2 elements and 2 rounds) this saves a public
+/// square root per bit and party, the largest local cost of the preprocessing. Three rounds:
+/// `[w || B_1] * [w || B_2]`, then `[B_1 ⊕ B_2] * [B_3]`, then the product for `t`; four
+/// elements per mask and party, all sent to the previous party. In the malicious model the
+/// three products are recorded and verified. `t = 0` (probability `1/p`, when `w = 0`) is not
+/// excluded: it makes that output bit 1.
 pub fn legendre_masks<F: PrfField, M: SecurityModel>(
     party: &mut Party<M>,
     n: usize,
 ) -> Result<LegendreMasks<F>, EngineError> {
-    party.model().reserve_products::<F>(3 * n);
-    // [w || s] squared in one multiplication.
-    let ws = party.random_rss::<F>(2 * n);
-    let ws2 = party.mul(&ws, &ws)?;
+    party.model().reserve_products::<F>(4 * n);
+    let [b1, b2, b3] = pair_bits::<F, M>(party, n);
+    let w = party.random_rss::<F>(n);
+    let mut left = w.clone();
+    left.extend(&b1);
+    let mut right = w;
+    right.extend(&b2);
+    let prod = party.mul(&left, &right)?;
     let split = |v: &RssVec<F>, r: core::ops::Range<usize>| {
         v.slice(r).ok_or(EngineError::LengthMismatch {
             expected: 2 * n,
             got: v.len(),
         })
     };
-    let w2 = split(&ws2, 0..n)?;
-    let squares = Squares {
-        s: split(&ws, n..2 * n)?,
-        s2: split(&ws2, n..2 * n)?,
-    };
-    let b = bits_from_squares(party, squares)?;
+    let w2 = split(&prod, 0..n)?;
+    let b12 = xor_from_product(&b1, &b2, &split(&prod, n..2 * n)?);
+    let b12_3 = party.mul(&b12, &b3)?;
+    let b = xor_from_product(&b12, &b3, &b12_3);
     let alpha = smallest_non_residue::<F>();
     let mut factor = b.clone();
     scale_scalar(&mut factor, F::ONE - alpha);

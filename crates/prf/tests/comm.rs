@@ -30,17 +30,18 @@ fn expected(t: PrfTarget) -> Option<Expected> {
             prep_messages: (0, 0),
             online_messages: (135, 135),
         },
-        // Masks: squarings [w || s] (2 elements to prev), opening of s^2 (1 to next), the
-        // product t (1 to prev). Online: the fused opening, one element to each neighbour.
+        // Masks: [w || B1] * [w || B2], then (B1 ^ B2) * B3, then the product t: four
+        // elements to prev in three rounds. Online: the fused opening, one element to each
+        // neighbour.
         PrfTarget::Legendre => Expected {
-            prep: (E, 3 * E),
+            prep: (0, 4 * E),
             online: (E, E),
             prep_messages: (3, 3),
             online_messages: (2, 2),
         },
         // Online: a recorded product (1 to prev) and the RSS opening (1 to next).
         PrfTarget::MalLegendre => Expected {
-            prep: (E, 3 * E),
+            prep: (0, 4 * E),
             online: (E, E),
             prep_messages: (3, 3),
             online_messages: (2, 2),
