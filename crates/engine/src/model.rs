@@ -53,6 +53,12 @@ pub trait SecurityModel: Default + Debug + Send + 'static {
         let _ = (x, y, z);
     }
 
+    /// [`SecurityModel::on_product`] with owned vectors, which a recorder may keep without
+    /// copying.
+    fn on_product_owned<F: Lift>(&mut self, x: RssVec<F>, y: RssVec<F>, z: RssVec<F>) {
+        self.on_product(&x, &y, &z);
+    }
+
     /// Announces `n` more products over `F` (a hint: malicious models reserve room for their
     /// records up front instead of growing and copying them while the protocol runs).
     fn reserve_products<F: Lift>(&mut self, n: usize) {
@@ -284,6 +290,15 @@ impl SecurityModel for Malicious {
 
     fn on_product<F: Lift>(&mut self, x: &RssVec<F>, y: &RssVec<F>, z: &RssVec<F>) {
         self.record(x, y, z);
+    }
+
+    fn on_product_owned<F: Lift>(&mut self, x: RssVec<F>, y: RssVec<F>, z: RssVec<F>) {
+        let store = F::store(&mut self.recorder);
+        if store.is_empty() {
+            *store = Triples { x, y, z };
+        } else {
+            store.push(&x, &y, &z);
+        }
     }
 
     fn take_view_digests(&mut self) -> Option<[[u8; 32]; 2]> {

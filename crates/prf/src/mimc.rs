@@ -23,8 +23,10 @@ use triskele_field::PrimeField;
 use triskele_share::RssVec;
 
 use crate::clear::{cube_root, MimcParams};
-use crate::ops::{add_shared_scalar, batch_inverse, mul_open, scale, PrfField};
-use crate::prep::{cube_tuples, CubeTuples};
+use crate::ops::{
+    add_shared_scalar, batch_inverse, mul_open, scale, CubeRecords, Finalize, PrfField,
+};
+use crate::prep::CubeTuples;
 
 /// The two ways of cubing of PRF.md.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -42,6 +44,8 @@ pub struct Mimc<F> {
     variant: Variant,
     tuples: CubeTuples<F>,
     used: usize,
+    /// The cube chains (rounds, cube tuples) still to be checked ([`Mimc::finalize`]).
+    records: CubeRecords<F>,
 }
 
 impl<F: PrfField> Mimc<F> {
@@ -52,6 +56,7 @@ impl<F: PrfField> Mimc<F> {
             variant,
             tuples: CubeTuples::default(),
             used: 0,
+            records: CubeRecords::default(),
         })
     }
 
@@ -74,7 +79,13 @@ impl<F: PrfField> Mimc<F> {
             let n = blocks
                 .checked_mul(self.params.rounds())
                 .ok_or(EngineError::Unsupported("batch too large".into()))?;
-            self.tuples = cube_tuples(party, n)?;
+            // Cube tuples with unrecorded products, kept as cube chains.
+            self.records.reserve::<M>(n);
+            let a = party.random_rss::<F>(n);
+            let a2 = party.mul_covered(&a, &a)?;
+            let a3 = party.mul_covered(&a2, &a)?;
+            self.records.push::<M>(&a, &a2, &a3);
+            self.tuples = CubeTuples { a, a2, a3 };
             self.used = 0;
         }
         Ok(())
@@ -97,9 +108,7 @@ impl<F: PrfField> Mimc<F> {
             )?;
         }
         if self.variant == Variant::Basic {
-            party
-                .model()
-                .reserve_products::<F>(n.saturating_mul(2 * rounds));
+            self.records.reserve::<M>(n.saturating_mul(rounds));
         }
         let id = party.id();
         let mut y = x.clone();
@@ -110,8 +119,10 @@ impl<F: PrfField> Mimc<F> {
             z.add_constant_scalar(id, self.params.constants[i]);
             y = match self.variant {
                 Variant::Basic => {
-                    let z2 = party.mul(&z, &z)?;
-                    party.mul(&z2, &z)?
+                    let z2 = party.mul_covered(&z, &z)?;
+                    let z3 = party.mul_covered(&z2, &z)?;
+                    self.records.push::<M>(&z, &z2, &z3);
+                    z3
                 }
                 Variant::Cube => self.cube_with_tuple(party, &z)?,
             };
@@ -151,6 +162,19 @@ impl<F: PrfField> Mimc<F> {
         out.add_assign(&a2);
         out.add_constant(party.id(), &e3);
         Ok(out)
+    }
+
+    /// The finalize phase: the cube chains of the rounds (basic variant) or of the cube
+    /// tuples (cube variant) are checked as one combined relation each
+    /// ([`CubeRecords::commit`], one coin), then the party's finalize checks run (malicious
+    /// model: Protocol 2 over everything recorded, compare-view). Call it after the last
+    /// encryption and before any output is opened or used; nothing in the semi-honest model.
+    pub fn finalize<M: SecurityModel>(&mut self, party: &mut Party<M>) -> Result<(), EngineError>
+    where
+        Party<M>: Finalize,
+    {
+        self.records.commit(party)?;
+        party.finalize_checks()
     }
 
     /// Counter-mode keystream `E_k(nonce + i)`, `i = 0..count`, for a public nonce.

@@ -68,6 +68,8 @@ where
     if target == PrfTarget::Nr {
         return bench_nr(party, target, simd);
     }
+    // A MiMC evaluator keeps cube chains that its own finalize step commits.
+    let mut mimc_eval: Option<Mimc<Fp>> = None;
     let (pre, online, out) = match target.semi_honest() {
         PrfTarget::Hydra => {
             // simd keystream words: ceil(simd / 8) instances of 8 words, public nonces
@@ -101,10 +103,14 @@ where
             let mut m = Mimc::<Fp>::new(variant)?;
             let ((), pre) = timed(&mut party, Phase::Preprocessing, |p| m.preprocess(p, simd))?;
             let (out, online) = timed(&mut party, Phase::Online, |p| m.encrypt(p, &key, &inputs))?;
+            mimc_eval = Some(m);
             (pre, online, out)
         }
     };
-    let ((), fin) = timed(&mut party, Phase::Finalize, |p| p.finalize_checks())?;
+    let ((), fin) = timed(&mut party, Phase::Finalize, |p| match &mut mimc_eval {
+        Some(m) => m.finalize(p),
+        None => p.finalize_checks(),
+    })?;
     party.set_phase(Phase::Output);
     party.open_output(&out)?;
     let stats = party.net().stats().clone();
@@ -250,6 +256,7 @@ where
         PrfTarget::MimcCube => Variant::Cube,
         _ => Variant::Basic,
     };
+    let mut mimc_eval: Option<Mimc<F>> = None;
     let out = match job {
         PrfJob::Legendre { start, count } => {
             party.set_phase(Phase::Preprocessing);
@@ -262,14 +269,18 @@ where
             party.set_phase(Phase::Preprocessing);
             m.preprocess(&mut party, blocks.len())?;
             party.set_phase(Phase::Online);
-            m.encrypt(&mut party, key, &blocks)?
+            let out = m.encrypt(&mut party, key, &blocks)?;
+            mimc_eval = Some(m);
+            out
         }
         PrfJob::MimcKeystream { nonce, count } => {
             let mut m = Mimc::<F>::new(variant)?;
             party.set_phase(Phase::Preprocessing);
             m.preprocess(&mut party, count)?;
             party.set_phase(Phase::Online);
-            m.keystream(&mut party, key, nonce, count)?
+            let out = m.keystream(&mut party, key, nonce, count)?;
+            mimc_eval = Some(m);
+            out
         }
         PrfJob::HydraKeystream { nonce, iv, words } => {
             let h = Hydra::<F>::new()?;
@@ -285,7 +296,10 @@ where
         }
     };
     party.set_phase(Phase::Finalize);
-    party.finalize_checks()?;
+    match &mut mimc_eval {
+        Some(m) => m.finalize(&mut party)?,
+        None => party.finalize_checks()?,
+    }
     party.set_phase(Phase::Output);
     let opened = party.open_output(&out)?;
     party.shutdown()?;

@@ -206,7 +206,8 @@ where
         };
         let dp = mimc::preprocess_decrypt(&mut p, m.params(), xs.len()).unwrap();
         let back = mimc::decrypt(&mut p, m.params(), &dp, &ks[i], &c).unwrap();
-        p.finalize_checks().unwrap();
+        // The evaluator's finalize commits its cube chains, then runs the party's checks.
+        m.finalize(&mut p).unwrap();
         (c, ks_out, back)
     });
     let [a, b, c] = outs;
@@ -291,4 +292,39 @@ fn wrong_model_for_target_is_refused() {
 fn field_helpers() {
     assert_eq!(prep::half::<Fp>() * Fp::from(2u64), Fp::ONE);
     assert_eq!(Fp::modulus() % 3, 2);
+}
+
+/// A cube chain with a wrong (but consistently shared) square or cube fails the combined
+/// relation: every party aborts; correct chains pass.
+#[test]
+fn cube_records_catch_a_wrong_square_or_cube() {
+    use triskele_prf::ops::CubeRecords;
+    for (wrong_square, wrong_cube) in [(false, false), (true, false), (false, true), (true, true)] {
+        let outs = three(in_memory(&NetOptions::default()), |net| {
+            let mut p = Party::<Malicious>::setup(net).unwrap();
+            let id = p.id();
+            let v = p.random_rss::<Fp>(50);
+            let mut v2 = p.mul_covered(&v, &v).unwrap();
+            if wrong_square {
+                v2.add_constant_scalar(id, Fp::ONE);
+            }
+            let mut v3 = p.mul_covered(&v2, &v).unwrap();
+            if wrong_cube {
+                v3.add_constant_scalar(id, Fp::from(7u64));
+            }
+            let mut rec = CubeRecords::default();
+            rec.push::<Malicious>(&v, &v2, &v3);
+            assert_eq!(rec.len(), 50);
+            rec.commit(&mut p).unwrap();
+            assert!(rec.is_empty());
+            p.finalize_checks()
+        });
+        for o in outs {
+            if wrong_square || wrong_cube {
+                assert!(matches!(o, Err(EngineError::Abort(_))), "{o:?}");
+            } else {
+                o.unwrap();
+            }
+        }
+    }
 }
