@@ -284,3 +284,180 @@ fn tamper_aborts_malicious_and_goes_unnoticed_in_semi_honest() {
     ]);
     assert_eq!(o.status.code(), Some(1));
 }
+
+#[test]
+fn prf_legendre_reproduces_the_challenge_prefix_and_hash() {
+    // The Ethereum Legendre PRF challenge's "test" instance (crates/prf/testdata/LEGENDRE.md).
+    let base = [
+        "prf",
+        "--prf",
+        "legendre",
+        "--modulus",
+        "0xffffffffa9",
+        "--key",
+        "0x4e2dea1f3c",
+    ];
+    let mut args = base.to_vec();
+    args.extend(["--input", "0", "--count", "128"]);
+    let o = triskele(&args);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert_eq!(stdout(&o), "782408b40187dec329043bcf60b4d976\n");
+    // --sha256 over 8 bits is the hash of the first byte, 0x78.
+    let mut args = base.to_vec();
+    args.extend(["--count", "8", "--sha256"]);
+    let o = triskele(&args);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert_eq!(
+        stdout(&o).trim(),
+        "2d711642b726b04401627ca9fbac32f5c8530fb1903cc4db02258717921a4881"
+    );
+}
+
+#[test]
+fn prf_mimc_encrypts_decrypts_and_aborts_on_cheating() {
+    let o = triskele(&["prf", "--prf", "mimc", "--key", "42", "--input", "1"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let c = stdout(&o).trim().to_string();
+    for (prf, mal) in [("mimc", false), ("mimc-cube", true)] {
+        let mut args = vec![
+            "prf",
+            "--prf",
+            prf,
+            "--key",
+            "42",
+            "--decrypt",
+            "--input",
+            &c,
+        ];
+        if mal {
+            args.push("--malicious");
+        }
+        let o = triskele(&args);
+        assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+        assert_eq!(stdout(&o), "1\n");
+    }
+    let o = triskele(&[
+        "prf",
+        "--prf",
+        "mimc",
+        "--malicious",
+        "--key",
+        "42",
+        "--input",
+        "1",
+        "--tamper",
+        "2",
+    ]);
+    assert_eq!(o.status.code(), Some(3), "{}", stderr(&o));
+    assert!(stdout(&o).is_empty());
+    assert!(stderr(&o).contains("security abort"), "{}", stderr(&o));
+}
+
+#[test]
+fn prf_bad_input_exits_1() {
+    for args in [
+        vec!["prf", "--prf", "aes", "--key", "1"],
+        vec!["prf", "--prf", "mimc", "--key", "0x1zz", "--input", "1"],
+        vec![
+            "prf",
+            "--prf",
+            "mimc",
+            "--key",
+            "1",
+            "--input",
+            "1",
+            "--modulus",
+            "100",
+        ],
+        // p = 2^40 - 87 is 1 mod 3: no MiMC.
+        vec![
+            "prf",
+            "--prf",
+            "mimc",
+            "--key",
+            "1",
+            "--input",
+            "1",
+            "--modulus",
+            "0xffffffffa9",
+        ],
+        // Too small for the malicious check.
+        vec![
+            "prf",
+            "--prf",
+            "legendre",
+            "--malicious",
+            "--key",
+            "1",
+            "--modulus",
+            "0xffffffffa9",
+        ],
+        // Key not below p.
+        vec![
+            "prf",
+            "--prf",
+            "legendre",
+            "--key",
+            "0xffffffffa9",
+            "--modulus",
+            "0xffffffffa9",
+        ],
+        vec![
+            "prf",
+            "--prf",
+            "nr",
+            "--malicious",
+            "--key",
+            "1",
+            "--input",
+            "1",
+        ],
+        vec![
+            "prf", "--prf", "hydra", "--key", "1,2,3", "--input", "1,1,1",
+        ],
+    ] {
+        let o = triskele(&args);
+        assert_eq!(o.status.code(), Some(1), "{args:?}: {}", stderr(&o));
+        assert!(
+            stderr(&o).starts_with("error: "),
+            "{args:?}: {}",
+            stderr(&o)
+        );
+    }
+}
+
+#[test]
+fn bench_runs_prf_targets() {
+    let dir = tempfile::tempdir().unwrap();
+    let prefix = dir.path().join("p");
+    let prefix = prefix.to_str().unwrap();
+    let o = triskele(&[
+        "bench",
+        "--local",
+        "--simd",
+        "16",
+        "--rep",
+        "1",
+        "--csv",
+        prefix,
+        "mimc",
+        "mal-legendre",
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let out = stdout(&o);
+    assert!(
+        out.contains("mimc") && out.contains("mal-legendre"),
+        "{out}"
+    );
+    let text = std::fs::read_to_string(format!("{prefix}-p1.csv")).unwrap();
+    let rows: Vec<Vec<&str>> = text
+        .lines()
+        .skip(1)
+        .map(|l| l.split(',').collect())
+        .collect();
+    assert_eq!(rows.len(), 2);
+    assert_eq!(rows[0][0], "\"mimc\"");
+    // mimc: 162 products of 16 bytes per block, all to prev (column 14: online sent to prev).
+    assert_eq!(rows[0][14], (16 * 162 * 16).to_string());
+    assert_eq!(rows[1][0], "\"mal-legendre\"");
+}
