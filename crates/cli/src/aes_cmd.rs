@@ -28,6 +28,28 @@ pub fn parse_hex(s: &str, len: usize, what: &str) -> Result<Vec<u8>, CliError> {
     Ok(bytes)
 }
 
+/// The party named by `--tamper`, if any.
+pub fn cheater_party(tamper: Option<u64>) -> Result<Option<PartyId>, CliError> {
+    tamper
+        .map(|n| {
+            PartyId::from_number(n).ok_or_else(|| {
+                CliError::Input(format!("--tamper takes a party number 1, 2 or 3, got {n}"))
+            })
+        })
+        .transpose()
+}
+
+/// Tells what the cheating party flipped (the run got this far: nobody detected it).
+pub fn report_tamper(c: PartyId, opts: &triskele_net::NetOptions, target: &dyn std::fmt::Display) {
+    match opts.tamper.as_ref().and_then(|t| t.tampered()) {
+        Some(t) => eprintln!(
+            "{c} flipped bit {} of byte {} in its online message {} to {} ({} bytes); {target} did not detect it",
+            t.bit, t.byte, t.message, t.direction, t.len
+        ),
+        None => eprintln!("{c} was asked to cheat but sent no message that could be altered"),
+    }
+}
+
 pub fn run(a: AesArgs) -> Result<(), CliError> {
     let target: Target = a
         .protocol
@@ -54,12 +76,7 @@ pub fn run(a: AesArgs) -> Result<(), CliError> {
         Mode::Encrypt
     };
     let mut opts = crate::bench::net_options(a.timeout, None, None)?;
-    let cheater = match a.tamper {
-        Some(n) => Some(PartyId::from_number(n).ok_or_else(|| {
-            CliError::Input(format!("--tamper takes a party number 1, 2 or 3, got {n}"))
-        })?),
-        None => None,
-    };
+    let cheater = cheater_party(a.tamper)?;
     if let Some(p) = cheater {
         opts.tamper = Some(aes_tamper(target, size, p, a.tamper_seed));
     }
@@ -83,13 +100,7 @@ pub fn run(a: AesArgs) -> Result<(), CliError> {
         .collect();
     let shown = &outputs[honest[0]];
     if let Some(c) = cheater {
-        match opts.tamper.as_ref().and_then(|t| t.tampered()) {
-            Some(t) => eprintln!(
-                "{c} flipped bit {} of byte {} in its online message {} to {} ({} bytes); {} did not detect it",
-                t.bit, t.byte, t.message, t.direction, t.len, target
-            ),
-            None => eprintln!("{c} was asked to cheat but sent no message that could be altered"),
-        }
+        report_tamper(c, &opts, &target);
         if honest.iter().any(|i| &outputs[*i] != shown) {
             eprintln!(
                 "the honest parties' outputs differ; showing {}'s",

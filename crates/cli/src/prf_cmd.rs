@@ -7,8 +7,9 @@ use triskele_field::{Fp, FpRt, PrimeField};
 use triskele_prf::clear::{pack_bits, MimcParams};
 use triskele_prf::ops::{Finalize, PrfField};
 use triskele_prf::{compute_party, prf_tamper, PrfJob, PrfTarget};
-use triskele_share::{deal, PartyId};
+use triskele_share::deal;
 
+use crate::aes_cmd::{cheater_party, report_tamper};
 use crate::args::PrfArgs;
 use crate::error::CliError;
 use crate::local::run_three;
@@ -212,12 +213,7 @@ where
     };
 
     let mut opts = crate::bench::net_options(a.timeout, None, None)?;
-    let cheater = match a.tamper {
-        Some(n) => Some(PartyId::from_number(n).ok_or_else(|| {
-            CliError::Input(format!("--tamper takes a party number 1, 2 or 3, got {n}"))
-        })?),
-        None => None,
-    };
+    let cheater = cheater_party(a.tamper)?;
     if let Some(p) = cheater {
         opts.tamper = Some(prf_tamper(target, a.decrypt, rounds, p, a.tamper_seed));
     }
@@ -237,7 +233,7 @@ where
         .collect();
     let shown = &outputs[honest[0]];
     if let Some(c) = cheater {
-        report_tamper(c, &opts, target);
+        report_tamper(c, &opts, &target);
     } else if outputs[0] != outputs[1] || outputs[1] != outputs[2] {
         return Err(CliError::Party("the parties' outputs differ".into()));
     }
@@ -371,12 +367,7 @@ where
     let key_shares = deal(&key, &mut rng);
     let iv_shares = deal(&iv, &mut rng);
     let mut opts = crate::bench::net_options(a.timeout, None, None)?;
-    let cheater = match a.tamper {
-        Some(n) => Some(PartyId::from_number(n).ok_or_else(|| {
-            CliError::Input(format!("--tamper takes a party number 1, 2 or 3, got {n}"))
-        })?),
-        None => None,
-    };
+    let cheater = cheater_party(a.tamper)?;
     if let Some(p) = cheater {
         let rounds = triskele_prf::hydra::Cost::of(words).rounds;
         opts.tamper = Some(prf_tamper(target, false, rounds, p, a.tamper_seed));
@@ -395,7 +386,7 @@ where
         .find(|i| cheater.map(|c| c.index()) != Some(*i))
         .unwrap_or(0);
     if let Some(c) = cheater {
-        report_tamper(c, &opts, target);
+        report_tamper(c, &opts, &target);
     } else if outputs[0] != outputs[1] || outputs[1] != outputs[2] {
         return Err(CliError::Party("the parties' outputs differ".into()));
     }
@@ -403,15 +394,4 @@ where
         .iter()
         .map(|v| v.to_u128().to_string())
         .collect())
-}
-
-/// Tells what the cheating party flipped (the run got this far: nobody detected it).
-fn report_tamper(c: PartyId, opts: &triskele_net::NetOptions, target: PrfTarget) {
-    match opts.tamper.as_ref().and_then(|t| t.tampered()) {
-        Some(t) => eprintln!(
-            "{c} flipped bit {} of byte {} in its online message {} to {} ({} bytes); {} did not detect it",
-            t.bit, t.byte, t.message, t.direction, t.len, target
-        ),
-        None => eprintln!("{c} was asked to cheat but sent no message that could be altered"),
-    }
 }

@@ -79,7 +79,7 @@ pub fn eval<F: PrfField, M: SecurityModel>(
     key: &RssVec<F>,
     inputs: &RssVec<F>,
 ) -> Result<RssVec<F>, EngineError> {
-    check_key(key)?;
+    crate::ops::check_scalar(key)?;
     let n = inputs.len();
     let (t, b) = prep.take(n)?;
     let mut kx = inputs.clone();
@@ -97,7 +97,7 @@ pub fn eval_consecutive<F: PrfField, M: SecurityModel>(
     start: &RssVec<F>,
     count: usize,
 ) -> Result<RssVec<F>, EngineError> {
-    check_key(start)?;
+    crate::ops::check_scalar(start)?;
     let mut inputs = broadcast_scalar(start, count);
     let offsets = counter::<F>(count);
     inputs.add_constant(party.id(), &offsets);
@@ -129,7 +129,7 @@ pub fn eval_public_output<F: PrfField, M: SecurityModel>(
 where
     Party<M>: Finalize,
 {
-    check_key(key)?;
+    crate::ops::check_scalar(key)?;
     EngineError::ensure_preprocessed(inputs.len(), squares.s2.len())?;
     let w2 = squares
         .s2
@@ -160,7 +160,7 @@ pub fn preprocess_keyed<F: PrfField, M: SecurityModel>(
     key: &RssVec<F>,
     n: usize,
 ) -> Result<KeyedMasks<F>, EngineError> {
-    check_key(key)?;
+    crate::ops::check_scalar(key)?;
     let masks = legendre_masks(party, n)?;
     let k = broadcast_scalar(key, n);
     let tk = party.mul(&masks.t, &k)?;
@@ -227,14 +227,4 @@ fn bits_from_symbols<F: PrimeField, M: SecurityModel>(
     crate::ops::scale(&mut b, &signs);
     b.add_constant(id, &ones);
     b
-}
-
-fn check_key<F: PrimeField>(key: &RssVec<F>) -> Result<(), EngineError> {
-    if key.len() != 1 {
-        return Err(EngineError::LengthMismatch {
-            expected: 1,
-            got: key.len(),
-        });
-    }
-    Ok(())
 }

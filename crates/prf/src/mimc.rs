@@ -19,7 +19,6 @@
 //! `u^2` and `u s` together, then `u^3` and the opening of `u s` (`[u^{-1}] = (us)^{-1} [s]`).
 
 use triskele_engine::{EngineError, Party, SecurityModel};
-use triskele_field::PrimeField;
 use triskele_share::RssVec;
 
 use crate::clear::{cube_root, MimcParams};
@@ -98,7 +97,7 @@ impl<F: PrfField> Mimc<F> {
         key: &RssVec<F>,
         x: &RssVec<F>,
     ) -> Result<RssVec<F>, EngineError> {
-        check_key(key)?;
+        crate::ops::check_scalar(key)?;
         let n = x.len();
         let rounds = self.params.rounds();
         if self.variant == Variant::Cube {
@@ -248,7 +247,7 @@ pub fn decrypt<F: PrfField, M: SecurityModel>(
     key: &RssVec<F>,
     c: &RssVec<F>,
 ) -> Result<RssVec<F>, EngineError> {
-    check_key(key)?;
+    crate::ops::check_scalar(key)?;
     let n = c.len();
     let rounds = params.rounds();
     EngineError::ensure_preprocessed(n.saturating_mul(rounds), prep.u3.len())?;
@@ -273,14 +272,4 @@ pub fn decrypt<F: PrfField, M: SecurityModel>(
         y = root;
     }
     Ok(y)
-}
-
-fn check_key<F: PrimeField>(key: &RssVec<F>) -> Result<(), EngineError> {
-    if key.len() != 1 {
-        return Err(EngineError::LengthMismatch {
-            expected: 1,
-            got: key.len(),
-        });
-    }
-    Ok(())
 }

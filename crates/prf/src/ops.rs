@@ -109,6 +109,17 @@ impl<F: PrfField> CubeRecords<F> {
     }
 }
 
+/// `Ok` if `key` is a sharing of one element (a scalar key), else a length error.
+pub fn check_scalar<F: PrimeField>(key: &RssVec<F>) -> Result<(), EngineError> {
+    if key.len() != 1 {
+        return Err(EngineError::LengthMismatch {
+            expected: 1,
+            got: key.len(),
+        });
+    }
+    Ok(())
+}
+
 /// `[x] * c_k` element-wise with public `c` (local).
 pub fn scale<F: PrimeField>(x: &mut RssVec<F>, c: &[F]) {
     x.map_components(|v| {
