@@ -114,6 +114,11 @@ impl VerifyField for Fp {
     fn log2_size() -> u32 {
         127
     }
+    /// `2x = x + x`.
+    #[inline]
+    fn times_node(self) -> Self {
+        self + self
+    }
 }
 
 /// The run-time prime field, for the modulus installed while [`verify`] runs. The node 2 is
@@ -122,6 +127,11 @@ impl VerifyField for Fp {
 impl VerifyField for FpRt {
     fn node() -> Self {
         FpRt::from(2u64)
+    }
+    /// `2x = x + x`.
+    #[inline]
+    fn times_node(self) -> Self {
+        self + self
     }
     fn log2_size() -> u32 {
         FpRt::modulus().ilog2()
@@ -315,7 +325,7 @@ fn coefficients<V: VerifyField>(seed: &[u8; 16], start: usize, out: &mut [V]) {
 
 /// `[[a]] · [[b]]` summed: this party's additive share of `Σ_k a_k b_k`.
 fn inner_share<V: VerifyField>(a: (&[V], &[V]), b: (&[V], &[V])) -> V {
-    V::inner_product(a.0, b.0) + V::inner_product(a.0, b.1) + V::inner_product(a.1, b.0)
+    V::local_inner_product(a.0, a.1, b.0, b.1)
 }
 
 /// `out = lo + (hi - lo) · s` element-wise (`sbuf` holds `s` repeated).

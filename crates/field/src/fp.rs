@@ -274,6 +274,31 @@ impl Random for Fp {
 /// `2^256 mod p = (2^128 mod p)^2 = (-90)^2`.
 const TWO256_MOD_P: u128 = 8100;
 
+/// An exact sum of 256-bit products: `top · 2^256 + hi · 2^128 + lo`.
+#[derive(Default)]
+struct Wide {
+    lo: u128,
+    hi: u128,
+    top: u128,
+}
+
+impl Wide {
+    /// Adds a product `(hi, lo)` of two values below p (so `hi < 2^127` and `hi + 1` fits).
+    #[inline]
+    fn add(&mut self, (ph, pl): (u128, u128)) {
+        let (l, c) = self.lo.overflowing_add(pl);
+        self.lo = l;
+        let (h, c2) = self.hi.overflowing_add(ph + c as u128);
+        self.hi = h;
+        self.top += c2 as u128;
+    }
+
+    fn reduce(&self) -> Fp {
+        Fp(reduce256(self.hi, self.lo))
+            + Fp::from_u128_reduced(self.top).const_mul(Fp(TWO256_MOD_P))
+    }
+}
+
 impl Bulk for Fp {
     /// `a1 (b1 + b2) + a2 b1`: two 256-bit products added exactly and reduced once.
     fn local_product_slice(out: &mut [Self], a1: &[Self], a2: &[Self], b1: &[Self], b2: &[Self]) {
@@ -292,17 +317,22 @@ impl Bulk for Fp {
     /// carries out of 2^256) and reduced once at the end, using `2^256 ≡ 8100`.
     fn inner_product(a: &[Self], b: &[Self]) -> Self {
         debug_assert_eq!(a.len(), b.len());
-        let (mut lo, mut hi, mut top) = (0u128, 0u128, 0u128);
+        let mut acc = Wide::default();
         for (x, y) in a.iter().zip(b) {
-            let (ph, pl) = mul_wide(x.0, y.0);
-            let (l, c) = lo.overflowing_add(pl);
-            lo = l;
-            // ph < 2^127 (both factors are below p < 2^128 and p^2 < 2^255), so ph + 1 fits.
-            let (h, c2) = hi.overflowing_add(ph + c as u128);
-            hi = h;
-            top += c2 as u128;
+            acc.add(mul_wide(x.0, y.0));
         }
-        Self(reduce256(hi, lo)) + Self::from_u128_reduced(top).const_mul(Self(TWO256_MOD_P))
+        acc.reduce()
+    }
+
+    /// `sum a1 (b1 + b2) + a2 b1`, with the delayed reduction of [`Bulk::inner_product`].
+    fn local_inner_product(a1: &[Self], a2: &[Self], b1: &[Self], b2: &[Self]) -> Self {
+        debug_assert!([a2.len(), b1.len(), b2.len()] == [a1.len(); 3]);
+        let mut acc = Wide::default();
+        for (((x1, x2), y1), y2) in a1.iter().zip(a2).zip(b1).zip(b2) {
+            acc.add(mul_wide(x1.0, y1.const_add(*y2).0));
+            acc.add(mul_wide(x2.0, y1.0));
+        }
+        acc.reduce()
     }
 }
 
@@ -391,6 +421,12 @@ mod tests {
         let plain = a.iter().zip(&b).fold(Fp(0), |acc, (x, y)| acc + *x * *y);
         assert_eq!(Fp::inner_product(&a, &b), plain);
         assert_eq!(Fp::inner_product(&[], &[]), Fp(0));
+        let c: Vec<Fp> = b.iter().rev().copied().collect();
+        let d: Vec<Fp> = a.iter().map(|x| *x + Fp(P - 3)).collect();
+        let plain3 = (0..a.len()).fold(Fp(0), |acc, k| {
+            acc + a[k] * c[k] + a[k] * d[k] + b[k] * c[k]
+        });
+        assert_eq!(Fp::local_inner_product(&a, &b, &c, &d), plain3);
     }
 
     #[test]

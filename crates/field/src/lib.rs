@@ -236,6 +236,11 @@ pub trait Bulk: Field {
         Self::mul_add_slice(out, a1, b2);
         Self::mul_add_slice(out, a2, b1);
     }
+    /// `sum_k a1[k] b1[k] + a1[k] b2[k] + a2[k] b1[k]`: the summed local product (an additive
+    /// share of the inner product of two replicated sharings).
+    fn local_inner_product(a1: &[Self], a2: &[Self], b1: &[Self], b2: &[Self]) -> Self {
+        Self::inner_product(a1, b1) + Self::inner_product(a1, b2) + Self::inner_product(a2, b1)
+    }
     /// `sum_k a[k] * b[k]`
     fn inner_product(a: &[Self], b: &[Self]) -> Self {
         debug_assert_eq!(a.len(), b.len());
