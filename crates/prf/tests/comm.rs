@@ -127,3 +127,57 @@ fn bytes_and_messages_per_evaluation() {
         }
     }
 }
+
+/// PRF.md's table of engine operations over F_p, per item and party: elements sent, and
+/// messages sent per batch (one per round, except the fused opening: two messages, to both
+/// neighbours, in one round), semi-honest, for a batch of `N` items.
+#[test]
+fn engine_operations_cost_as_in_prf_md() {
+    use triskele_engine::{Party, Phase, SemiHonest};
+    use triskele_prf::{ops, prep};
+    const N: usize = 10;
+    // (name, elements sent per item, messages sent per batch)
+    type Op = fn(&mut Party<SemiHonest>);
+    let ops_table: [(&str, u64, u64, Op); 6] = [
+        ("random square", 1, 1, |p| {
+            prep::random_squares::<triskele_field::Fp, SemiHonest>(p, N).unwrap();
+        }),
+        ("random bit", 2, 2, |p| {
+            prep::random_bits::<triskele_field::Fp, SemiHonest>(p, N).unwrap();
+        }),
+        ("cube tuple", 2, 2, |p| {
+            prep::cube_tuples::<triskele_field::Fp, SemiHonest>(p, N).unwrap();
+        }),
+        ("Legendre mask", 4, 3, |p| {
+            prep::legendre_masks::<triskele_field::Fp, SemiHonest>(p, N).unwrap();
+        }),
+        ("multiply-then-open (fused)", 2, 2, |p| {
+            let x = p.random_rss::<triskele_field::Fp>(N);
+            ops::mul_open(p, &x, &x).unwrap();
+        }),
+        ("open", 1, 1, |p| {
+            let x = p.random_rss::<triskele_field::Fp>(N);
+            p.open(&x).unwrap();
+        }),
+    ];
+    for (name, elems, sends, op) in ops_table {
+        let stats = three(in_memory(&NetOptions::default()), |net| {
+            let mut p = Party::<SemiHonest>::setup(net).unwrap();
+            p.net().reset_stats();
+            p.set_phase(Phase::Online);
+            op(&mut p);
+            p.net().stats().get(Phase::Online)
+        });
+        for s in stats {
+            let bytes = s.next.bytes_sent + s.prev.bytes_sent;
+            assert_eq!(bytes, elems * E * N as u64, "{name}: bytes");
+            // Messages sent: a link counts sends plus receives; every party sends as much
+            // as it receives on each link in these operations, so sends = messages / 2.
+            assert_eq!(
+                (s.next.messages + s.prev.messages) / 2,
+                sends,
+                "{name}: messages sent per batch"
+            );
+        }
+    }
+}
