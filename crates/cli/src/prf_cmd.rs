@@ -14,6 +14,23 @@ use crate::args::PrfArgs;
 use crate::error::CliError;
 use crate::local::run_three;
 
+/// The most outputs one `triskele prf` call computes (all in one batch, in memory): 2^24
+/// Legendre bits (the challenge's 2^20 take a few seconds), MiMC blocks or Hydra words.
+const MAX_OUTPUTS: usize = 1 << 24;
+
+/// `Ok(n)` if `1 <= n <= MAX_OUTPUTS`.
+fn check_count(n: usize, what: &str) -> Result<usize, CliError> {
+    if n == 0 {
+        return Err(CliError::Input(format!("{what} must be at least 1")));
+    }
+    if n > MAX_OUTPUTS {
+        return Err(CliError::Input(format!(
+            "{what} {n} is above the limit of {MAX_OUTPUTS} outputs per call; split the computation"
+        )));
+    }
+    Ok(n)
+}
+
 /// Malicious runs over another prime need at least this many bits of p: the multiplication
 /// check's soundness error is about (number of products + 2 log n) / p.
 const MIN_MALICIOUS_BITS: u32 = 100;
@@ -143,10 +160,7 @@ where
                 ))
             }
         };
-        let count = a.count.unwrap_or(1);
-        if count == 0 {
-            return Err(CliError::Input("--count must be at least 1".into()));
-        }
+        let count = check_count(a.count.unwrap_or(1), "--count")?;
         Plan::Legendre(x, count)
     } else if let Some(n) = &a.nonce {
         if !a.input.is_empty() || a.decrypt {
@@ -154,10 +168,7 @@ where
                 "--nonce N --count M computes a keystream; do not combine it with --input or --decrypt".into(),
             ));
         }
-        let count = a.count.unwrap_or(1);
-        if count == 0 {
-            return Err(CliError::Input("--count must be at least 1".into()));
-        }
+        let count = check_count(a.count.unwrap_or(1), "--count")?;
         Plan::Keystream(parse_elem(n, "--nonce")?, count)
     } else {
         if a.input.is_empty() {
@@ -357,10 +368,7 @@ where
         Some(n) => parse_elem(n, "--nonce")?,
         None => F::ZERO,
     };
-    let words = a.count.unwrap_or(8);
-    if words == 0 {
-        return Err(CliError::Input("--count must be at least 1".into()));
-    }
+    let words = check_count(a.count.unwrap_or(8), "--count")?;
     // Fails early, with a clear message, for primes Hydra is not defined for.
     triskele_prf::hydra::Hydra::<F>::new().map_err(|e| CliError::Input(e.to_string()))?;
     let mut rng = rand::rng();
