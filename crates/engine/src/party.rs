@@ -12,7 +12,7 @@ use crate::error::{AbortReason, EngineError};
 use crate::model::{Lift, Malicious, SecurityModel, SemiHonest, View};
 use crate::verify::{verify, Concat, TripleSource, VerifyField};
 
-/// Which neighbour receives the local product in a reshare (PROTOCOLS.md §1.6, [REF]).
+/// Which neighbour receives the local product in a reshare (PROTOCOLS.md §1.6, \[REF\]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ReshareTo {
     /// Standard: `P_i` keeps `t_i` in its first slot, sends it to `P_{i-1}`, and receives its
@@ -380,7 +380,7 @@ impl<M: SecurityModel> Party<M> {
     ///
     /// Sends `H(V_prev)` to the next party and `H(V_next)` to the previous one (32 bytes
     /// each, one round) and aborts unless the digest from `P_{i-1}` equals `H(V_next)` and
-    /// the one from `P_{i+1}` equals `H(V_prev)`. [DEV] PROTOCOLS.md §5.1 sends only the first
+    /// the one from `P_{i+1}` equals `H(V_prev)`. \[DEV\] PROTOCOLS.md §5.1 sends only the first
     /// digest; the second (32 bytes to prev) makes *both* honest parties see any
     /// inconsistency in what the corrupt party sent, since the two honest parties are
     /// neighbours and compare the same pair of streams in both directions. If `local` is an

@@ -9,11 +9,11 @@
 //!    with the hashed opening; `⌈127 / ⌊log2 |V|⌋⌉` coins: two in `GF(2^64)`, one in `F_p`
 //!    for `p > 2^127`, more for a smaller run-time prime). Coefficients `c_k`
 //!    are drawn *independently* from AES-128-CTR keyed by `SHA-256(seed ‖ chunk)` (per chunk
-//!    of [`COEFF_CHUNK`] indices, so chunks are generated in parallel) — [DEV] §8 item 9
+//!    of [`COEFF_CHUNK`] indices, so chunks are generated in parallel) — \[DEV\] §8 item 9
 //!    instead of the powers `r^k` of one coin. Claim: `Σ_k (c_k x_k) y_k = z := Σ_k c_k z_k`
 //!    (entries past the end count as zero).
 //! 2. **Halving** (`ℓ` times): on a claim of length `len`, pair index `j < h` with `j + h`
-//!    ([DEV]: halves instead of `2j, 2j+1`; any fixed pairing works, and the partner of `j`
+//!    (\[DEV\]: halves instead of `2j, 2j+1`; any fixed pairing works, and the partner of `j`
 //!    is zero if `j + h ≥ len`), where `h = ⌈len/2⌉` (at the first level rounded up to a
 //!    multiple of `min(2^11, n/2)`); every level lowers `⌈log2 len⌉` by one, so there are
 //!    exactly `ℓ` levels as with padding to `n`, but the work is proportional to `L`. Set

@@ -6,7 +6,7 @@
 //!
 //! 1. Local: both components of the shared bytes are bit-sliced (a GF(2)-linear map, so it acts
 //!    share-wise) into eight planes of [`Bits16`] words, lane `k` of word `w` = byte `16 w + k`.
-//! 2. The circuit (128 gates, encoded as data in [`GATES`] and tested on all 256 inputs): a top
+//! 2. The circuit (128 gates, encoded as data in `GATES` and tested on all 256 inputs): a top
 //!    linear layer (27 XOR), a non-linear middle with 34 AND and 29 XOR gates, AND-depth 4 (AND
 //!    layers of 9, 3, 4 and 18 gates), and a bottom linear layer (38 XOR/XNOR). XOR gates are
 //!    local on both components. All AND gates of one layer, over all S-boxes, are one batch of
@@ -21,8 +21,8 @@
 //! whole blocks (`n = 16 s`) 68 bytes per block and layer: AES-128 680 B/block and 40 rounds,
 //! AES-256 952 B/block and 56 rounds.
 //!
-//! Implementation: the bit-sliced wires live in chunks of [`CHUNK`] words (all slots of a chunk
-//! together, so a chunk's local work stays in cache); wires share slots once dead ([`Schedule`]:
+//! Implementation: the bit-sliced wires live in chunks of `CHUNK` words (all slots of a chunk
+//! together, so a chunk's local work stays in cache); wires share slots once dead (`Schedule`:
 //! 32 slots for 136 wires); everything local between two resharings is one parallel pass
 //! over the chunks.
 

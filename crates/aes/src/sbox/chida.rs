@@ -3,7 +3,7 @@
 //!
 //! Each round computes the local products with the `w`-formula of §1.6 applied to linear
 //! images of the shared inputs (`w_i = f(a_i) g(b_i) + f(a_i + a_{i+1}) g(b_i + b_{i+1})`),
-//! adds a zero-share and reshares towards the next party ([REF] direction). Cost per
+//! adds a zero-share and reshares towards the next party (\[REF\] direction). Cost per
 //! inversion and party: 4 bytes, 3 rounds.
 
 use rayon::prelude::*;

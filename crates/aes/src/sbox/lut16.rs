@@ -3,7 +3,7 @@
 //! (Protocol 4); PROTOCOLS.md §4.3.
 //!
 //! * Preprocessing: one random one-hot vector `[[e]]` of length 16 and its position `[[r]]`
-//!   per inversion by Protocol 8 ([`super::ohv16`]): 11 bit products, bit-sliced 16 per word;
+//!   per inversion by Protocol 8 (`super::ohv16`): 11 bit products, bit-sliced 16 per word;
 //!   `2 ⌈n/16⌉ · 11` bytes to the previous party, 2 rounds for the whole batch.
 //! * Online, per layer (2 rounds): locally `(a_h, a_l) = φ(x)` and an additive share of the
 //!   norm `v = λ a_h^2 + a_h a_l + a_l^2`; round 1 opens `c = v + r` (every party sends
@@ -13,7 +13,7 @@
 //! * Cost per inversion and party: 0.5 byte to next, 1.5 bytes to prev (AES-128: 80 + 240
 //!   B/block, 20 rounds, 30 messages per channel); preprocessing 220 B/block. No check.
 //!
-//! [DEV] (§4.3): the opened share is masked with a fresh zero-share `α_i`. Without it, the
+//! \[DEV\] (§4.3): the opened share is masked with a fresh zero-share `α_i`. Without it, the
 //! party `P_{i+1}`, which knows `r_{i+2}`, would learn `v^(i+2)`, a quadratic function of a
 //! share component it lacks. The test `received_offset_is_independent_of_the_secret` checks
 //! this on the exact function used by the protocol.

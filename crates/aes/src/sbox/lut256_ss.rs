@@ -3,7 +3,7 @@
 //! the whole cipher (in the first component of the [`RssVec`], see [`SboxProtocol`]).
 //!
 //! * Preprocessing: two independent length-16 one-hot vectors `e^lo`, `e^hi` per inversion by
-//!   Protocol 8 ([`super::ohv16`]), both halves **batched in one call: 2 rounds**,
+//!   Protocol 8 (`super::ohv16`), both halves **batched in one call: 2 rounds**,
 //!   `2 · 2 ⌈n/16⌉ · 11` bytes to the previous party (AES-128: 440 B/block); `[[r]]` is the byte
 //!   `r_lo + 16 r_hi`. The additive share of the length-256 one-hot vector
 //!   `E[16h + l] = e^hi[h] e^lo[l]` is the local product `w^(i)(e^hi[h], e^lo[l])`; it is
