@@ -7,7 +7,7 @@ use triskele_field::{Fp, FpRt, PrimeField};
 use triskele_prf::clear::{pack_bits, MimcParams};
 use triskele_prf::ops::{Finalize, PrfField};
 use triskele_prf::{compute_party, prf_tamper, PrfJob, PrfTarget};
-use triskele_share::deal;
+use triskele_share::{deal, RssVec};
 
 use crate::aes_cmd::{cheater_party, report_tamper};
 use crate::args::PrfArgs;
@@ -223,31 +223,7 @@ where
         ),
     };
 
-    let mut opts = crate::bench::net_options(a.timeout, None, None)?;
-    let cheater = cheater_party(a.tamper)?;
-    if let Some(p) = cheater {
-        opts.tamper = Some(prf_tamper(target, a.decrypt, rounds, p, a.tamper_seed));
-    }
-    let nets = triskele_net::local_tls(&opts)?;
-    let jobs = std::sync::Mutex::new(jobs.map(Some));
-    let outputs = run_three(nets, 1, |net| {
-        let i = net.party().index();
-        let job = jobs
-            .lock()
-            .map_err(|_| triskele_engine::EngineError::Unsupported("job lock poisoned".into()))?[i]
-            .take()
-            .ok_or_else(|| triskele_engine::EngineError::Unsupported("job taken twice".into()))?;
-        compute_party::<F, M>(target, net, &key_shares[i], job)
-    })?;
-    let honest: Vec<usize> = (0..3)
-        .filter(|i| cheater.map(|c| c.index()) != Some(*i))
-        .collect();
-    let shown = &outputs[honest[0]];
-    if let Some(c) = cheater {
-        report_tamper(c, &opts, &target);
-    } else if outputs[0] != outputs[1] || outputs[1] != outputs[2] {
-        return Err(CliError::Party("the parties' outputs differ".into()));
-    }
+    let shown = run_jobs::<F, M>(a, target, a.decrypt, rounds, &key_shares, &jobs)?;
     if shown.len() != n_out {
         return Err(CliError::Party(format!(
             "expected {n_out} outputs, got {}",
@@ -374,32 +350,45 @@ where
     let mut rng = rand::rng();
     let key_shares = deal(&key, &mut rng);
     let iv_shares = deal(&iv, &mut rng);
+    let jobs = iv_shares.map(|iv| PrfJob::HydraKeystream { nonce, iv, words });
+    let rounds = triskele_prf::hydra::Cost::of(words).rounds;
+    let outputs = run_jobs::<F, M>(a, target, false, rounds, &key_shares, &jobs)?;
+    Ok(outputs.iter().map(|v| v.to_u128().to_string()).collect())
+}
+
+/// Runs the three parties of one `triskele prf` computation (party `i` gets `key_shares[i]`
+/// and `jobs[i]`), with the cheating of `--tamper` if asked for (`decrypt` and `rounds` place
+/// it, see `triskele_prf::prf_tamper`). Returns the first honest party's outputs; without a
+/// cheater the three parties' outputs must agree.
+fn run_jobs<F: PrfField, M: SecurityModel>(
+    a: &PrfArgs,
+    target: PrfTarget,
+    decrypt: bool,
+    rounds: usize,
+    key_shares: &[RssVec<F>; 3],
+    jobs: &[PrfJob<F>; 3],
+) -> Result<Vec<F>, CliError>
+where
+    Party<M>: Finalize,
+{
     let mut opts = crate::bench::net_options(a.timeout, None, None)?;
     let cheater = cheater_party(a.tamper)?;
     if let Some(p) = cheater {
-        let rounds = triskele_prf::hydra::Cost::of(words).rounds;
-        opts.tamper = Some(prf_tamper(target, false, rounds, p, a.tamper_seed));
+        opts.tamper = Some(prf_tamper(target, decrypt, rounds, p, a.tamper_seed));
     }
     let nets = triskele_net::local_tls(&opts)?;
     let outputs = run_three(nets, 1, |net| {
         let i = net.party().index();
-        let job = PrfJob::HydraKeystream {
-            nonce,
-            iv: iv_shares[i].clone(),
-            words,
-        };
-        compute_party::<F, M>(target, net, &key_shares[i], job)
+        compute_party::<F, M>(target, net, &key_shares[i], jobs[i].clone())
     })?;
-    let honest = (0..3)
-        .find(|i| cheater.map(|c| c.index()) != Some(*i))
-        .unwrap_or(0);
-    if let Some(c) = cheater {
-        report_tamper(c, &opts, &target);
-    } else if outputs[0] != outputs[1] || outputs[1] != outputs[2] {
-        return Err(CliError::Party("the parties' outputs differ".into()));
+    let [o1, o2, o3] = outputs;
+    match cheater {
+        Some(c) => {
+            report_tamper(c, &opts, &target);
+            // The first party that did not cheat.
+            Ok(if c.index() == 0 { o2 } else { o1 })
+        }
+        None if o1 != o2 || o2 != o3 => Err(CliError::Party("the parties' outputs differ".into())),
+        None => Ok(o1),
     }
-    Ok(outputs[honest]
-        .iter()
-        .map(|v| v.to_u128().to_string())
-        .collect())
 }

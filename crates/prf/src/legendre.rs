@@ -175,30 +175,17 @@ pub fn eval_public_input<F: PrfField, M: SecurityModel>(
 ) -> Result<RssVec<F>, EngineError> {
     let n = inputs.len();
     EngineError::ensure_preprocessed(n, prep.masks.len())?;
-    let mut u = prep
-        .masks
-        .t
-        .slice(0..n)
-        .ok_or(EngineError::LengthMismatch {
+    let take = |v: &RssVec<F>| {
+        v.slice(0..n).ok_or(EngineError::LengthMismatch {
             expected: n,
-            got: prep.masks.len(),
-        })?;
+            got: v.len(),
+        })
+    };
+    let mut u = take(&prep.masks.t)?;
     crate::ops::scale(&mut u, inputs);
-    for (a, b) in u.first.iter_mut().zip(&prep.tk.first) {
-        *a += *b;
-    }
-    for (a, b) in u.second.iter_mut().zip(&prep.tk.second) {
-        *a += *b;
-    }
+    u.add_assign(&take(&prep.tk)?);
     let v = party.open(&u)?;
-    let b = prep
-        .masks
-        .b
-        .slice(0..n)
-        .ok_or(EngineError::LengthMismatch {
-            expected: n,
-            got: prep.masks.len(),
-        })?;
+    let b = take(&prep.masks.b)?;
     Ok(bits_from_symbols(party, &v, b))
 }
 

@@ -138,13 +138,6 @@ pub fn scale_scalar<F: PrimeField>(x: &mut RssVec<F>, c: F) {
     });
 }
 
-/// `[x] - [y]` (local).
-pub fn sub<F: PrimeField>(x: &RssVec<F>, y: &RssVec<F>) -> RssVec<F> {
-    let mut out = x.clone();
-    sub_assign(&mut out, y);
-    out
-}
-
 /// `[x] -= [y]` (local).
 pub fn sub_assign<F: PrimeField>(x: &mut RssVec<F>, y: &RssVec<F>) {
     for (a, b) in x.first.iter_mut().zip(&y.first) {

@@ -2,7 +2,7 @@
 //! phases of the CSV contract: preprocessing, online, finalize (the malicious checks), and an
 //! untimed output opening.
 
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use triskele_engine::{
     EngineError, Malicious, Party, Phase, PhaseMeasure, SecurityModel, SemiHonest,
@@ -43,7 +43,7 @@ fn timed<M: SecurityModel, T>(
     party: &mut Party<M>,
     phase: Phase,
     f: impl FnOnce(&mut Party<M>) -> Result<T, EngineError>,
-) -> Result<(T, std::time::Duration), EngineError> {
+) -> Result<(T, Duration), EngineError> {
     party.set_phase(phase);
     let t0 = Instant::now();
     let out = f(party)?;
@@ -113,6 +113,16 @@ where
     })?;
     party.set_phase(Phase::Output);
     party.open_output(&out)?;
+    finish(party, target, simd, [pre, online, fin])
+}
+
+/// Shuts the party down and reports the three timed phases with its traffic counters.
+fn finish<M: SecurityModel>(
+    mut party: Party<M>,
+    target: PrfTarget,
+    simd: usize,
+    [pre, online, fin]: [Duration; 3],
+) -> Result<PrfReport, EngineError> {
     let stats = party.net().stats().clone();
     party.shutdown()?;
     let measure = |time, phase| PhaseMeasure {
@@ -153,19 +163,12 @@ fn bench_nr<M: SecurityModel>(
     let t0 = Instant::now();
     nr::nr_eval(&mut party, &key, &inputs)?;
     let online = t0.elapsed();
-    let stats = party.net().stats().clone();
-    party.shutdown()?;
-    let measure = |time, phase| PhaseMeasure {
-        time,
-        stats: stats.get(phase),
-    };
-    Ok(PrfReport {
+    finish(
+        party,
         target,
         simd,
-        preprocessing: measure(std::time::Duration::ZERO, Phase::Preprocessing),
-        online: measure(online, Phase::Online),
-        finalize: measure(std::time::Duration::ZERO, Phase::Finalize),
-    })
+        [Duration::ZERO, online, Duration::ZERO],
+    )
 }
 
 /// Runs this party's side of a one-shot Naor-Reingold evaluation on a shared key of `n + 1`
