@@ -226,25 +226,10 @@ impl Encode for Fp {
         n.saturating_mul(16)
     }
     fn encode_slice(src: &[Self], out: &mut Vec<u8>) {
-        out.reserve(Self::encoded_len(src.len()));
-        for x in src {
-            out.extend_from_slice(&x.0.to_le_bytes());
-        }
+        crate::prime::encode_words(src.iter().map(|x| x.0), out);
     }
     fn decode_slice(bytes: &[u8], out: &mut [Self]) -> Result<(), FieldError> {
-        let expected = Self::encoded_len(out.len());
-        if bytes.len() != expected {
-            return Err(FieldError::LengthMismatch {
-                expected,
-                got: bytes.len(),
-            });
-        }
-        let (words, _) = bytes.as_chunks::<16>();
-        for (o, w) in out.iter_mut().zip(words) {
-            *o = Self::new(u128::from_le_bytes(*w))
-                .ok_or(FieldError::OutOfRange { field: Self::NAME })?;
-        }
-        Ok(())
+        crate::prime::decode_words(bytes, out, Self::NAME, Self::new)
     }
 }
 

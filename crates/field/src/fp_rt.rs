@@ -472,29 +472,11 @@ impl Encode for FpRt {
         n.saturating_mul(16)
     }
     fn encode_slice(src: &[Self], out: &mut Vec<u8>) {
-        out.reserve(Self::encoded_len(src.len()));
-        for x in src {
-            out.extend_from_slice(&x.0.to_le_bytes());
-        }
+        crate::prime::encode_words(src.iter().map(|x| x.0), out);
     }
     fn decode_slice(bytes: &[u8], out: &mut [Self]) -> Result<(), FieldError> {
-        let expected = Self::encoded_len(out.len());
-        if bytes.len() != expected {
-            return Err(FieldError::LengthMismatch {
-                expected,
-                got: bytes.len(),
-            });
-        }
         let p = current().p();
-        let (words, _) = bytes.as_chunks::<16>();
-        for (o, w) in out.iter_mut().zip(words) {
-            let v = u128::from_le_bytes(*w);
-            if v >= p {
-                return Err(FieldError::OutOfRange { field: Self::NAME });
-            }
-            *o = Self(v);
-        }
-        Ok(())
+        crate::prime::decode_words(bytes, out, Self::NAME, |v| (v < p).then_some(Self(v)))
     }
 }
 

@@ -10,6 +10,36 @@
 use crate::fp_rt::Modulus;
 use crate::{Bulk, Encode, Field, Random};
 
+/// The wire format of both prime fields: one 16-byte little-endian word per element.
+pub(crate) fn encode_words(words: impl ExactSizeIterator<Item = u128>, out: &mut Vec<u8>) {
+    out.reserve(words.len().saturating_mul(16));
+    for w in words {
+        out.extend_from_slice(&w.to_le_bytes());
+    }
+}
+
+/// Strict decoding of [`encode_words`]: exactly `16 * out.len()` bytes, each word accepted by
+/// `element` (which returns `None` for a value outside the field).
+pub(crate) fn decode_words<T>(
+    bytes: &[u8],
+    out: &mut [T],
+    field: &'static str,
+    mut element: impl FnMut(u128) -> Option<T>,
+) -> Result<(), crate::FieldError> {
+    let expected = out.len().saturating_mul(16);
+    if bytes.len() != expected {
+        return Err(crate::FieldError::LengthMismatch {
+            expected,
+            got: bytes.len(),
+        });
+    }
+    let (words, _) = bytes.as_chunks::<16>();
+    for (o, w) in out.iter_mut().zip(words) {
+        *o = element(u128::from_le_bytes(*w)).ok_or(crate::FieldError::OutOfRange { field })?;
+    }
+    Ok(())
+}
+
 /// A prime field of odd characteristic below `2^128` whose elements have a canonical integer
 /// representative in `[0, p)`.
 pub trait PrimeField: Field + Encode + Random + Bulk + core::fmt::Display {
