@@ -23,12 +23,13 @@
 //! `GF(2^64)`), and `F_p` ([`Fp`] or the run-time [`FpRt`]) as is (checked in the same field).
 
 use core::fmt::{self, Debug};
+use std::sync::Arc;
 
 use sha2::{Digest, Sha256};
 use triskele_field::{Bits16, EmbedInto, Field, Fp, FpRt, Gf2p4, Gf2p64, Gf2p8, Gf4Tower};
 use triskele_share::RssVec;
 
-use crate::verify::VerifyField;
+use crate::verify::{TripleSource, VerifyField};
 
 /// What the engine tells the security model while a protocol runs.
 pub trait SecurityModel: Default + Debug + Send + 'static {
@@ -63,6 +64,13 @@ pub trait SecurityModel: Default + Debug + Send + 'static {
     /// records up front instead of growing and copying them while the protocol runs).
     fn reserve_products<F: Lift>(&mut self, n: usize) {
         let _ = n;
+    }
+
+    /// A protocol's compact store of relations to verify in `GF(2^64)` ([`CustomSource`]);
+    /// malicious models keep it for the finalize check, in the order of recording after the
+    /// recorded binary products.
+    fn record_source(&mut self, src: CustomSource) {
+        let _ = src;
     }
 
     /// The digests of a compare-view, `[H(V_prev), H(V_next)]`; resets both views. `None`:
@@ -122,8 +130,13 @@ impl<F: Field> Triples<F> {
     }
 }
 
+/// A protocol's own store of relations, kept in a compact form and lifted to `GF(2^64)`
+/// triples only while `Verify` streams over it (e.g. the packed one-hot-vector relations of
+/// PROTOCOLS.md §5.5, a few bytes per relation instead of 48 per lifted triple).
+pub type CustomSource = Arc<dyn TripleSource<Gf2p64> + Send + Sync>;
+
 /// Everything recorded for verification, one store per source field.
-#[derive(Debug, Default, Clone)]
+#[derive(Default, Clone)]
 pub struct Recorder {
     pub gf2p8: Triples<Gf2p8>,
     pub gf2p4: Triples<Gf2p4>,
@@ -134,6 +147,24 @@ pub struct Recorder {
     /// Products over the run-time prime field, checked in `F_p` for the modulus installed
     /// when [`crate::Party::verify_recorded`] runs (the one they were computed with).
     pub fp_rt: Triples<FpRt>,
+    /// Compact stores of protocols, checked in `GF(2^64)` with the binary sources
+    /// ([`SecurityModel::record_source`]).
+    pub custom: Vec<CustomSource>,
+}
+
+impl Debug for Recorder {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Recorder")
+            .field("gf2p8", &self.gf2p8.len())
+            .field("gf2p4", &self.gf2p4.len())
+            .field("tower", &self.tower.len())
+            .field("bits", &self.bits.len())
+            .field("gf2p64", &self.gf2p64.len())
+            .field("fp", &self.fp.len())
+            .field("fp_rt", &self.fp_rt.len())
+            .field("custom", &self.custom.len())
+            .finish()
+    }
 }
 
 impl Recorder {
@@ -144,6 +175,7 @@ impl Recorder {
             + self.tower.len()
             + Bits16::LANES * self.bits.len()
             + self.gf2p64.len()
+            + self.custom.iter().map(|s| s.len()).sum::<usize>()
     }
 }
 
@@ -290,6 +322,14 @@ impl SecurityModel for Malicious {
 
     fn on_product<F: Lift>(&mut self, x: &RssVec<F>, y: &RssVec<F>, z: &RssVec<F>) {
         self.record(x, y, z);
+    }
+
+    /// Keeps `src` for the finalize check: verified in `GF(2^64)` together with the binary
+    /// sources (after them, in the order of recording).
+    fn record_source(&mut self, src: CustomSource) {
+        if !src.is_empty() {
+            self.recorder.custom.push(src);
+        }
     }
 
     fn on_product_owned<F: Lift>(&mut self, x: RssVec<F>, y: RssVec<F>, z: RssVec<F>) {

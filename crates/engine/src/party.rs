@@ -536,9 +536,19 @@ impl Party<Malicious> {
     pub fn verify_recorded(&mut self) -> Result<(), EngineError> {
         let rec = self.model.take_recorder();
         let mut ok = true;
-        let binary: [&dyn TripleSource<triskele_field::Gf2p64>; 5] =
+        let fixed: [&dyn TripleSource<triskele_field::Gf2p64>; 5] =
             [&rec.gf2p8, &rec.gf2p4, &rec.tower, &rec.bits, &rec.gf2p64];
-        let binary = Concat(binary.into_iter().filter(|s| !s.is_empty()).collect());
+        let custom = rec
+            .custom
+            .iter()
+            .map(|s| &**s as &dyn TripleSource<triskele_field::Gf2p64>);
+        let binary = Concat(
+            fixed
+                .into_iter()
+                .chain(custom)
+                .filter(|s| !s.is_empty())
+                .collect(),
+        );
         if !binary.is_empty() {
             ok &= verify(self, &binary)?;
         }

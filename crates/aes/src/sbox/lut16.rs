@@ -23,7 +23,7 @@ use triskele_engine::{EngineError, Party, ReshareTo, SemiHonest};
 use triskele_field::{Bulk, Gf2p4, Gf2p8};
 use triskele_share::{local_product, Direction, Prss, RssVec};
 
-use super::ohv16::{random_ohv16, Ohv16};
+use super::ohv16::{random_ohv16, Ohv16, OhvCheck};
 use super::tower::{from_halves, split_tower, NibbleTable};
 use super::SboxProtocol;
 
@@ -102,7 +102,7 @@ pub(crate) fn masked_norm_share(
 
 impl SboxProtocol<SemiHonest> for Lut16 {
     fn preprocess(&mut self, party: &mut Party<SemiHonest>, n: usize) -> Result<(), EngineError> {
-        let fresh = random_ohv16(party, n)?;
+        let fresh = random_ohv16(party, n, OhvCheck::Products)?;
         if self.pos >= self.pool.e.first.len() {
             self.pool = fresh;
         } else {

@@ -26,7 +26,7 @@ use triskele_field::{Bulk, Gf2p8};
 use triskele_share::{Direction, RssVec};
 
 use super::lut256::lookup_inv256;
-use super::ohv16::random_ohv16;
+use super::ohv16::{random_ohv16, OhvCheck};
 use super::SboxProtocol;
 
 /// Instances per parallel work item.
@@ -67,7 +67,7 @@ fn outer(e: &[u16; 4]) -> [u64; 4] {
 impl SboxProtocol<SemiHonest> for Lut256Ss {
     fn preprocess(&mut self, party: &mut Party<SemiHonest>, n: usize) -> Result<(), EngineError> {
         // Both halves in one Protocol-8 batch: instances [0, n) are e^lo, [n, 2n) are e^hi.
-        let o = random_ohv16(party, 2 * n)?;
+        let o = random_ohv16(party, 2 * n, OhvCheck::Products)?;
         let (e1, e2, r1) = (&o.e.first, &o.e.second, &o.r.first);
         let fresh: Vec<Pair> = (0..n)
             .into_par_iter()

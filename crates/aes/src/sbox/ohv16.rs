@@ -7,9 +7,12 @@
 //! `2 ⌈n/16⌉ · 11` bytes to the previous party in 2 rounds. The output is transposed to one
 //! `u16` per instance and component (bit `k` = entry `k`) with `[[r]]` over `GF(2^4)`.
 
+use std::sync::Arc;
+
 use rayon::prelude::*;
+use triskele_engine::verify::{LiftedTriples, Parts, TripleSource};
 use triskele_engine::{EngineError, Party, SecurityModel};
-use triskele_field::{Bits16, Field, Gf2p4};
+use triskele_field::{Bits16, Field, Gf2p4, Gf2p64};
 use triskele_share::{PartyId, RssVec};
 
 /// Words per parallel work item of the local steps.
@@ -84,10 +87,138 @@ fn assemble(mono: &[&[Bits16]; 16], one: u16, out: &mut [u16], r_out: &mut [Gf2p
         });
 }
 
+/// How a malicious run certifies the 11 bit products of Protocol 8 (PROTOCOLS.md §5.5).
+/// Semi-honest runs record nothing either way.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum OhvCheck {
+    /// The engine records every bit product (11 bit triples per instance).
+    Products,
+    /// The "ohv" optimisation: the products are not recorded one by one; instead two packed
+    /// relations per instance ([`OhvRelations`]) cover all of them.
+    Packed,
+}
+
+/// Bit `b` of a monomial mask is `r_b`: `μ_3 = r_0 r_1`, `μ_13 = r_0 r_2 r_3`, and so on.
+type Mask = u8;
+
+/// The two packed relations of PROTOCOLS.md §5.5 ("ohv trick") as lists of
+/// `(monomial mask, power of u)`: relation `k` is `X · Y = Z` in `GF(2^64)` with every listed
+/// monomial bit placed at its power of `u` (the element `0x2`). Degrees stay at most 8, so no
+/// reduction happens and the relation holds iff its 9 coefficient identities hold.
+const RELATIONS: [[&[(Mask, u8)]; 3]; 2] = [
+    // Round 1: X = r0 + r1 u + r2 u^2, Y = r3 + r0 u^3 + r1 u^6,
+    // Z = r03 + r13 u + r23 u^2 + r0 u^3 + r01 u^4 + r02 u^5 + r01 u^6 + r1 u^7 + r12 u^8.
+    [
+        &[(1, 0), (2, 1), (4, 2)],
+        &[(8, 0), (1, 3), (2, 6)],
+        &[
+            (9, 0),
+            (10, 1),
+            (12, 2),
+            (1, 3),
+            (3, 4),
+            (5, 5),
+            (3, 6),
+            (2, 7),
+            (6, 8),
+        ],
+    ],
+    // Round 2: X = r01 + r03 u + r13 u^2, Y = r2 + r3 u^3 + r23 u^6,
+    // Z = r012 + r023 u + r123 u^2 + r013 u^3 + r03 u^4 + r13 u^5 + r0123 u^6 + r023 u^7
+    //     + r123 u^8.
+    [
+        &[(3, 0), (9, 1), (10, 2)],
+        &[(4, 0), (8, 3), (12, 6)],
+        &[
+            (7, 0),
+            (13, 1),
+            (14, 2),
+            (11, 3),
+            (9, 4),
+            (10, 5),
+            (15, 6),
+            (13, 7),
+            (14, 8),
+        ],
+    ],
+];
+
+/// The packed relations of a batch of Protocol-8 runs, kept compact: the 15 bit-sliced
+/// monomials `μ_1..μ_15` of both components (60 bytes per 16 instances and party) and
+/// lifted to two `GF(2^64)` triples per instance while `Verify` streams over them.
+///
+/// Triple `2 (16 w + l) + k` is relation `k` of lane `l` of word `w`. Lanes beyond the
+/// requested instances of the last word are checked too: they were computed by the same
+/// multiplications on random bits, so they satisfy the relations as well.
+pub(crate) struct OhvRelations {
+    /// `mono[m - 1][c][w]`: component `c` of monomial `μ_m`, word `w`.
+    mono: Vec<[Vec<Bits16>; 2]>,
+    words: usize,
+}
+
+impl OhvRelations {
+    /// Packs one component of `(X, Y, Z)` of relation `k` for one lane.
+    #[inline]
+    fn lane(bits: &[u16; 16], lane: usize, k: usize, part: usize) -> Gf2p64 {
+        let mut v = 0u64;
+        for &(m, pow) in RELATIONS[k][part] {
+            v |= u64::from((bits[m as usize] >> lane) & 1) << pow;
+        }
+        Gf2p64(v)
+    }
+}
+
+impl TripleSource<Gf2p64> for OhvRelations {
+    fn len(&self) -> usize {
+        2 * 16 * self.words
+    }
+
+    fn lift(&self, start: usize, parts: Parts, out: &mut LiftedTriples<Gf2p64>) {
+        let nparts = match parts {
+            Parts::Xyz => 3,
+            Parts::Xy => 2,
+        };
+        let total = TripleSource::len(self);
+        let n = out.x.first.len();
+        for c in 0..2 {
+            let mut dsts: [&mut Vec<Gf2p64>; 3] = if c == 0 {
+                [&mut out.x.first, &mut out.y.first, &mut out.z.first]
+            } else {
+                [&mut out.x.second, &mut out.y.second, &mut out.z.second]
+            };
+            for (part, dst) in dsts.iter_mut().enumerate().take(nparts) {
+                dst.par_chunks_mut(1 << 12)
+                    .enumerate()
+                    .for_each(|(chunk, d)| {
+                        let mut word = usize::MAX;
+                        let mut bits = [0u16; 16];
+                        for (o, t) in d.iter_mut().zip(start + (chunk << 12)..) {
+                            if t >= total {
+                                *o = Gf2p64(0);
+                                continue;
+                            }
+                            let (inst, k) = (t / 2, t % 2);
+                            if inst / 16 != word {
+                                word = inst / 16;
+                                for (m, b) in bits.iter_mut().enumerate().skip(1) {
+                                    *b = self.mono[m - 1][c].get(word).map_or(0, |x| x.0);
+                                }
+                            }
+                            *o = Self::lane(&bits, inst % 16, k, part);
+                        }
+                    });
+                debug_assert_eq!(dst.len(), n);
+            }
+        }
+    }
+}
+
 /// Protocol 8 for `n` instances: 2 rounds, `2 ⌈n/16⌉ · 11` bytes to the previous party.
+/// `check` says how a malicious run certifies the products (see [`OhvCheck`]).
 pub(crate) fn random_ohv16<M: SecurityModel>(
     party: &mut Party<M>,
     n: usize,
+    check: OhvCheck,
 ) -> Result<Ohv16, EngineError> {
     let w = n.div_ceil(16);
     let r = party.random_rss::<Bits16>(4 * w);
@@ -112,7 +243,15 @@ pub(crate) fn random_ohv16<M: SecurityModel>(
     let pairs = [(0, 1), (0, 2), (0, 3), (1, 2), (1, 3), (2, 3)];
     let left = cat(&pairs.map(|(a, _)| rb[a].clone()));
     let right = cat(&pairs.map(|(_, b)| rb[b].clone()));
-    let p2 = party.mul(&left, &right)?;
+    let packed = M::MALICIOUS && check == OhvCheck::Packed;
+    let mul = |party: &mut Party<M>, x: &RssVec<Bits16>, y: &RssVec<Bits16>| {
+        if packed {
+            party.mul_covered(x, y)
+        } else {
+            party.mul(x, y)
+        }
+    };
+    let p2 = mul(party, &left, &right)?;
     let r2: Vec<RssVec<Bits16>> = (0..6).map(|k| part(&p2, k)).collect();
     let (r01, r02, r12, r23) = (&r2[0], &r2[1], &r2[3], &r2[5]);
     // Round 2: r012 r013 r023 r123 r0123.
@@ -130,7 +269,7 @@ pub(crate) fn random_ohv16<M: SecurityModel>(
         rb[3].clone(),
         r23.clone(),
     ]);
-    let p3 = party.mul(&left, &right)?;
+    let p3 = mul(party, &left, &right)?;
     let r3: Vec<RssVec<Bits16>> = (0..5).map(|k| part(&p3, k)).collect();
 
     // μ_m by subset mask m (bit b = r_b).
@@ -152,6 +291,20 @@ pub(crate) fn random_ohv16<M: SecurityModel>(
         Some(&r3[3]), // 123
         Some(&r3[4]), // 0123
     ];
+    if packed {
+        let mono = by_mask[1..]
+            .iter()
+            .map(|m| {
+                m.map_or_else(
+                    || [Vec::new(), Vec::new()],
+                    |x| [x.first.clone(), x.second.clone()],
+                )
+            })
+            .collect();
+        party
+            .model()
+            .record_source(Arc::new(OhvRelations { mono, words: w }));
+    }
     let empty: &[Bits16] = &[];
     let first: [&[Bits16]; 16] = by_mask.map(|m| m.map_or(empty, |x| &x.first[..]));
     let second: [&[Bits16]; 16] = by_mask.map(|m| m.map_or(empty, |x| &x.second[..]));
@@ -176,6 +329,54 @@ pub(crate) fn random_ohv16<M: SecurityModel>(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The packed relations in the clear, lifted through [`OhvRelations`]: they hold for the
+    /// honest monomials of every `r`, and a wrong value of any of the 11 products breaks one.
+    #[test]
+    fn packed_relations_hold_exactly_for_correct_products() {
+        let lift = |mono: [u16; 16]| {
+            let rel = OhvRelations {
+                mono: (1..16)
+                    .map(|m| [vec![Bits16(mono[m])], vec![Bits16(0)]])
+                    .collect(),
+                words: 1,
+            };
+            let mut out = LiftedTriples {
+                x: RssVec::zeros(32),
+                y: RssVec::zeros(32),
+                z: RssVec::zeros(32),
+            };
+            rel.lift(0, Parts::Xyz, &mut out);
+            out
+        };
+        // Lane r carries the monomials of r; every lane is checked at once.
+        let mut honest = [0u16; 16];
+        for (m, word) in honest.iter_mut().enumerate() {
+            for r in 0..16 {
+                *word |= u16::from(m & r == m) << r;
+            }
+        }
+        let holds = |t: &LiftedTriples<Gf2p64>, idx: usize| {
+            t.x.first[idx] * t.y.first[idx] == t.z.first[idx]
+        };
+        let ok = lift(honest);
+        assert!((0..32).all(|i| holds(&ok, i)));
+        for m in [3usize, 5, 6, 9, 10, 12, 7, 11, 13, 14, 15] {
+            for r in 0..16 {
+                let mut bad = honest;
+                bad[m] ^= 1 << r;
+                let t = lift(bad);
+                assert!(
+                    !holds(&t, 2 * r) || !holds(&t, 2 * r + 1),
+                    "monomial {m}, r = {r}"
+                );
+                // Other lanes are unaffected.
+                assert!((0..16)
+                    .filter(|&l| l != r)
+                    .all(|l| holds(&t, 2 * l) && holds(&t, 2 * l + 1)));
+            }
+        }
+    }
 
     #[test]
     fn transpose_matches_naive() {
