@@ -193,6 +193,9 @@ pub struct ReportArgs {
     /// CSV files written by `bench` (e.g. result-p1.csv result-p2.csv result-p3.csv).
     #[arg(value_name = "FILE", required = true)]
     pub files: Vec<PathBuf>,
+    /// Also draw total throughput against batch size, one line per protocol, as an SVG file.
+    #[arg(long, value_name = "OUT.svg")]
+    pub plot: Option<PathBuf>,
 }
 
 impl BenchArgs {

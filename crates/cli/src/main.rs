@@ -7,6 +7,7 @@ mod error;
 mod keygen;
 mod local;
 mod ot_cmd;
+mod plot;
 mod prf_cmd;
 mod report;
 

@@ -365,6 +365,10 @@ pub fn run(a: ReportArgs) -> Result<(), CliError> {
         .collect::<Result<Vec<_>, _>>()?;
     let rows = summarise(&parties)?;
     print!("{}", format_table(&rows));
+    if let Some(out) = &a.plot {
+        crate::plot::write_svg(out, &rows)?;
+        eprintln!("plot written to {}", out.display());
+    }
     Ok(())
 }
 

@@ -126,6 +126,16 @@ fn bench_local_writes_three_csv_files_and_a_summary() {
     let o = triskele(&["report", &files[0], &files[1], &files[2]]);
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     assert!(stdout(&o).contains("chida"));
+    // --plot draws the same summary as an SVG; other formats are refused.
+    let svg = format!("{prefix}.svg");
+    let o = triskele(&["report", &files[0], &files[1], &files[2], "--plot", &svg]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let text = std::fs::read_to_string(&svg).unwrap();
+    assert!(text.starts_with("<svg") && text.contains("chida"));
+    let png = format!("{prefix}.png");
+    let o = triskele(&["report", &files[0], &files[1], &files[2], "--plot", &png]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(stderr(&o).contains(".svg"), "{}", stderr(&o));
 }
 
 #[test]

@@ -24,6 +24,8 @@ pub mod verify;
 
 pub use error::{AbortReason, EngineError};
 pub use measure::PhaseMeasure;
-pub use model::{CustomSource, Lift, Malicious, Recorder, SecurityModel, SemiHonest, Triples, View};
+pub use model::{
+    CustomSource, Lift, Malicious, Recorder, SecurityModel, SemiHonest, Triples, View,
+};
 pub use party::{Party, ReshareTo};
 pub use triskele_net::Phase;
