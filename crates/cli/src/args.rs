@@ -43,9 +43,16 @@ pub enum OtCommand {
 
 #[derive(Debug, Args)]
 pub struct OtBenchArgs {
-    /// Run both parties in this process.
-    #[arg(long, required = true)]
+    /// Run both parties in this process (two threads, in-memory channel).
+    #[arg(long, conflicts_with = "config", required_unless_present = "config")]
     pub local: bool,
+    /// This party's config file (as written by `triskele keygen`): party 1 is the sender,
+    /// party 2 the receiver; two processes with the p1 and p2 configs form one run over TLS.
+    #[arg(long, value_name = "FILE")]
+    pub config: Option<PathBuf>,
+    /// Read and connect timeout in seconds (with --config).
+    #[arg(long, value_name = "SECONDS", default_value_t = 60.0)]
+    pub timeout: f64,
     /// rot (ROTed), ot (BDGM19), rotted, ec (Simplest OT, Ristretto255), iknp, kos, softspoken.
     #[arg(long, value_name = "NAME")]
     pub protocol: String,

@@ -1,10 +1,100 @@
 //! `triskele ot bench`: two-party oblivious transfer benchmarks.
 
-use triskele_ot::bench::{run_local_with, Protocol};
+use std::path::Path;
+
+use triskele_net::{connect_pair, NetError, PartyConfig, PartyId, PeerLink};
+use triskele_ot::bench::{run_local_with, run_party, Protocol, Role};
+use triskele_ot::channel::ChannelStats;
 use triskele_ot::rlwe::NoiseDistribution;
 
 use crate::args::OtBenchArgs;
 use crate::error::CliError;
+
+/// The OT crate's channel over a TLS link to the other party; keeps the transport's own
+/// error so that the command can report it with its exit code (2).
+struct NetChannel {
+    link: PeerLink,
+    failure: Option<NetError>,
+}
+
+impl NetChannel {
+    fn fail(&mut self, e: NetError) -> triskele_ot::Error {
+        let msg = e.to_string();
+        self.failure.get_or_insert(e);
+        triskele_ot::Error::Transport(msg)
+    }
+}
+
+impl triskele_ot::Channel for NetChannel {
+    fn send(&mut self, msg: Vec<u8>) -> triskele_ot::Result<()> {
+        self.link.send(msg).map_err(|e| self.fail(e))
+    }
+
+    fn recv(&mut self) -> triskele_ot::Result<Vec<u8>> {
+        self.link.recv().map_err(|e| self.fail(e))
+    }
+
+    fn stats(&self) -> ChannelStats {
+        let s = self.link.stats();
+        ChannelStats {
+            bytes_sent: s.bytes_sent,
+            bytes_received: s.bytes_received,
+            // The link counts sends and receives together.
+            messages_sent: s.messages,
+            messages_received: 0,
+        }
+    }
+}
+
+/// One party of a two-process run from a configuration file.
+fn run_configured(
+    path: &Path,
+    protocol: Protocol,
+    count: usize,
+    noise: NoiseDistribution,
+    timeout: f64,
+) -> Result<(), CliError> {
+    let opts = crate::bench::net_options(timeout, None, None)?;
+    let cfg = PartyConfig::from_toml_file(path)?;
+    let role = match cfg.party() {
+        PartyId::P1 => Role::Sender,
+        PartyId::P2 => Role::Receiver,
+        PartyId::P3 => {
+            return Err(CliError::Input(format!(
+                "{}: OT runs between parties 1 (sender) and 2 (receiver); this is party 3",
+                path.display()
+            )))
+        }
+    };
+    let mut ch = NetChannel {
+        link: connect_pair(&cfg, &opts)?,
+        failure: None,
+    };
+    let r = match run_party(protocol, role, &mut ch, count, noise) {
+        Ok(r) => r,
+        Err(e) => {
+            return Err(match ch.failure.take() {
+                Some(net) => CliError::Net(net),
+                None => CliError::Party(format!("OT run failed: {e}")),
+            })
+        }
+    };
+    ch.link.shutdown()?;
+    println!(
+        "{} ({}): {} OTs in {:.3} s: {:.3} us per OT, {:.0} OTs per second, {:.1} bytes sent per OT by this party ({} B sent, {} B received), peak memory {}",
+        protocol.name(),
+        role.name(),
+        r.count,
+        r.seconds,
+        r.us_per_ot,
+        r.ots_per_sec,
+        r.bytes_sent as f64 / r.count as f64,
+        r.bytes_sent,
+        r.bytes_received,
+        mib(peak_memory())
+    );
+    Ok(())
+}
 
 /// Peak resident memory of this process in bytes (Linux `VmHWM`), if known.
 pub fn peak_memory() -> Option<u64> {
@@ -42,6 +132,9 @@ pub fn run(a: OtBenchArgs) -> Result<(), CliError> {
             )))
         }
     };
+    if let Some(path) = &a.config {
+        return run_configured(path, protocol, a.count, noise, a.timeout);
+    }
     let r = run_local_with(protocol, a.count, noise)
         .map_err(|e| CliError::Party(format!("OT run failed: {e}")))?;
     println!(

@@ -471,3 +471,73 @@ fn bench_runs_prf_targets() {
     assert_eq!(rows[0][14], (16 * 162 * 16).to_string());
     assert_eq!(rows[1][0], "\"mal-legendre\"");
 }
+
+/// `ot bench --config`: two processes (P1 sender, P2 receiver) over TLS from keygen's
+/// configuration; party 3 is refused with a usage error.
+#[test]
+fn ot_bench_two_config_processes() {
+    let dir = tempfile::tempdir().unwrap();
+    let ports: Vec<u16> = (0..3)
+        .map(|_| {
+            std::net::TcpListener::bind("127.0.0.1:0")
+                .unwrap()
+                .local_addr()
+                .unwrap()
+                .port()
+        })
+        .collect();
+    let hosts = format!(
+        "127.0.0.1:{},127.0.0.1:{},127.0.0.1:{}",
+        ports[0], ports[1], ports[2]
+    );
+    let d = dir.path().to_str().unwrap();
+    let o = triskele(&["keygen", "--dir", d, "--hosts", &hosts]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let p3 = format!("{d}/p3.toml");
+    let o = triskele(&[
+        "ot",
+        "bench",
+        "--config",
+        &p3,
+        "--protocol",
+        "rot",
+        "--count",
+        "4",
+    ]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(stderr(&o).contains("party 3"), "{}", stderr(&o));
+    let children: Vec<_> = (1..=2)
+        .map(|p| {
+            Command::new(env!("CARGO_BIN_EXE_triskele"))
+                .args([
+                    "ot",
+                    "bench",
+                    "--config",
+                    &format!("{d}/p{p}.toml"),
+                    "--protocol",
+                    "rot",
+                    "--count",
+                    "50",
+                    "--timeout",
+                    "20",
+                ])
+                .stdout(std::process::Stdio::piped())
+                .stderr(std::process::Stdio::piped())
+                .spawn()
+                .expect("spawn party")
+        })
+        .collect();
+    let outs: Vec<String> = children
+        .into_iter()
+        .map(|c| {
+            let o = c.wait_with_output().unwrap();
+            assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+            stdout(&o)
+        })
+        .collect();
+    assert!(outs[0].contains("rot (sender): 50 OTs"), "{}", outs[0]);
+    assert!(outs[1].contains("rot (receiver): 50 OTs"), "{}", outs[1]);
+    for o in &outs {
+        assert!(o.contains("us per OT") && o.contains("peak memory"), "{o}");
+    }
+}

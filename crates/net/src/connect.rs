@@ -23,7 +23,7 @@ use triskele_share::PartyId;
 
 use crate::config::{generate_identity, PartyConfig};
 use crate::error::{NetError, Waiting};
-use crate::network::{Link, LinkIo, NetOptions, Network};
+use crate::network::{Link, LinkIo, NetOptions, Network, PeerLink};
 use crate::tls::{
     classify_accept_error, client_config, map_io_error, server_config, AcceptFailure, Identity,
 };
@@ -96,6 +96,8 @@ struct Endpoint {
     certs: [CertificateDer<'static>; 3],
     /// Host and port of every party (only the higher-numbered peers' are used).
     addrs: [(String, u16); 3],
+    /// The peers to link with: both others for a three-party run, one for a two-party link.
+    peers: Vec<PartyId>,
 }
 
 fn lower_peers(me: PartyId) -> Vec<PartyId> {
@@ -306,7 +308,10 @@ async fn establish(
     let deadline = Instant::now() + timeout;
     let me = ep.party;
     let mut tasks = JoinSet::new();
-    for peer in higher_peers(me) {
+    for peer in higher_peers(me)
+        .into_iter()
+        .filter(|p| ep.peers.contains(p))
+    {
         let cfg = client_config(&ep.identity, peer, ep.certs[peer.index()].clone())?;
         tasks.spawn(connect_out(
             me,
@@ -317,7 +322,10 @@ async fn establish(
             timeout,
         ));
     }
-    let lower = lower_peers(me);
+    let lower: Vec<PartyId> = lower_peers(me)
+        .into_iter()
+        .filter(|p| ep.peers.contains(p))
+        .collect();
     if !lower.is_empty() {
         let listener = listener
             .ok_or_else(|| NetError::config(format!("internal: {me} has no listening socket")))?;
@@ -456,6 +464,20 @@ fn collect(
     results: &mpsc::Receiver<SetupResult>,
     opts: &NetOptions,
 ) -> Result<Vec<Network>, NetError> {
+    parties
+        .iter()
+        .zip(collect_links(parties, results, opts)?)
+        .map(|(p, links)| finish(*p, links, opts))
+        .collect()
+}
+
+/// Waits for the established connections of `parties` (in the order of `parties`); on the
+/// first failure returns it at once.
+fn collect_links(
+    parties: &[PartyId],
+    results: &mpsc::Receiver<SetupResult>,
+    opts: &NetOptions,
+) -> Result<Vec<Established>, NetError> {
     let wait = opts.timeouts.connect.saturating_add(SETUP_GRACE);
     let mut done: Vec<Option<Established>> = parties.iter().map(|_| None).collect();
     for _ in parties {
@@ -476,11 +498,7 @@ fn collect(
             }
         }
     }
-    parties
-        .iter()
-        .zip(done)
-        .map(|(p, links)| finish(*p, links.unwrap_or_default(), opts))
-        .collect()
+    Ok(done.into_iter().map(Option::unwrap_or_default).collect())
 }
 
 /// Binds the listening socket of a party configured to listen at `host:port`: on `host`'s
@@ -535,6 +553,7 @@ pub fn connect(cfg: &PartyConfig, opts: &NetOptions) -> Result<Network, NetError
         identity: cfg.identity(),
         certs: PartyId::ALL.map(|p| cfg.peer(p).certificate.clone()),
         addrs: PartyId::ALL.map(|p| (cfg.peer(p).address.clone(), cfg.peer(p).port)),
+        peers: vec![me.next(), me.prev()],
     };
     let rx = run_setups(vec![(ep, listener)], opts.timeouts.connect)?;
     let mut nets = collect(&[me], &rx, opts)?;
@@ -579,6 +598,7 @@ pub fn local_tls(opts: &NetOptions) -> Result<[Network; 3], NetError> {
             identity,
             certs: certs.clone(),
             addrs: addrs.clone(),
+            peers: vec![p.next(), p.prev()],
         };
         endpoints.push((ep, listener));
     }
@@ -586,4 +606,106 @@ pub fn local_tls(opts: &NetOptions) -> Result<[Network; 3], NetError> {
     let nets = collect(&PartyId::ALL, &rx, opts)?;
     nets.try_into()
         .map_err(|_| NetError::config("internal: expected three networks"))
+}
+
+/// Turns the established connection of a two-party link into a running [`PeerLink`].
+fn finish_pair(me: PartyId, links: Established, opts: &NetOptions) -> Result<PeerLink, NetError> {
+    let mut links = links.into_iter();
+    match (links.next(), links.next()) {
+        (Some((peer, tcp, conn)), None) => {
+            let link = TlsLink::start(me, peer, tcp, conn, opts.max_frame, opts.timeouts.read)?;
+            Ok(PeerLink::new(
+                me,
+                Link::new(peer, LinkIo::Tls(link)),
+                opts.clone(),
+            ))
+        }
+        _ => Err(NetError::config(format!(
+            "internal: {me} did not end up with exactly one link"
+        ))),
+    }
+}
+
+/// A two-party link between P1 and P2 of a configuration (two processes, possibly on two
+/// machines; for two-party protocols such as oblivious transfer). The configuration is the
+/// three-party one written by [`crate::keygen`]; only the `[p1]` and `[p2]` entries are used
+/// and `party_index` must be 1 or 2. P2 listens, P1 connects, with the same TLS 1.3 mutual
+/// authentication, hello and timeouts as [`connect`].
+pub fn connect_pair(cfg: &PartyConfig, opts: &NetOptions) -> Result<PeerLink, NetError> {
+    let me = cfg.party();
+    let peer = match me {
+        PartyId::P1 => PartyId::P2,
+        PartyId::P2 => PartyId::P1,
+        PartyId::P3 => {
+            return Err(NetError::config(
+                "a two-party run uses the [p1] and [p2] entries: party_index must be 1 or 2",
+            ))
+        }
+    };
+    let own = cfg.peer(me);
+    let listener = if me == PartyId::P2 {
+        Some(bind(me, &own.address, own.port)?)
+    } else {
+        None
+    };
+    let ep = Endpoint {
+        party: me,
+        identity: cfg.identity(),
+        certs: PartyId::ALL.map(|p| cfg.peer(p).certificate.clone()),
+        addrs: PartyId::ALL.map(|p| (cfg.peer(p).address.clone(), cfg.peer(p).port)),
+        peers: vec![peer],
+    };
+    let rx = run_setups(vec![(ep, listener)], opts.timeouts.connect)?;
+    let mut links = collect_links(&[me], &rx, opts)?;
+    let links = links
+        .pop()
+        .ok_or_else(|| NetError::config("internal: no link built"))?;
+    finish_pair(me, links, opts)
+}
+
+/// P1 and P2 in this process, linked over real TLS on 127.0.0.1 with freshly generated
+/// certificates and a port chosen by the operating system (tests and local two-party runs).
+pub fn local_tls_pair(opts: &NetOptions) -> Result<[PeerLink; 2], NetError> {
+    let host = "127.0.0.1".to_string();
+    let mut identities = Vec::with_capacity(3);
+    for p in PartyId::ALL {
+        identities.push(generate_identity(p, &[host.clone(), "localhost".into()])?.identity);
+    }
+    let l2 = bind(PartyId::P2, &host, 0)?;
+    let port = l2
+        .local_addr()
+        .map_err(|e| NetError::io(None, "reading the local port", e))?
+        .port();
+    let certs: [CertificateDer<'static>; 3] = [
+        identities[0].cert.clone(),
+        identities[1].cert.clone(),
+        identities[2].cert.clone(),
+    ];
+    let addrs: [(String, u16); 3] = [(host.clone(), 0), (host.clone(), port), (host, 0)];
+    let mut endpoints = Vec::with_capacity(2);
+    for ((p, identity), (peer, listener)) in PartyId::ALL
+        .into_iter()
+        .zip(identities)
+        .zip([(PartyId::P2, None), (PartyId::P1, Some(l2))])
+    {
+        let ep = Endpoint {
+            party: p,
+            identity,
+            certs: certs.clone(),
+            addrs: addrs.clone(),
+            peers: vec![peer],
+        };
+        endpoints.push((ep, listener));
+    }
+    let parties = [PartyId::P1, PartyId::P2];
+    let rx = run_setups(endpoints, opts.timeouts.connect)?;
+    let links = collect_links(&parties, &rx, opts)?;
+    let mut out = parties
+        .into_iter()
+        .zip(links)
+        .map(|(p, l)| finish_pair(p, l, opts));
+    match (out.next(), out.next()) {
+        (Some(a), Some(b)) => Ok([a?, b?]),
+        _ => Err(NetError::config("internal: expected two links")),
+    }
 }

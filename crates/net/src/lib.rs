@@ -13,6 +13,8 @@
 //!   certificates, ports chosen by the OS (`bench --local`).
 //! - [`connect`]: one party from a [`PartyConfig`] file, for multi-process and
 //!   multi-machine runs; [`keygen`] writes a matching set of configurations and keys.
+//! - [`connect_pair`], [`local_tls_pair`]: a single [`PeerLink`] between P1 and P2, for
+//!   two-party protocols (oblivious transfer), with the same TLS, framing and timeouts.
 //!
 //! Optionally a [`SimNet`] adds latency and a bandwidth cap to every link, and a [`Tamper`]
 //! makes one party flip one bit of one message it sends (a cheating party, for tests).
@@ -64,9 +66,9 @@ mod tls;
 mod tls_link;
 
 pub use config::{keygen, PartyConfig, PeerConfig};
-pub use connect::{connect, local_tls};
+pub use connect::{connect, connect_pair, local_tls, local_tls_pair};
 pub use error::{NetError, Waiting};
-pub use network::{in_memory, NetOptions, Network, SimNet, Timeouts, DEFAULT_MAX_FRAME};
+pub use network::{in_memory, NetOptions, Network, PeerLink, SimNet, Timeouts, DEFAULT_MAX_FRAME};
 pub use stats::{CommStats, DirStats, Phase, PhaseStats};
 pub use tamper::{Tamper, TamperLog, Tampered};
 pub use triskele_share::{Direction, PartyId};

@@ -8,7 +8,7 @@ use triskele_share::{Direction, PartyId};
 
 use crate::error::{NetError, Waiting};
 use crate::frame::WIRE_MAX;
-use crate::stats::{CommStats, Phase};
+use crate::stats::{CommStats, DirStats, Phase};
 use crate::tamper::{Tamper, TamperState};
 use crate::tls_link::TlsLink;
 
@@ -364,6 +364,103 @@ impl fmt::Debug for Network {
             .field("next", &self.links[0])
             .field("prev", &self.links[1])
             .field("opts", &self.opts)
+            .finish_non_exhaustive()
+    }
+}
+
+/// One authenticated link to one peer, for two-party protocols
+/// ([`crate::connect_pair`], [`crate::local_tls_pair`]): the same framing, frame limit,
+/// timeouts and simulated network as a [`Network`] link, with its own byte and message
+/// counters (payload bytes; no phases).
+pub struct PeerLink {
+    party: PartyId,
+    link: Link,
+    opts: NetOptions,
+    stats: DirStats,
+}
+
+impl PeerLink {
+    pub(crate) fn new(party: PartyId, link: Link, opts: NetOptions) -> PeerLink {
+        PeerLink {
+            party,
+            link,
+            opts,
+            stats: DirStats::default(),
+        }
+    }
+
+    /// This party.
+    pub fn party(&self) -> PartyId {
+        self.party
+    }
+
+    /// The other party.
+    pub fn peer(&self) -> PartyId {
+        self.link.peer
+    }
+
+    /// Queues one message to the peer (never waits for it to read); fails for a message over
+    /// [`NetOptions::max_frame`] or a link known to be down.
+    pub fn send(&mut self, payload: Vec<u8>) -> Result<(), NetError> {
+        let len = payload.len();
+        let limit = self.opts.max_frame.min(WIRE_MAX);
+        if len > limit {
+            return Err(NetError::FrameTooLarge {
+                peer: self.link.peer,
+                len: len as u64,
+                max: limit as u64,
+            });
+        }
+        let not_before = self.opts.sim.map(|sim| self.link.departure(len, &sim));
+        let peer = self.link.peer;
+        match &mut self.link.io {
+            LinkIo::Memory(m) => m.send(peer, payload, not_before)?,
+            LinkIo::Tls(t) => t.send(payload, not_before)?,
+        }
+        self.stats.bytes_sent += len as u64;
+        self.stats.messages += 1;
+        Ok(())
+    }
+
+    /// Waits for the next message, at most the read timeout (errors as [`Network::recv`]).
+    pub fn recv(&mut self) -> Result<Vec<u8>, NetError> {
+        let timeout = self.opts.timeouts.read;
+        let peer = self.link.peer;
+        let payload = match &mut self.link.io {
+            LinkIo::Memory(m) => m.recv(peer, timeout)?,
+            LinkIo::Tls(t) => t.recv(timeout)?,
+        };
+        self.stats.bytes_received += payload.len() as u64;
+        self.stats.messages += 1;
+        Ok(payload)
+    }
+
+    /// Bytes and messages so far (`messages` = sends + receives).
+    pub fn stats(&self) -> DirStats {
+        self.stats
+    }
+
+    /// Flushes queued messages (at most the read timeout) and closes the link.
+    pub fn shutdown(mut self) -> Result<(), NetError> {
+        match &mut self.link.io {
+            LinkIo::Memory(m) => {
+                m.tx = None;
+                Ok(())
+            }
+            LinkIo::Tls(t) => {
+                t.close();
+                t.wait_writer(self.opts.timeouts.read)
+            }
+        }
+    }
+}
+
+impl fmt::Debug for PeerLink {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("PeerLink")
+            .field("party", &self.party)
+            .field("link", &self.link)
+            .field("stats", &self.stats)
             .finish_non_exhaustive()
     }
 }

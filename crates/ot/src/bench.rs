@@ -239,6 +239,226 @@ pub fn run_local_with(
     })
 }
 
+/// Which side of a two-party run this process plays.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Role {
+    /// The OT sender (holds both messages).
+    Sender,
+    /// The OT receiver (holds a choice bit and one message).
+    Receiver,
+}
+
+impl Role {
+    /// The CLI name.
+    pub fn name(self) -> &'static str {
+        match self {
+            Role::Sender => "sender",
+            Role::Receiver => "receiver",
+        }
+    }
+}
+
+/// One party's timing and traffic of a run over a real channel ([`run_party`]).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct OtPartyReport {
+    /// What ran.
+    pub protocol: Protocol,
+    /// This party's side.
+    pub role: Role,
+    /// Number of OTs.
+    pub count: usize,
+    /// Wall-clock seconds of this party's side of the protocol (the parameter agreement
+    /// before and the output check after are not timed).
+    pub seconds: f64,
+    /// Microseconds per OT.
+    pub us_per_ot: f64,
+    /// OTs per second.
+    pub ots_per_sec: f64,
+    /// Payload bytes this party sent in the protocol.
+    pub bytes_sent: u64,
+    /// Payload bytes this party received in the protocol.
+    pub bytes_received: u64,
+}
+
+/// What one side keeps for the output check of [`run_party`].
+enum Outputs {
+    /// Both messages of every OT, as bytes.
+    Sender(Vec<[Vec<u8>; 2]>),
+    /// Choice bits and the chosen messages.
+    Receiver(Vec<u8>, Vec<Vec<u8>>),
+}
+
+fn side_random<S, R, C>(role: Role, mut s: S, mut r: R, ch: &mut C, count: usize) -> Result<Outputs>
+where
+    S: RotSender,
+    R: RotReceiver<Block = S::Block>,
+    C: Channel + ?Sized,
+{
+    let mut rng = os_rng()?;
+    Ok(match role {
+        Role::Sender => {
+            let out = s.send_random(ch, count, &mut rng)?;
+            Outputs::Sender(
+                out.messages
+                    .iter()
+                    .map(|m| [m[0].as_ref().to_vec(), m[1].as_ref().to_vec()])
+                    .collect(),
+            )
+        }
+        Role::Receiver => {
+            let out = r.receive_random(ch, count, &mut rng)?;
+            let msgs = out.messages.iter().map(|m| m.as_ref().to_vec()).collect();
+            Outputs::Receiver(out.choices.clone(), msgs)
+        }
+    })
+}
+
+fn side_chosen<S, R, C>(role: Role, mut s: S, mut r: R, ch: &mut C, count: usize) -> Result<Outputs>
+where
+    S: OtSender,
+    R: OtReceiver<Block = S::Block>,
+    C: Channel + ?Sized,
+{
+    let mut rng = os_rng()?;
+    Ok(match role {
+        Role::Sender => {
+            let mut messages = vec![[S::Block::default(); 2]; count];
+            for m in messages.iter_mut() {
+                rng.fill_bytes(m[0].as_mut());
+                rng.fill_bytes(m[1].as_mut());
+            }
+            s.send(ch, &messages, &mut rng)?;
+            Outputs::Sender(
+                messages
+                    .iter()
+                    .map(|m| [m[0].as_ref().to_vec(), m[1].as_ref().to_vec()])
+                    .collect(),
+            )
+        }
+        Role::Receiver => {
+            let choices: Vec<u8> = (0..count).map(|_| (rng.next_u32() & 1) as u8).collect();
+            let got = r.receive(ch, &choices, &mut rng)?;
+            Outputs::Receiver(choices, got.iter().map(|m| m.as_ref().to_vec()).collect())
+        }
+    })
+}
+
+/// The digest both sides compute over the chosen messages.
+fn chosen_digest<'a>(msgs: impl Iterator<Item = &'a [u8]>) -> [u8; 32] {
+    let mut h = blake3::Hasher::new();
+    h.update(b"triskele ot bench output check");
+    for m in msgs {
+        h.update(m);
+    }
+    *h.finalize().as_bytes()
+}
+
+/// The untimed output check after a run: the receiver reveals its choice bits (the outputs
+/// are random benchmark data), the sender answers with a digest of the chosen messages, the
+/// receiver compares and sends its verdict, so both sides fail on a mismatch.
+fn check_outputs<C: Channel + ?Sized>(ch: &mut C, out: &Outputs) -> Result<()> {
+    const MISMATCH: Error = Error::InvalidArgument("the two parties' OT outputs do not match");
+    match out {
+        Outputs::Receiver(choices, msgs) => {
+            ch.send(choices.clone())?;
+            let theirs = ch.recv()?;
+            let ok = theirs.as_slice() == chosen_digest(msgs.iter().map(Vec::as_slice));
+            ch.send(vec![u8::from(ok)])?;
+            ok.then_some(()).ok_or(MISMATCH)
+        }
+        Outputs::Sender(pairs) => {
+            let choices = ch.recv()?;
+            if choices.len() != pairs.len() || choices.iter().any(|c| *c > 1) {
+                return Err(Error::Malformed {
+                    what: "output check",
+                    detail: "choice bits of the wrong length or not 0/1",
+                });
+            }
+            let chosen = pairs
+                .iter()
+                .zip(&choices)
+                .map(|(m, c)| m[usize::from(*c)].as_slice());
+            ch.send(chosen_digest(chosen).to_vec())?;
+            match ch.recv()?.as_slice() {
+                [1] => Ok(()),
+                _ => Err(MISMATCH),
+            }
+        }
+    }
+}
+
+/// Runs this party's side of `count` OTs of `protocol` over `ch` (a real two-party channel,
+/// e.g. TLS between two processes): agrees on the parameters with the peer, runs the
+/// protocol (timed), then checks the outputs against the peer's (untimed: the receiver
+/// reveals its choice bits, the sender answers with a hash of the chosen messages, and both
+/// fail on a mismatch). The two processes must pass the same protocol, count and noise.
+pub fn run_party<C: Channel + ?Sized>(
+    protocol: Protocol,
+    role: Role,
+    ch: &mut C,
+    count: usize,
+    noise: NoiseDistribution,
+) -> Result<OtPartyReport> {
+    if count == 0 {
+        return Err(Error::InvalidArgument("count must be positive"));
+    }
+    let params = blake3::hash(format!("{} {count} {noise:?}", protocol.name()).as_bytes());
+    ch.send(params.as_bytes().to_vec())?;
+    let theirs = ch.recv()?;
+    if theirs.as_slice() != params.as_bytes() {
+        return Err(Error::ParameterMismatch("protocol, --count or --noise"));
+    }
+    let before = ch.stats();
+    let start = Instant::now();
+    let out = match protocol {
+        Protocol::Rot => side_random(role, RlweRot { noise }, RlweRot { noise }, ch, count)?,
+        Protocol::Ot => side_chosen(role, RlweOt { noise }, RlweOt { noise }, ch, count)?,
+        Protocol::Rotted => side_random(
+            role,
+            Rotted(RlweOt { noise }),
+            Rotted(RlweOt { noise }),
+            ch,
+            count,
+        )?,
+        Protocol::Ec => side_chosen(role, SimplestOt, SimplestOt, ch, count)?,
+        Protocol::Iknp => side_random(
+            role,
+            IknpSender::new(RlweRot { noise }),
+            IknpReceiver::new(RlweRot { noise }),
+            ch,
+            count,
+        )?,
+        Protocol::Kos => side_random(
+            role,
+            IknpSender::with_check(RlweRot { noise }, ConsistencyCheck::Kos),
+            IknpReceiver::with_check(RlweRot { noise }, ConsistencyCheck::Kos),
+            ch,
+            count,
+        )?,
+        Protocol::SoftSpoken => side_random(
+            role,
+            SoftSpokenSender::new(RlweRot { noise }, DEFAULT_K)?,
+            SoftSpokenReceiver::new(RlweRot { noise }, DEFAULT_K)?,
+            ch,
+            count,
+        )?,
+    };
+    let seconds = start.elapsed().as_secs_f64();
+    let after = ch.stats();
+    check_outputs(ch, &out)?;
+    let n = count as f64;
+    Ok(OtPartyReport {
+        protocol,
+        role,
+        count,
+        seconds,
+        us_per_ot: seconds * 1e6 / n,
+        ots_per_sec: n / seconds,
+        bytes_sent: after.bytes_sent - before.bytes_sent,
+        bytes_received: after.bytes_received - before.bytes_received,
+    })
+}
+
 #[cfg(test)]
 mod tests {
     #![allow(
@@ -281,5 +501,61 @@ mod tests {
         );
         assert_eq!("iknp".parse::<Protocol>().unwrap(), Protocol::Iknp);
         assert!(run_local(Protocol::Rot, 0).is_err());
+    }
+
+    /// Both sides of every protocol through [`run_party`], each on its own thread over the
+    /// in-memory channel: the outputs check passes, traffic is the local run's.
+    #[test]
+    fn run_party_sides_agree_for_every_protocol() {
+        for p in Protocol::ALL {
+            let count = if matches!(p, Protocol::Iknp | Protocol::Kos | Protocol::SoftSpoken) {
+                5_000
+            } else {
+                8
+            };
+            let noise = NoiseDistribution::default();
+            let (mut a, mut b) = memory_pair();
+            let h = std::thread::spawn(move || run_party(p, Role::Sender, &mut a, count, noise));
+            let r = run_party(p, Role::Receiver, &mut b, count, noise).unwrap();
+            let s = h.join().unwrap().unwrap();
+            assert_eq!((s.role, r.role), (Role::Sender, Role::Receiver));
+            assert_eq!(s.bytes_sent, r.bytes_received, "{p:?}");
+            assert_eq!(s.bytes_received, r.bytes_sent, "{p:?}");
+            if p == Protocol::Rot {
+                assert_eq!((s.bytes_sent + r.bytes_sent) as f64 / count as f64, 2144.0);
+            }
+        }
+    }
+
+    #[test]
+    fn run_party_refuses_different_parameters() {
+        let (mut a, mut b) = memory_pair();
+        let noise = NoiseDistribution::default();
+        let h =
+            std::thread::spawn(move || run_party(Protocol::Rot, Role::Sender, &mut a, 4, noise));
+        let r = run_party(Protocol::Rot, Role::Receiver, &mut b, 5, noise);
+        assert!(matches!(r, Err(Error::ParameterMismatch(_))));
+        assert!(matches!(
+            h.join().unwrap(),
+            Err(Error::ParameterMismatch(_))
+        ));
+    }
+
+    /// A sender whose outputs differ from what the receiver got makes both sides fail the
+    /// output check.
+    #[test]
+    fn output_check_catches_a_mismatch() {
+        let (mut a, mut b) = memory_pair();
+        let pairs = vec![[vec![1u8; 16], vec![2u8; 16]]; 3];
+        let h = std::thread::spawn(move || check_outputs(&mut a, &Outputs::Sender(pairs)));
+        let wrong = Outputs::Receiver(vec![0, 1, 1], vec![vec![1; 16], vec![2; 16], vec![1; 16]]);
+        assert!(check_outputs(&mut b, &wrong).is_err());
+        assert!(h.join().unwrap().is_err());
+        let (mut a, mut b) = memory_pair();
+        let pairs = vec![[vec![1u8; 16], vec![2u8; 16]]; 2];
+        let h = std::thread::spawn(move || check_outputs(&mut a, &Outputs::Sender(pairs)));
+        let right = Outputs::Receiver(vec![1, 0], vec![vec![2; 16], vec![1; 16]]);
+        check_outputs(&mut b, &right).unwrap();
+        h.join().unwrap().unwrap();
     }
 }

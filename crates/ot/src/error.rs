@@ -79,6 +79,12 @@ pub enum Error {
     /// The channel to the peer failed or was closed.
     #[error("channel error: {0}")]
     Channel(&'static str),
+    /// The transport to the peer failed (network error, timeout), as reported by it.
+    #[error("transport: {0}")]
+    Transport(String),
+    /// The two parties were started with different parameters.
+    #[error("the peer runs different parameters: {0}")]
+    ParameterMismatch(&'static str),
     /// The operating system's randomness source failed.
     #[error("randomness source failed")]
     Randomness,
