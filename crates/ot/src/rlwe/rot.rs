@@ -38,148 +38,22 @@
 //! together); messages are packed (14-bit coefficients, 1-bit hints) and
 //! decoding rejects malformed input.
 
-use super::encode::{pack_poly, unpack_poly, HINT_BYTES, POLY_BYTES};
-use super::hash::hash_to_ntt;
-use super::reconcile::{extract, signal, Hint, ReconciledKey};
-use super::ring::NttPoly;
-use super::{keygen, shared_value, KeyPair, NoiseDistribution, SEED_BYTES};
-use crate::error::{AbortReason, Error, Result};
-use crate::prg::{ct_select_32, ct_swap_32, Domain, Prg};
-use rand_core::CryptoRng;
-use subtle::ConstantTimeEq;
+use super::reconcile::ReconciledKey;
+use super::{NoiseDistribution, SEED_BYTES};
+use crate::prg::Domain;
 use zeroize::{Zeroize, ZeroizeOnDrop};
+
+mod msgs;
+mod receiver;
+mod sender;
+
+pub(crate) use msgs::{check_len, to_array};
+pub use msgs::{RotMsg1, RotMsg2, RotMsg3};
+pub use receiver::{receiver_round1, RotReceiverRound1};
+pub use sender::{sender_round, RotSenderRound};
 
 /// A 32-byte OT message.
 pub type Block32 = [u8; 32];
-
-/// Receiver to sender: the shifted sample, the seed, the commitment to the masks.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct RotMsg1 {
-    /// `a s_R + 2 e_R - b H(seed)`, NTT domain.
-    pub p: NttPoly,
-    /// Seed of the hashed polynomial.
-    pub seed: [u8; SEED_BYTES],
-    /// `H(seed, S_0, S_1)`.
-    pub commitment: Block32,
-}
-
-/// Sender to receiver: its sample, both hints, the mask, the swapped
-/// confirmation hashes.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct RotMsg2 {
-    /// `a s_S + 2 e_S`, NTT domain.
-    pub p: NttPoly,
-    /// Reconciliation hints of branch 0 and branch 1.
-    pub hints: [Hint; 2],
-    /// The sender's mask `u`.
-    pub mask: Block32,
-    /// Key-confirmation hashes, swapped by the sender's random flip.
-    pub confirmations: [Block32; 2],
-}
-
-/// Receiver to sender: the opening of the two masks.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct RotMsg3 {
-    /// `S_0, S_1`.
-    pub openings: [Block32; 2],
-}
-
-impl RotMsg1 {
-    /// Encoded length in bytes (960).
-    pub const LEN: usize = POLY_BYTES + SEED_BYTES + 32;
-
-    /// Appends the encoding to `out`.
-    pub fn encode(&self, out: &mut Vec<u8>) {
-        pack_poly(&self.p, out);
-        out.extend_from_slice(&self.seed);
-        out.extend_from_slice(&self.commitment);
-    }
-
-    /// Decodes exactly [`Self::LEN`] bytes.
-    pub fn decode(b: &[u8]) -> Result<Self> {
-        check_len(b, Self::LEN, "ROT message 1")?;
-        let (p, rest) = b.split_at(POLY_BYTES);
-        let (seed, c) = rest.split_at(SEED_BYTES);
-        Ok(RotMsg1 {
-            p: unpack_poly(p, "ROT message 1 polynomial")?,
-            seed: to_array(seed),
-            commitment: to_array(c),
-        })
-    }
-}
-
-impl RotMsg2 {
-    /// Encoded length in bytes (1120).
-    pub const LEN: usize = POLY_BYTES + 2 * HINT_BYTES + 32 + 64;
-
-    /// Appends the encoding to `out`.
-    pub fn encode(&self, out: &mut Vec<u8>) {
-        pack_poly(&self.p, out);
-        out.extend_from_slice(self.hints[0].as_bytes());
-        out.extend_from_slice(self.hints[1].as_bytes());
-        out.extend_from_slice(&self.mask);
-        out.extend_from_slice(&self.confirmations[0]);
-        out.extend_from_slice(&self.confirmations[1]);
-    }
-
-    /// Decodes exactly [`Self::LEN`] bytes.
-    pub fn decode(b: &[u8]) -> Result<Self> {
-        check_len(b, Self::LEN, "ROT message 2")?;
-        let (p, rest) = b.split_at(POLY_BYTES);
-        let (h0, rest) = rest.split_at(HINT_BYTES);
-        let (h1, rest) = rest.split_at(HINT_BYTES);
-        let (u, rest) = rest.split_at(32);
-        let (t0, t1) = rest.split_at(32);
-        Ok(RotMsg2 {
-            p: unpack_poly(p, "ROT message 2 polynomial")?,
-            hints: [
-                Hint::from_bytes(&to_array(h0)),
-                Hint::from_bytes(&to_array(h1)),
-            ],
-            mask: to_array(u),
-            confirmations: [to_array(t0), to_array(t1)],
-        })
-    }
-}
-
-impl RotMsg3 {
-    /// Encoded length in bytes (64).
-    pub const LEN: usize = 64;
-
-    /// Appends the encoding to `out`.
-    pub fn encode(&self, out: &mut Vec<u8>) {
-        out.extend_from_slice(&self.openings[0]);
-        out.extend_from_slice(&self.openings[1]);
-    }
-
-    /// Decodes exactly [`Self::LEN`] bytes.
-    pub fn decode(b: &[u8]) -> Result<Self> {
-        check_len(b, Self::LEN, "ROT message 3")?;
-        let (s0, s1) = b.split_at(32);
-        Ok(RotMsg3 {
-            openings: [to_array(s0), to_array(s1)],
-        })
-    }
-}
-
-pub(crate) fn check_len(b: &[u8], expected: usize, what: &'static str) -> Result<()> {
-    if b.len() == expected {
-        Ok(())
-    } else {
-        Err(Error::LengthMismatch {
-            what,
-            expected,
-            got: b.len(),
-        })
-    }
-}
-
-/// Copies a slice whose length the caller has checked.
-pub(crate) fn to_array<const L: usize>(b: &[u8]) -> [u8; L] {
-    let mut out = [0u8; L];
-    out.copy_from_slice(&b[..L]);
-    out
-}
 
 /// The receiver's output: a random bit and the message of that index.
 #[derive(Clone, Zeroize, ZeroizeOnDrop)]
@@ -205,52 +79,6 @@ impl core::fmt::Debug for RotReceiverOutput {
 impl core::fmt::Debug for RotSenderOutput {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
         f.write_str("RotSenderOutput(..)")
-    }
-}
-
-/// The receiver between its first and second round.
-pub struct RotReceiverRound1 {
-    bit: u8,
-    keys: KeyPair,
-    seed: [u8; SEED_BYTES],
-    masks: [Block32; 2],
-    commitment: Block32,
-}
-
-impl core::fmt::Debug for RotReceiverRound1 {
-    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        f.write_str("RotReceiverRound1(..)")
-    }
-}
-
-impl Drop for RotReceiverRound1 {
-    fn drop(&mut self) {
-        self.bit.zeroize();
-        self.masks.zeroize();
-        // `keys` zeroizes itself (its polynomials are ZeroizeOnDrop).
-    }
-}
-
-/// The sender between its round and the final message.
-pub struct RotSenderRound {
-    flip: u8,
-    pads: [Block32; 2],
-    transcript: Block32,
-    seed: [u8; SEED_BYTES],
-    commitment: Block32,
-}
-
-impl core::fmt::Debug for RotSenderRound {
-    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        f.write_str("RotSenderRound(..)")
-    }
-}
-
-impl Drop for RotSenderRound {
-    fn drop(&mut self) {
-        self.flip.zeroize();
-        self.pads.zeroize();
-        self.transcript.zeroize();
     }
 }
 
@@ -285,114 +113,21 @@ fn xor32(a: &Block32, b: &Block32) -> Block32 {
     o
 }
 
-/// Receiver, round 1: samples its secret bit, key pair, seed and masks.
-pub fn receiver_round1<R: CryptoRng + ?Sized>(
-    noise: NoiseDistribution,
-    rng: &mut R,
-) -> (RotReceiverRound1, RotMsg1) {
-    let mut prg = Prg::from_rng(rng);
-    let bit = prg.gen_bit();
-    let seed = prg.gen_32();
-    let masks = [prg.gen_32(), prg.gen_32()];
-    let (p, keys) = keygen(noise, &mut prg);
-    // Always hash and always subtract; the bit only selects through a mask.
-    let h = hash_to_ntt(Domain::HashToPoly, &seed);
-    let p = p.sub_masked(&h, bit);
-    let commitment = commit(&seed, &masks);
-    let msg = RotMsg1 {
-        p,
-        seed,
-        commitment,
-    };
-    let state = RotReceiverRound1 {
-        bit,
-        keys,
-        seed,
-        masks,
-        commitment,
-    };
-    (state, msg)
+/// ROT instances per channel message. Rounds are sent in chunks so that the
+/// two parties work in parallel: the sender answers chunk `k` while the
+/// receiver prepares chunk `k + 1`.
+pub const BATCH_CHUNK: usize = 256;
+
+pub(crate) fn chunk_sizes(count: usize) -> impl Iterator<Item = usize> {
+    (0..count.div_ceil(BATCH_CHUNK)).map(move |k| (count - k * BATCH_CHUNK).min(BATCH_CHUNK))
 }
 
-/// Sender's round: answers message 1.
-pub fn sender_round<R: CryptoRng + ?Sized>(
-    noise: NoiseDistribution,
-    rng: &mut R,
-    msg: &RotMsg1,
-) -> (RotSenderRound, RotMsg2) {
-    let mut prg = Prg::from_rng(rng);
-    let flip = prg.gen_bit();
-    let mask = prg.gen_32();
-    let (p, keys) = keygen(noise, &mut prg);
-    let h = hash_to_ntt(Domain::HashToPoly, &msg.seed);
-    let k0 = shared_value(&msg.p, &keys);
-    let k1 = shared_value(&msg.p.add(&h), &keys);
-    let hints = [signal(&k0), signal(&k1)];
-    let rkeys = [extract(&k0, &hints[0]), extract(&k1, &hints[1])];
-    let t = transcript(&msg.seed, &msg.commitment, &mask);
-    let (c0, pad0) = key_material(&t, &rkeys[0]);
-    let (c1, pad1) = key_material(&t, &rkeys[1]);
-    let (slot0, slot1) = ct_swap_32(&c0, &c1, flip);
-    let reply = RotMsg2 {
-        p,
-        hints,
-        mask,
-        confirmations: [slot0, slot1],
-    };
-    let state = RotSenderRound {
-        flip,
-        pads: [pad0, pad1],
-        transcript: t,
-        seed: msg.seed,
-        commitment: msg.commitment,
-    };
-    (state, reply)
-}
-
-impl RotReceiverRound1 {
-    /// The receiver's secret branch bit `b` (its output bit is `b xor f`).
-    #[cfg(test)]
-    fn branch_bit(&self) -> u8 {
-        self.bit
-    }
-
-    /// Receiver, round 2: reconciles, identifies its output index, derives
-    /// its message and opens the masks.
-    pub fn round2(self, msg: &RotMsg2) -> Result<(RotReceiverOutput, RotMsg3)> {
-        let k = shared_value(&msg.p, &self.keys);
-        let hint = Hint::select(&msg.hints[0], &msg.hints[1], self.bit);
-        let key = extract(&k, &hint);
-        let t = transcript(&self.seed, &self.commitment, &msg.mask);
-        let (c, mut pad) = key_material(&t, &key);
-        let eq0 = c.ct_eq(&msg.confirmations[0]);
-        let eq1 = c.ct_eq(&msg.confirmations[1]);
-        // Exactly one slot must match; failure is public (the run aborts).
-        if !bool::from(eq0 ^ eq1) {
-            return Err(Error::Abort(AbortReason::KeyConfirmation));
-        }
-        let choice = eq1.unwrap_u8();
-        let mask = ct_select_32(&self.masks[0], &self.masks[1], self.bit);
-        let message = xor32(&pad, &mask);
-        pad.zeroize();
-        let reply = RotMsg3 {
-            openings: self.masks,
-        };
-        Ok((RotReceiverOutput { choice, message }, reply))
-    }
-}
-
-impl RotSenderRound {
-    /// Sender, finish: checks the openings and outputs `(M_0, M_1)`.
-    pub fn finish(self, msg: &RotMsg3) -> Result<RotSenderOutput> {
-        let ok = commit(&self.seed, &msg.openings).ct_eq(&self.commitment);
-        if !bool::from(ok) {
-            return Err(Error::Abort(AbortReason::CommitmentMismatch));
-        }
-        let m0 = xor32(&self.pads[0], &msg.openings[0]);
-        let m1 = xor32(&self.pads[1], &msg.openings[1]);
-        let (a, b) = ct_swap_32(&m0, &m1, self.flip);
-        Ok(RotSenderOutput { messages: [a, b] })
-    }
+/// The ROTed random OT as a batch protocol over a [`crate::Channel`]: the
+/// instances of a round travel in chunks of [`BATCH_CHUNK`] per message.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct RlweRot {
+    /// Noise distribution for secrets and errors.
+    pub noise: NoiseDistribution,
 }
 
 #[cfg(test)]
@@ -404,6 +139,7 @@ mod tests {
         clippy::needless_range_loop
     )]
     use super::*;
+    use crate::error::{AbortReason, Error};
     use rand_chacha::ChaCha20Rng;
     use rand_core::SeedableRng;
 
@@ -574,101 +310,5 @@ mod tests {
             RlweRot::default().send_random(&mut a, 1, &mut rng),
             Err(Error::Channel(_))
         ));
-    }
-}
-
-/// ROT instances per channel message. Rounds are sent in chunks so that the
-/// two parties work in parallel: the sender answers chunk `k` while the
-/// receiver prepares chunk `k + 1`.
-pub const BATCH_CHUNK: usize = 256;
-
-pub(crate) fn chunk_sizes(count: usize) -> impl Iterator<Item = usize> {
-    (0..count.div_ceil(BATCH_CHUNK)).map(move |k| (count - k * BATCH_CHUNK).min(BATCH_CHUNK))
-}
-
-/// The ROTed random OT as a batch protocol over a [`crate::Channel`]: the
-/// instances of a round travel in chunks of [`BATCH_CHUNK`] per message.
-#[derive(Debug, Clone, Copy, Default)]
-pub struct RlweRot {
-    /// Noise distribution for secrets and errors.
-    pub noise: NoiseDistribution,
-}
-
-impl crate::RotSender for RlweRot {
-    type Block = Block32;
-
-    fn send_random<C: crate::Channel + ?Sized, R: CryptoRng + ?Sized>(
-        &mut self,
-        ch: &mut C,
-        count: usize,
-        rng: &mut R,
-    ) -> Result<crate::RotSenderOutputs<Block32>> {
-        let mut states = Vec::with_capacity(count);
-        for n in chunk_sizes(count) {
-            let bytes = ch.recv()?;
-            let mut out = Vec::with_capacity(n * RotMsg2::LEN);
-            for chunk in
-                crate::channel::split_batch(&bytes, n, RotMsg1::LEN, "ROT message 1 batch")?
-            {
-                let m1 = RotMsg1::decode(chunk)?;
-                let (state, m2) = sender_round(self.noise, rng, &m1);
-                m2.encode(&mut out);
-                states.push(state);
-            }
-            ch.send(out)?;
-        }
-        let mut messages = Vec::with_capacity(count);
-        let mut states = states.into_iter();
-        for n in chunk_sizes(count) {
-            let bytes = ch.recv()?;
-            for (chunk, state) in
-                crate::channel::split_batch(&bytes, n, RotMsg3::LEN, "ROT message 3 batch")?
-                    .zip(states.by_ref())
-            {
-                let o = state.finish(&RotMsg3::decode(chunk)?)?;
-                messages.push(o.messages);
-            }
-        }
-        Ok(crate::RotSenderOutputs { messages })
-    }
-}
-
-impl crate::RotReceiver for RlweRot {
-    type Block = Block32;
-
-    fn receive_random<C: crate::Channel + ?Sized, R: CryptoRng + ?Sized>(
-        &mut self,
-        ch: &mut C,
-        count: usize,
-        rng: &mut R,
-    ) -> Result<crate::RotReceiverOutputs<Block32>> {
-        let mut states = Vec::with_capacity(count);
-        for n in chunk_sizes(count) {
-            let mut out = Vec::with_capacity(n * RotMsg1::LEN);
-            for _ in 0..n {
-                let (state, m1) = receiver_round1(self.noise, rng);
-                m1.encode(&mut out);
-                states.push(state);
-            }
-            ch.send(out)?;
-        }
-        let mut choices = Vec::with_capacity(count);
-        let mut messages = Vec::with_capacity(count);
-        let mut states = states.into_iter();
-        for n in chunk_sizes(count) {
-            let bytes = ch.recv()?;
-            let mut out = Vec::with_capacity(n * RotMsg3::LEN);
-            for (chunk, state) in
-                crate::channel::split_batch(&bytes, n, RotMsg2::LEN, "ROT message 2 batch")?
-                    .zip(states.by_ref())
-            {
-                let (o, m3) = state.round2(&RotMsg2::decode(chunk)?)?;
-                m3.encode(&mut out);
-                choices.push(o.choice);
-                messages.push(o.message);
-            }
-            ch.send(out)?;
-        }
-        Ok(crate::RotReceiverOutputs { choices, messages })
     }
 }

@@ -1,0 +1,155 @@
+//! The BDGM19 receiver: its states, its rounds and its batch protocol.
+
+use super::{
+    branch_key, concat, encryption_pad, link, pad, transcript, xor32, xor64, OtMsg1, OtMsg2,
+    OtMsg3, OtMsg4, RlweOt,
+};
+use crate::channel::split_batch;
+use crate::error::{AbortReason, Error, Result};
+use crate::prg::{ct_select_32, ct_swap_32, Domain, Prg};
+use crate::rlwe::hash::hash_to_ntt;
+use crate::rlwe::reconcile::{extract, Hint, ReconciledKey};
+use crate::rlwe::rot::{chunk_sizes, to_array, Block32, BATCH_CHUNK};
+use crate::rlwe::{keygen, shared_value, KeyPair, NoiseDistribution, SEED_BYTES};
+use rand_core::CryptoRng;
+use subtle::ConstantTimeEq;
+use zeroize::Zeroize;
+
+fn select64(a: &[u8; 64], b: &[u8; 64], bit: u8) -> [u8; 64] {
+    let mask = 0u8.wrapping_sub(bit & 1);
+    let mut o = [0u8; 64];
+    for ((o, &x), &y) in o.iter_mut().zip(a).zip(b) {
+        *o = x ^ ((x ^ y) & mask);
+    }
+    o
+}
+
+/// The receiver after message 1.
+pub struct OtReceiverRound1 {
+    choice: u8,
+    keys: KeyPair,
+    seed: [u8; SEED_BYTES],
+}
+
+/// The receiver after message 3.
+pub struct OtReceiverRound2 {
+    choice: u8,
+    key: ReconciledKey,
+    transcript: Block32,
+}
+
+opaque_debug_and_drop!(OtReceiverRound1, choice);
+opaque_debug_and_drop!(OtReceiverRound2, choice, transcript);
+
+/// Receiver, round 1, with choice bit `choice` (0 or 1).
+pub fn receiver_round1<R: CryptoRng + ?Sized>(
+    noise: NoiseDistribution,
+    rng: &mut R,
+    choice: u8,
+) -> (OtReceiverRound1, OtMsg1) {
+    let choice = choice & 1;
+    let mut prg = Prg::from_rng(rng);
+    let seed = prg.gen_32();
+    let (p, keys) = keygen(noise, &mut prg);
+    let h = hash_to_ntt(Domain::HashToPoly, &seed);
+    let p = p.sub_masked(&h, choice);
+    (OtReceiverRound1 { choice, keys, seed }, OtMsg1 { p, seed })
+}
+
+impl OtReceiverRound1 {
+    /// Receiver, round 2: recovers the challenge, checks both branches and
+    /// answers.
+    pub fn round2(self, msg: &OtMsg2) -> Result<(OtReceiverRound2, OtMsg3)> {
+        let c = self.choice;
+        let k = shared_value(&msg.p, &self.keys);
+        let key = extract(&k, &Hint::select(&msg.hints[0], &msg.hints[1], c));
+        let t = transcript(&self.seed, &msg.p);
+        let b = branch_key(&t, &key);
+        let a_c = ct_select_32(&msg.challenges[0], &msg.challenges[1], c);
+        let a_o = ct_select_32(&msg.challenges[1], &msg.challenges[0], c);
+        let l_c = select64(&msg.links[0], &msg.links[1], c);
+        let l_o = select64(&msg.links[1], &msg.links[0], c);
+        let mut x_c = xor32(&a_c, &pad(&t, c, &b));
+        let mut other = xor64(&l_c, &link(&t, c, &x_c));
+        let mut x_o: Block32 = to_array(&other[..32]);
+        let mut b_o: Block32 = to_array(&other[32..]);
+        // Both branches must be consistent with what we recovered.
+        let ok_a = a_o.ct_eq(&xor32(&x_o, &pad(&t, 1 - c, &b_o)));
+        let ok_l = l_o.ct_eq(&xor64(&link(&t, 1 - c, &x_o), &concat(&x_c, &b)));
+        if !bool::from(ok_a & ok_l) {
+            return Err(Error::Abort(AbortReason::InconsistentBranches));
+        }
+        let (x0, x1) = ct_swap_32(&x_c, &x_o, c);
+        let response = Domain::BdgmChallenge.hash(&[&t, &x0, &x1]);
+        x_c.zeroize();
+        x_o.zeroize();
+        b_o.zeroize();
+        other.zeroize();
+        let state = OtReceiverRound2 {
+            choice: c,
+            key,
+            transcript: t,
+        };
+        Ok((state, OtMsg3 { response }))
+    }
+}
+
+impl OtReceiverRound2 {
+    /// Receiver, finish: decrypts `m_c`.
+    pub fn finish(self, msg: &OtMsg4) -> Block32 {
+        let e = ct_select_32(&msg.ciphertexts[0], &msg.ciphertexts[1], self.choice);
+        xor32(
+            &e,
+            &encryption_pad(&self.transcript, self.choice, &self.key),
+        )
+    }
+}
+
+impl crate::OtReceiver for RlweOt {
+    type Block = Block32;
+
+    fn receive<C: crate::Channel + ?Sized, R: CryptoRng + ?Sized>(
+        &mut self,
+        ch: &mut C,
+        choices: &[u8],
+        rng: &mut R,
+    ) -> Result<Vec<Block32>> {
+        crate::check_choices(choices)?;
+        let count = choices.len();
+        let mut states = Vec::with_capacity(count);
+        for (k, n) in chunk_sizes(count).enumerate() {
+            let mut out = Vec::with_capacity(n * OtMsg1::LEN);
+            for &c in &choices[k * BATCH_CHUNK..k * BATCH_CHUNK + n] {
+                let (state, m1) = receiver_round1(self.noise, rng, c);
+                m1.encode(&mut out);
+                states.push(state);
+            }
+            ch.send(out)?;
+        }
+        let mut next = Vec::with_capacity(count);
+        let mut states = states.into_iter();
+        for n in chunk_sizes(count) {
+            let bytes = ch.recv()?;
+            let mut out = Vec::with_capacity(n * OtMsg3::LEN);
+            for (chunk, state) in
+                split_batch(&bytes, n, OtMsg2::LEN, "OT message 2 batch")?.zip(states.by_ref())
+            {
+                let (state, m3) = state.round2(&OtMsg2::decode(chunk)?)?;
+                m3.encode(&mut out);
+                next.push(state);
+            }
+            ch.send(out)?;
+        }
+        let mut result = Vec::with_capacity(count);
+        let mut next = next.into_iter();
+        for n in chunk_sizes(count) {
+            let bytes = ch.recv()?;
+            for (chunk, state) in
+                split_batch(&bytes, n, OtMsg4::LEN, "OT message 4 batch")?.zip(next.by_ref())
+            {
+                result.push(state.finish(&OtMsg4::decode(chunk)?));
+            }
+        }
+        Ok(result)
+    }
+}

@@ -1,0 +1,138 @@
+//! The ROTed receiver: its state, its two rounds and its batch protocol.
+
+use super::{
+    chunk_sizes, commit, key_material, transcript, xor32, Block32, RlweRot, RotMsg1, RotMsg2,
+    RotMsg3, RotReceiverOutput,
+};
+use crate::error::{AbortReason, Error, Result};
+use crate::prg::{ct_select_32, Domain, Prg};
+use crate::rlwe::hash::hash_to_ntt;
+use crate::rlwe::reconcile::{extract, Hint};
+use crate::rlwe::{keygen, shared_value, KeyPair, NoiseDistribution, SEED_BYTES};
+use rand_core::CryptoRng;
+use subtle::ConstantTimeEq;
+use zeroize::Zeroize;
+
+/// The receiver between its first and second round.
+pub struct RotReceiverRound1 {
+    bit: u8,
+    keys: KeyPair,
+    seed: [u8; SEED_BYTES],
+    masks: [Block32; 2],
+    commitment: Block32,
+}
+
+impl core::fmt::Debug for RotReceiverRound1 {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.write_str("RotReceiverRound1(..)")
+    }
+}
+
+impl Drop for RotReceiverRound1 {
+    fn drop(&mut self) {
+        self.bit.zeroize();
+        self.masks.zeroize();
+        // `keys` zeroizes itself (its polynomials are ZeroizeOnDrop).
+    }
+}
+
+/// Receiver, round 1: samples its secret bit, key pair, seed and masks.
+pub fn receiver_round1<R: CryptoRng + ?Sized>(
+    noise: NoiseDistribution,
+    rng: &mut R,
+) -> (RotReceiverRound1, RotMsg1) {
+    let mut prg = Prg::from_rng(rng);
+    let bit = prg.gen_bit();
+    let seed = prg.gen_32();
+    let masks = [prg.gen_32(), prg.gen_32()];
+    let (p, keys) = keygen(noise, &mut prg);
+    // Always hash and always subtract; the bit only selects through a mask.
+    let h = hash_to_ntt(Domain::HashToPoly, &seed);
+    let p = p.sub_masked(&h, bit);
+    let commitment = commit(&seed, &masks);
+    let msg = RotMsg1 {
+        p,
+        seed,
+        commitment,
+    };
+    let state = RotReceiverRound1 {
+        bit,
+        keys,
+        seed,
+        masks,
+        commitment,
+    };
+    (state, msg)
+}
+
+impl RotReceiverRound1 {
+    /// The receiver's secret branch bit `b` (its output bit is `b xor f`).
+    #[cfg(test)]
+    pub(super) fn branch_bit(&self) -> u8 {
+        self.bit
+    }
+
+    /// Receiver, round 2: reconciles, identifies its output index, derives
+    /// its message and opens the masks.
+    pub fn round2(self, msg: &RotMsg2) -> Result<(RotReceiverOutput, RotMsg3)> {
+        let k = shared_value(&msg.p, &self.keys);
+        let hint = Hint::select(&msg.hints[0], &msg.hints[1], self.bit);
+        let key = extract(&k, &hint);
+        let t = transcript(&self.seed, &self.commitment, &msg.mask);
+        let (c, mut pad) = key_material(&t, &key);
+        let eq0 = c.ct_eq(&msg.confirmations[0]);
+        let eq1 = c.ct_eq(&msg.confirmations[1]);
+        // Exactly one slot must match; failure is public (the run aborts).
+        if !bool::from(eq0 ^ eq1) {
+            return Err(Error::Abort(AbortReason::KeyConfirmation));
+        }
+        let choice = eq1.unwrap_u8();
+        let mask = ct_select_32(&self.masks[0], &self.masks[1], self.bit);
+        let message = xor32(&pad, &mask);
+        pad.zeroize();
+        let reply = RotMsg3 {
+            openings: self.masks,
+        };
+        Ok((RotReceiverOutput { choice, message }, reply))
+    }
+}
+
+impl crate::RotReceiver for RlweRot {
+    type Block = Block32;
+
+    fn receive_random<C: crate::Channel + ?Sized, R: CryptoRng + ?Sized>(
+        &mut self,
+        ch: &mut C,
+        count: usize,
+        rng: &mut R,
+    ) -> Result<crate::RotReceiverOutputs<Block32>> {
+        let mut states = Vec::with_capacity(count);
+        for n in chunk_sizes(count) {
+            let mut out = Vec::with_capacity(n * RotMsg1::LEN);
+            for _ in 0..n {
+                let (state, m1) = receiver_round1(self.noise, rng);
+                m1.encode(&mut out);
+                states.push(state);
+            }
+            ch.send(out)?;
+        }
+        let mut choices = Vec::with_capacity(count);
+        let mut messages = Vec::with_capacity(count);
+        let mut states = states.into_iter();
+        for n in chunk_sizes(count) {
+            let bytes = ch.recv()?;
+            let mut out = Vec::with_capacity(n * RotMsg3::LEN);
+            for (chunk, state) in
+                crate::channel::split_batch(&bytes, n, RotMsg2::LEN, "ROT message 2 batch")?
+                    .zip(states.by_ref())
+            {
+                let (o, m3) = state.round2(&RotMsg2::decode(chunk)?)?;
+                m3.encode(&mut out);
+                choices.push(o.choice);
+                messages.push(o.message);
+            }
+            ch.send(out)?;
+        }
+        Ok(crate::RotReceiverOutputs { choices, messages })
+    }
+}
