@@ -5,10 +5,10 @@ use triskele_field::Gf2p8;
 use triskele_share::RssVec;
 
 use crate::layer::{
-    add_public_byte, add_round_key, inv_mix_columns, inv_shift_rows, inv_sub_bytes, local,
-    round_linear, shift_rows, sub_bytes,
+    add_public_byte, add_round_key, inv_mix_columns, inv_shift_rows, inv_sub_bytes_linked, local,
+    round_linear, shift_rows, sub_bytes, sub_bytes_linked, undo_decrypt_round, undo_encrypt_round,
 };
-use crate::sbox::SboxProtocol;
+use crate::sbox::{LayerInput, LayerLink, LayerOutput, SboxProtocol};
 
 /// AES key size.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -149,12 +149,28 @@ pub fn encrypt<M: SecurityModel, S: SboxProtocol<M>>(
 ) -> Result<(), EngineError> {
     check_blocks(state)?;
     let nr = keys.size.rounds();
+    let id = party.id();
     add_round_key(state, &keys.keys, 0);
-    for r in 1..nr {
-        sub_bytes(party, sbox, state)?;
-        round_linear(state, &keys.keys, r);
+    for r in 1..=nr {
+        // Layer r follows round r - 1's key addition; round 0 is the initial one.
+        let undo = |x: &mut RssVec<Gf2p8>| undo_encrypt_round(x, &keys.keys, r - 1, id);
+        let link = LayerLink {
+            input: if r == 1 {
+                LayerInput::Fresh
+            } else {
+                LayerInput::Chained(&undo)
+            },
+            output: if r == nr {
+                LayerOutput::Replicated
+            } else {
+                LayerOutput::Chained
+            },
+        };
+        sub_bytes_linked(party, sbox, state, link)?;
+        if r < nr {
+            round_linear(state, &keys.keys, r);
+        }
     }
-    sub_bytes(party, sbox, state)?;
     local(state, shift_rows);
     add_round_key(state, &keys.keys, nr);
     Ok(())
@@ -169,16 +185,31 @@ pub fn decrypt<M: SecurityModel, S: SboxProtocol<M>>(
 ) -> Result<(), EngineError> {
     check_blocks(state)?;
     let nr = keys.size.rounds();
+    let id = party.id();
     add_round_key(state, &keys.keys, nr);
-    for r in (1..nr).rev() {
+    for r in (0..nr).rev() {
+        // The layer of round r follows round r + 1's key addition and InvMixColumns (none
+        // for the first layer, r = N_r - 1).
+        let undo = |x: &mut RssVec<Gf2p8>| undo_decrypt_round(x, &keys.keys, r + 1, id);
+        let link = LayerLink {
+            input: if r + 1 == nr {
+                LayerInput::Fresh
+            } else {
+                LayerInput::Chained(&undo)
+            },
+            output: if r == 0 {
+                LayerOutput::Replicated
+            } else {
+                LayerOutput::Chained
+            },
+        };
         local(state, inv_shift_rows);
-        inv_sub_bytes(party, sbox, state)?;
+        inv_sub_bytes_linked(party, sbox, state, link)?;
         add_round_key(state, &keys.keys, r);
-        local(state, inv_mix_columns);
+        if r > 0 {
+            local(state, inv_mix_columns);
+        }
     }
-    local(state, inv_shift_rows);
-    inv_sub_bytes(party, sbox, state)?;
-    add_round_key(state, &keys.keys, 0);
     Ok(())
 }
 

@@ -7,32 +7,76 @@ use triskele_engine::{EngineError, Party, SecurityModel};
 use triskele_field::{Gf2p8, LinearMap8};
 use triskele_share::{PartyId, RssVec};
 
-use crate::sbox::SboxProtocol;
+use crate::sbox::{LayerLink, SboxProtocol};
 
 /// The AES affine constant.
 const AFFINE_CONST: Gf2p8 = Gf2p8(0x63);
 
-/// SubBytes: inversion by the protocol, then the affine map `A(x) + 0x63` (local).
+/// SubBytes: inversion by the protocol, then the affine map `A(x) + 0x63` (local). A layer on
+/// its own ([`LayerLink::SINGLE`]).
 pub fn sub_bytes<M: SecurityModel, S: SboxProtocol<M>>(
     party: &mut Party<M>,
     sbox: &mut S,
     x: &mut RssVec<Gf2p8>,
 ) -> Result<(), EngineError> {
-    sbox.invert(party, x)?;
+    sub_bytes_linked(party, sbox, x, LayerLink::SINGLE)
+}
+
+/// [`sub_bytes`] as one layer of a cipher ([`SboxProtocol::invert_linked`]).
+pub fn sub_bytes_linked<M: SecurityModel, S: SboxProtocol<M>>(
+    party: &mut Party<M>,
+    sbox: &mut S,
+    x: &mut RssVec<Gf2p8>,
+    link: LayerLink<'_>,
+) -> Result<(), EngineError> {
+    sbox.invert_linked(party, x, link)?;
     x.map_components(|c| LinearMap8::AES_A.apply_in_place(c));
     x.add_constant_scalar(party.id(), AFFINE_CONST);
     Ok(())
 }
 
-/// InvSubBytes: `(A^-1(y + 0x63))^-1`.
+/// InvSubBytes: `(A^-1(y + 0x63))^-1`. A layer on its own ([`LayerLink::SINGLE`]).
 pub fn inv_sub_bytes<M: SecurityModel, S: SboxProtocol<M>>(
     party: &mut Party<M>,
     sbox: &mut S,
     x: &mut RssVec<Gf2p8>,
 ) -> Result<(), EngineError> {
+    inv_sub_bytes_linked(party, sbox, x, LayerLink::SINGLE)
+}
+
+/// [`inv_sub_bytes`] as one layer of a cipher ([`SboxProtocol::invert_linked`]).
+pub fn inv_sub_bytes_linked<M: SecurityModel, S: SboxProtocol<M>>(
+    party: &mut Party<M>,
+    sbox: &mut S,
+    x: &mut RssVec<Gf2p8>,
+    link: LayerLink<'_>,
+) -> Result<(), EngineError> {
     x.add_constant_scalar(party.id(), AFFINE_CONST);
     x.map_components(|c| LinearMap8::AES_A_INV.apply_in_place(c));
-    sbox.invert(party, x)
+    sbox.invert_linked(party, x, link)
+}
+
+/// Undoes the local steps between two encryption layers on a replicated sharing
+/// ([`crate::sbox::LayerInput::Chained`]): maps the input `x` of the layer after round `r`'s
+/// key addition back to the previous layer's inversion output
+/// `A^-1(InvShiftRows(InvMixColumns(x + k_r)) + 0x63)` (PROTOCOLS.md §5.7).
+pub fn undo_encrypt_round(x: &mut RssVec<Gf2p8>, keys: &RssVec<Gf2p8>, r: usize, party: PartyId) {
+    add_round_key(x, keys, r);
+    local(x, inv_mix_columns);
+    local(x, inv_shift_rows);
+    x.add_constant_scalar(party, AFFINE_CONST);
+    x.map_components(|c| LinearMap8::AES_A_INV.apply_in_place(c));
+}
+
+/// The same for the inverse cipher: between the layer of round `r` and the next one the state
+/// goes through AddRoundKey(`r`), InvMixColumns, InvShiftRows and `A^-1(· + 0x63)`; this maps
+/// the next layer's input `x` back to `MixColumns(ShiftRows(A(x) + 0x63)) + k_r`.
+pub fn undo_decrypt_round(x: &mut RssVec<Gf2p8>, keys: &RssVec<Gf2p8>, r: usize, party: PartyId) {
+    x.map_components(|c| LinearMap8::AES_A.apply_in_place(c));
+    x.add_constant_scalar(party, AFFINE_CONST);
+    local(x, shift_rows);
+    local(x, mix_columns);
+    add_round_key(x, keys, r);
 }
 
 /// `SHIFT[k]`: the byte that ShiftRows moves to position `k` (row `k mod 4` rotated left).
@@ -204,6 +248,50 @@ mod tests {
         assert_eq!(c, bytes("046681e5046681e5046681e5046681e5"));
         inv_mix_columns(&mut c);
         assert_eq!(c, bytes("d4bf5d30d4bf5d30d4bf5d30d4bf5d30"));
+    }
+
+    /// The undo maps of [`crate::sbox::LayerInput::Chained`] invert the local steps between two
+    /// layers, on a replicated sharing with nonzero components everywhere (`P_1` and `P_3`,
+    /// who add the public constants, and `P_2`, who does not).
+    #[test]
+    fn undo_maps_invert_the_steps_between_layers() {
+        use triskele_share::{deal, reconstruct};
+        let mut rng = <rand_chacha::ChaCha20Rng as rand::SeedableRng>::seed_from_u64(5);
+        let y: Vec<Gf2p8> = (0..48u32).map(|k| Gf2p8((k * 37 + 11) as u8)).collect();
+        let keys: Vec<Gf2p8> = (0..48u32).map(|k| Gf2p8((k * 101 + 7) as u8)).collect();
+        let (ys, ks) = (deal(&y, &mut rng), deal(&keys, &mut rng));
+        let r = 2;
+        // Encryption: A(y) + 0x63, ShiftRows, MixColumns, + k_r; decryption: + k_r,
+        // InvMixColumns, InvShiftRows, A^-1(. + 0x63).
+        type Step = fn(&mut RssVec<Gf2p8>, &RssVec<Gf2p8>, PartyId);
+        let enc: Step = |x, k, p| {
+            x.map_components(|c| LinearMap8::AES_A.apply_in_place(c));
+            x.add_constant_scalar(p, AFFINE_CONST);
+            round_linear(x, k, 2);
+        };
+        let dec: Step = |x, k, p| {
+            add_round_key(x, k, 2);
+            local(x, inv_mix_columns);
+            local(x, inv_shift_rows);
+            x.add_constant_scalar(p, AFFINE_CONST);
+            x.map_components(|c| LinearMap8::AES_A_INV.apply_in_place(c));
+        };
+        type Undo = fn(&mut RssVec<Gf2p8>, &RssVec<Gf2p8>, usize, PartyId);
+        for (fwd, undo) in [
+            (enc, undo_encrypt_round as Undo),
+            (dec, undo_decrypt_round as Undo),
+        ] {
+            let mut shares = ys.clone();
+            for (p, (s, k)) in PartyId::ALL.into_iter().zip(shares.iter_mut().zip(&ks)) {
+                fwd(s, k, p);
+            }
+            let moved = reconstruct(&shares);
+            assert_ne!(moved.as_deref(), Some(&y[..]));
+            for (p, (s, k)) in PartyId::ALL.into_iter().zip(shares.iter_mut().zip(&ks)) {
+                undo(s, k, r, p);
+            }
+            assert_eq!(reconstruct(&shares), Some(y.clone()));
+        }
     }
 
     #[test]

@@ -15,6 +15,9 @@ use crate::sbox::lut16::Lut16;
 use crate::sbox::lut256::Lut256;
 use crate::sbox::lut256_ss::Lut256Ss;
 use crate::sbox::mal_chida::MalChidaRecCheck;
+use crate::sbox::mal_chida_bucket::MalChida;
+use crate::sbox::mal_lut16::{MalLut16, Prep};
+use crate::sbox::mal_lut256_ss::MalLut256Ss;
 use crate::sbox::SboxProtocol;
 use crate::target::Target;
 
@@ -121,12 +124,27 @@ pub fn bench_party(
         Target::MalChidaRecCheck => {
             bench_with::<Malicious, _>(target, MalChidaRecCheck, net, size, simd)
         }
+        Target::MalChida => {
+            bench_with::<Malicious, _>(target, MalChida::default(), net, size, simd)
+        }
         Target::BoolCircuit => {
             bench_with::<SemiHonest, _>(target, BoolCircuit::default(), net, size, simd)
         }
         Target::MalGf4Circuit => bench_with::<Malicious, _>(target, Gf4Circuit, net, size, simd),
         Target::MalGf4CircuitOpt => {
             bench_with::<Malicious, _>(target, Gf4CircuitGf4p4, net, size, simd)
+        }
+        Target::MalLut16Bitstring => {
+            bench_with::<Malicious, _>(target, MalLut16::new(Prep::Bitstring), net, size, simd)
+        }
+        Target::MalLut16Ohv => {
+            bench_with::<Malicious, _>(target, MalLut16::new(Prep::Ohv), net, size, simd)
+        }
+        Target::MalLut256Ss => {
+            bench_with::<Malicious, _>(target, MalLut256Ss::plain(), net, size, simd)
+        }
+        Target::MalLut256SsOpt => {
+            bench_with::<Malicious, _>(target, MalLut256Ss::opt(), net, size, simd)
         }
     }
 }
@@ -190,6 +208,9 @@ pub fn compute_party(
         Target::MalChidaRecCheck => {
             compute_with::<Malicious, _>(target, MalChidaRecCheck, net, key, blocks, mode)
         }
+        Target::MalChida => {
+            compute_with::<Malicious, _>(target, MalChida::default(), net, key, blocks, mode)
+        }
         Target::BoolCircuit => {
             compute_with::<SemiHonest, _>(target, BoolCircuit::default(), net, key, blocks, mode)
         }
@@ -198,6 +219,20 @@ pub fn compute_party(
         }
         Target::MalGf4CircuitOpt => {
             compute_with::<Malicious, _>(target, Gf4CircuitGf4p4, net, key, blocks, mode)
+        }
+        Target::MalLut16Bitstring => {
+            let sbox = MalLut16::new(Prep::Bitstring);
+            compute_with::<Malicious, _>(target, sbox, net, key, blocks, mode)
+        }
+        Target::MalLut16Ohv => {
+            let sbox = MalLut16::new(Prep::Ohv);
+            compute_with::<Malicious, _>(target, sbox, net, key, blocks, mode)
+        }
+        Target::MalLut256Ss => {
+            compute_with::<Malicious, _>(target, MalLut256Ss::plain(), net, key, blocks, mode)
+        }
+        Target::MalLut256SsOpt => {
+            compute_with::<Malicious, _>(target, MalLut256Ss::opt(), net, key, blocks, mode)
         }
     }
 }
@@ -240,12 +275,25 @@ pub fn sbox_layer_party(
         Target::MalChidaRecCheck => {
             sbox_layer_with::<Malicious, _>(target, MalChidaRecCheck, net, x)?
         }
+        Target::MalChida => sbox_layer_with::<Malicious, _>(target, MalChida::default(), net, x)?,
         Target::BoolCircuit => {
             sbox_layer_with::<SemiHonest, _>(target, BoolCircuit::default(), net, x)?
         }
         Target::MalGf4Circuit => sbox_layer_with::<Malicious, _>(target, Gf4Circuit, net, x)?,
         Target::MalGf4CircuitOpt => {
             sbox_layer_with::<Malicious, _>(target, Gf4CircuitGf4p4, net, x)?
+        }
+        Target::MalLut16Bitstring => {
+            sbox_layer_with::<Malicious, _>(target, MalLut16::new(Prep::Bitstring), net, x)?
+        }
+        Target::MalLut16Ohv => {
+            sbox_layer_with::<Malicious, _>(target, MalLut16::new(Prep::Ohv), net, x)?
+        }
+        Target::MalLut256Ss => {
+            sbox_layer_with::<Malicious, _>(target, MalLut256Ss::plain(), net, x)?
+        }
+        Target::MalLut256SsOpt => {
+            sbox_layer_with::<Malicious, _>(target, MalLut256Ss::opt(), net, x)?
         }
     };
     Ok(out.into_iter().map(|b| b.0).collect())
@@ -255,13 +303,15 @@ pub fn sbox_layer_party(
 /// not listed).
 fn online_sends_per_layer(target: Target) -> u64 {
     match target {
-        Target::Chida | Target::MalChidaRecCheck => 3,
+        Target::Chida | Target::MalChidaRecCheck | Target::MalChida => 3,
         Target::Gf4Circuit
         | Target::BoolCircuit
         | Target::MalGf4Circuit
         | Target::MalGf4CircuitOpt => 4,
-        Target::Lut16 => 3,
-        Target::Lut256Ss => 2,
+        Target::Lut16 | Target::MalLut16Bitstring | Target::MalLut16Ohv => 3,
+        // mal-lut256-ss: 1 (first cipher layer) + 2 (middle) + 3 (last, with the reshare) in
+        // the cipher, 2 per key-schedule layer (opening and reshare): 2 per layer in total.
+        Target::Lut256Ss | Target::MalLut256Ss | Target::MalLut256SsOpt => 2,
         _ => 1,
     }
 }

@@ -15,8 +15,60 @@ pub mod lut16;
 pub mod lut256;
 pub mod lut256_ss;
 pub mod mal_chida;
+pub mod mal_chida_bucket;
+pub mod mal_lut16;
+pub mod mal_lut256_ss;
 mod ohv16;
 mod tower;
+
+/// Where the input of an S-box layer comes from ([`LayerLink`]).
+#[derive(Clone, Copy)]
+pub enum LayerInput<'a> {
+    /// A proper replicated sharing that is not linked to an earlier layer (the first layer of
+    /// a cipher, a key-schedule layer, a single layer).
+    Fresh,
+    /// Computed from the previous layer's inversion output by public local steps only (affine
+    /// map, ShiftRows, MixColumns, round key). The function maps a **replicated** sharing of
+    /// this layer's input back to the replicated sharing of the previous layer's inversion
+    /// output (in place), undoing those steps.
+    Chained(&'a dyn Fn(&mut RssVec<Gf2p8>)),
+}
+
+/// What the output of an S-box layer must be ([`LayerLink`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LayerOutput {
+    /// A proper replicated sharing (the last layer of a cipher, key-schedule layers, single
+    /// layers).
+    Replicated,
+    /// Anything the protocol keeps its state in: the next layer of the same cipher is
+    /// [`LayerInput::Chained`] to this one.
+    Chained,
+}
+
+/// How one S-box layer connects to the layers around it; filled in by the AES layer
+/// ([`crate::cipher`]), which knows the round structure, the round keys and the direction.
+#[derive(Debug, Clone, Copy)]
+pub struct LayerLink<'a> {
+    pub input: LayerInput<'a>,
+    pub output: LayerOutput,
+}
+
+impl LayerLink<'_> {
+    /// A layer on its own: fresh replicated input, replicated output.
+    pub const SINGLE: LayerLink<'static> = LayerLink {
+        input: LayerInput::Fresh,
+        output: LayerOutput::Replicated,
+    };
+}
+
+impl core::fmt::Debug for LayerInput<'_> {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.write_str(match self {
+            LayerInput::Fresh => "Fresh",
+            LayerInput::Chained(_) => "Chained(undo)",
+        })
+    }
+}
 
 /// One family of GF(2^8)-inversion protocols.
 ///
@@ -37,6 +89,19 @@ pub trait SboxProtocol<M: SecurityModel>: Send {
 
     /// Replaces every shared `x` by `x^-1` (`0^-1 = 0`). All elements form one layer.
     fn invert(&mut self, party: &mut Party<M>, x: &mut RssVec<Gf2p8>) -> Result<(), EngineError>;
+
+    /// [`SboxProtocol::invert`] for a layer of a cipher, told by the AES layer how it connects
+    /// to the layers around it ([`LayerLink`]). Default: plain [`SboxProtocol::invert`]; only
+    /// protocols that exploit the AES structure (`mal-lut256-ss`, PROTOCOLS.md §5.7) use it.
+    fn invert_linked(
+        &mut self,
+        party: &mut Party<M>,
+        x: &mut RssVec<Gf2p8>,
+        link: LayerLink<'_>,
+    ) -> Result<(), EngineError> {
+        let _ = link;
+        self.invert(party, x)
+    }
 
     /// Turns a state produced by this protocol back into a proper replicated sharing before it
     /// is opened (default: it already is one).

@@ -18,25 +18,34 @@ pub enum Target {
     Lut256Ss,
     /// The Chida et al. chain with recorded products and Protocol 2 `Verify` (PROTOCOLS.md §5.6).
     MalChidaRecCheck,
+    /// The Chida et al. chain with triples from the bucket cut-and-choose of Furukawa et al.
+    /// and a post-sacrifice of every product (PROTOCOLS.md §5.3).
+    MalChida,
     /// `gf4-circuit` with all five `GF(2^4)` products recorded and Protocol 2 `Verify`
     /// (PROTOCOLS.md §5.6).
     MalGf4Circuit,
     /// `gf4-circuit` checked with two plain triples and one gf4p4 triple per S-box
     /// (PROTOCOLS.md §5.5, §5.6).
     MalGf4CircuitOpt,
+    /// `lut16` with Protocol 5 (`k = 4`) preprocessing, its bit products checked as
+    /// "bit × bit-string" relations, and one gf4p4 relation per S-box; one Protocol 2 `Verify`
+    /// (PROTOCOLS.md §5.5, §5.6).
+    MalLut16Bitstring,
+    /// `lut16` with Protocol 8 preprocessing checked by the packed "ohv" relations and one
+    /// gf4p4 relation per S-box; one Protocol 2 `Verify` (PROTOCOLS.md §5.5, §5.6).
+    MalLut16Ohv,
+    /// (3,3)-LUT-256 with recorded Protocol-8 bit products and Protocol 7 `VerifySbox`
+    /// (PROTOCOLS.md §5.7).
+    MalLut256Ss,
+    /// `mal-lut256-ss` with the packed one-hot-vector relations (PROTOCOLS.md §5.5, §5.7).
+    MalLut256SsOpt,
     /// Bit-sliced Boolean circuit (Boyar–Peralta S-box, 34 AND gates) on replicated `GF(2)`
     /// shares (Araki et al., CCS'16); the MP-SPDZ-style baseline.
     BoolCircuit,
 }
 
 /// Names from the contract that this build does not provide yet.
-const PLANNED: &[&str] = &[
-    "mal-chida",
-    "mal-lut16-bitstring",
-    "mal-lut16-ohv",
-    "mal-lut256-ss",
-    "mal-lut256-ss-opt",
-];
+const PLANNED: &[&str] = &[];
 
 impl Target {
     /// Every target this build can run, in the order `--all` runs them.
@@ -47,9 +56,14 @@ impl Target {
         Target::Lut256,
         Target::Lut256Ss,
         Target::MalChidaRecCheck,
+        Target::MalChida,
         Target::BoolCircuit,
         Target::MalGf4Circuit,
         Target::MalGf4CircuitOpt,
+        Target::MalLut16Bitstring,
+        Target::MalLut16Ohv,
+        Target::MalLut256Ss,
+        Target::MalLut256SsOpt,
     ];
 
     /// The CLI name.
@@ -61,9 +75,14 @@ impl Target {
             Target::Lut256 => "lut256",
             Target::Lut256Ss => "lut256-ss",
             Target::MalChidaRecCheck => "mal-chida-rec-check",
+            Target::MalChida => "mal-chida",
             Target::BoolCircuit => "bool-circuit",
             Target::MalGf4Circuit => "mal-gf4-circuit",
             Target::MalGf4CircuitOpt => "mal-gf4-circuit-opt",
+            Target::MalLut16Bitstring => "mal-lut16-bitstring",
+            Target::MalLut16Ohv => "mal-lut16-ohv",
+            Target::MalLut256Ss => "mal-lut256-ss",
+            Target::MalLut256SsOpt => "mal-lut256-ss-opt",
         }
     }
 
@@ -76,9 +95,14 @@ impl Target {
             Target::Lut256 => "lut256",
             Target::Lut256Ss => "lut256_ss",
             Target::MalChidaRecCheck => "mal-chida-rec-check",
+            Target::MalChida => "mal-chida",
             Target::BoolCircuit => "bool-circuit",
             Target::MalGf4Circuit => "mal-gf4-circuit",
             Target::MalGf4CircuitOpt => "mal-gf4-circuit-gf4p4",
+            Target::MalLut16Bitstring => "mal-lut16-bitstring",
+            Target::MalLut16Ohv => "mal-lut16-ohv",
+            Target::MalLut256Ss => "mal-lut256-ss",
+            Target::MalLut256SsOpt => "mal-lut256-ss-opt",
         }
     }
 
@@ -91,7 +115,14 @@ impl Target {
             | Target::Lut256
             | Target::Lut256Ss
             | Target::BoolCircuit => false,
-            Target::MalChidaRecCheck | Target::MalGf4Circuit | Target::MalGf4CircuitOpt => true,
+            Target::MalChidaRecCheck
+            | Target::MalChida
+            | Target::MalGf4Circuit
+            | Target::MalGf4CircuitOpt
+            | Target::MalLut16Bitstring
+            | Target::MalLut16Ohv
+            | Target::MalLut256Ss
+            | Target::MalLut256SsOpt => true,
         }
     }
 }

@@ -47,15 +47,20 @@ fn expected(target: Target, size: KeySize) -> Expected {
         },
         // Protocol 8: 11 bit products per S-box, 16 per 2-byte word, to prev. Online: 0.5 byte
         // to each neighbour (round 1, 2 messages per channel) and 1 byte to prev (round 2, 1
-        // message per channel).
-        Target::Lut16 => Expected {
+        // message per channel). mal-lut16-ohv / -bitstring: the same messages; the bitstring
+        // preprocessing (Protocol 5, k = 4: 1 + 3 + 7 products) takes 3 rounds.
+        Target::Lut16 | Target::MalLut16Ohv | Target::MalLut16Bitstring => Expected {
             prep_next: 0,
             prep_prev: 16 * layers * 11 / 8,
             online_next: 16 * layers / 2,
             online_prev: 16 * layers * 3 / 2,
             online_messages_next: 3 * layers,
             online_messages_prev: 3 * layers,
-            prep_rounds: 2,
+            prep_rounds: if target == Target::MalLut16Bitstring {
+                3
+            } else {
+                2
+            },
         },
         // Protocol 5: 247 bit products per S-box in 7 rounds, to prev. Online: the opening of
         // x + r, 1 byte to next, one round.
@@ -70,7 +75,9 @@ fn expected(target: Target, size: KeySize) -> Expected {
         },
         // Two Protocol-8 vectors per S-box batched in 2 rounds (22 bit products), to prev.
         // Online: 1 byte to each neighbour, one round (2 messages per channel).
-        Target::Lut256Ss => Expected {
+        // mal-lut256-ss(-opt): the same bytes and messages per channel in one round more (layer
+        // 1 opens to next only; the reshare after the last layer goes to prev).
+        Target::Lut256Ss | Target::MalLut256Ss | Target::MalLut256SsOpt => Expected {
             prep_next: 0,
             prep_prev: 16 * layers * 22 / 8,
             online_next: 16 * layers,
@@ -80,7 +87,9 @@ fn expected(target: Target, size: KeySize) -> Expected {
             prep_rounds: 2,
         },
         // The malicious chain: 4 plain products per S-box, 3 rounds per layer, all to prev.
-        Target::MalChidaRecCheck => Expected {
+        // mal-chida: the same online phase; its preprocessing and finalize are not linear in
+        // the batch size and are checked in tests/mal_chida.rs.
+        Target::MalChidaRecCheck | Target::MalChida => Expected {
             prep_next: 0,
             prep_prev: 0,
             online_next: 0,
@@ -113,11 +122,22 @@ fn finalize_expected(target: Target, size: KeySize, simd: usize) -> (u64, u64, u
         Target::MalChidaRecCheck => 4,
         Target::MalGf4Circuit => 5,
         Target::MalGf4CircuitOpt => 3,
+        // 2 packed ohv relations resp. 3 bit × bit-string relations per one-hot vector and one
+        // gf4p4 relation per S-box; exact here because a benchmark layer is a multiple of 16
+        // S-boxes (no padding lanes; see mal_lut16_verifies_exactly_the_recorded_relations).
+        Target::MalLut16Ohv => 3,
+        Target::MalLut16Bitstring => 4,
+        // 22 bit triples (or 4 packed relations) of the preprocessing + 2 VerifySbox triples.
+        Target::MalLut256Ss => 24,
+        Target::MalLut256SsOpt => 6,
         _ => return (0, 0, 0),
     };
-    let l = u64::from(triskele_engine::verify::levels(
-        triples_per_sbox * size.sboxes_per_block() * simd,
-    ));
+    verify_cost(triples_per_sbox * size.sboxes_per_block() * simd)
+}
+
+/// [`finalize_expected`] for `Verify` over exactly `l` triples.
+fn verify_cost(l: usize) -> (u64, u64, u64) {
+    let l = u64::from(triskele_engine::verify::levels(l));
     (16 + 8 * l + 24 + 32, 16 * l + 16 + 32, 2 * l + 8)
 }
 
@@ -298,6 +318,126 @@ fn mal_gf4_circuit_is_400_bytes_per_block_to_prev_and_logarithmic_finalize() {
         finalize_expected(Target::MalGf4CircuitOpt, KeySize::Aes128, 1000),
         (224, 352, 46)
     );
+}
+
+#[test]
+fn mal_lut256_ss_is_440_prep_and_160_160_online_bytes_per_block_and_logarithmic_finalize() {
+    for t in [Target::MalLut256Ss, Target::MalLut256SsOpt] {
+        check(t, KeySize::Aes128, 1);
+        check(t, KeySize::Aes128, 1000);
+        check(t, KeySize::Aes256, 7);
+        let e = expected(t, KeySize::Aes128);
+        assert_eq!((e.prep_prev, e.online_next, e.online_prev), (440, 160, 160));
+        assert_eq!(e.online_messages_next, 20);
+        let e = expected(t, KeySize::Aes256);
+        assert_eq!((e.prep_prev, e.online_next, e.online_prev), (616, 224, 224));
+    }
+    // mal-lut256-ss: S = 1: L = 3840, ℓ = 12; S = 1000: L = 3 840 000, ℓ = 22.
+    assert_eq!(
+        finalize_expected(Target::MalLut256Ss, KeySize::Aes128, 1),
+        (168, 240, 32)
+    );
+    assert_eq!(
+        finalize_expected(Target::MalLut256Ss, KeySize::Aes128, 1000),
+        (248, 400, 52)
+    );
+    // mal-lut256-ss-opt: S = 1: L = 960, ℓ = 10; S = 1000: L = 960 000, ℓ = 20.
+    assert_eq!(
+        finalize_expected(Target::MalLut256SsOpt, KeySize::Aes128, 1),
+        (152, 208, 28)
+    );
+    assert_eq!(
+        finalize_expected(Target::MalLut256SsOpt, KeySize::Aes128, 1000),
+        (232, 368, 48)
+    );
+}
+
+#[test]
+fn mal_lut16_is_220_prep_and_80_240_online_bytes_per_block_and_logarithmic_finalize() {
+    for t in [Target::MalLut16Ohv, Target::MalLut16Bitstring] {
+        check(t, KeySize::Aes128, 1);
+        check(t, KeySize::Aes128, 1000);
+        check(t, KeySize::Aes256, 7);
+        let e = expected(t, KeySize::Aes128);
+        assert_eq!((e.prep_prev, e.online_next, e.online_prev), (220, 80, 240));
+        assert_eq!(e.online_messages_next, 30);
+        let e = expected(t, KeySize::Aes256);
+        assert_eq!((e.prep_prev, e.online_next, e.online_prev), (308, 112, 336));
+    }
+    assert_eq!(
+        expected(Target::MalLut16Ohv, KeySize::Aes128).prep_rounds,
+        2
+    );
+    assert_eq!(
+        expected(Target::MalLut16Bitstring, KeySize::Aes128).prep_rounds,
+        3
+    );
+    // mal-lut16-ohv: S = 1: L = 480, ℓ = 9; S = 1000: L = 480 000, ℓ = 19.
+    assert_eq!(
+        finalize_expected(Target::MalLut16Ohv, KeySize::Aes128, 1),
+        (144, 192, 26)
+    );
+    assert_eq!(
+        finalize_expected(Target::MalLut16Ohv, KeySize::Aes128, 1000),
+        (224, 352, 46)
+    );
+    // mal-lut16-bitstring: S = 1: L = 640, ℓ = 10; S = 1000: L = 640 000, ℓ = 20.
+    assert_eq!(
+        finalize_expected(Target::MalLut16Bitstring, KeySize::Aes128, 1),
+        (152, 208, 28)
+    );
+    assert_eq!(
+        finalize_expected(Target::MalLut16Bitstring, KeySize::Aes128, 1000),
+        (232, 368, 48)
+    );
+}
+
+/// mal-lut16 on layers that are not a multiple of 16 inversions (as in the key schedule): the
+/// finalize `Verify` runs over exactly `L = t · 16 ⌈n/16⌉ + n` relations — `t` = 2 packed ohv
+/// resp. 3 bit × bit-string relations per one-hot vector, for all 16 lanes of every
+/// preprocessed word, and one gf4p4 relation per inversion — which fixes its bytes and
+/// messages; the layer's output is right.
+#[test]
+fn mal_lut16_verifies_exactly_the_recorded_relations() {
+    use triskele_aes::sbox::mal_lut16::{MalLut16, Prep};
+    use triskele_aes::sbox::SboxProtocol;
+    use triskele_engine::{Malicious, Party, Phase};
+    use triskele_field::{Field, Gf2p8};
+    for (prep, per_vector) in [(Prep::Ohv, 2), (Prep::Bitstring, 3)] {
+        for n in [4usize, 17, 200] {
+            let nets = triskele_net::in_memory(&NetOptions::default());
+            let runs = three(nets, |net| {
+                let mut party = Party::<Malicious>::setup(net).expect("setup");
+                let mut sbox = MalLut16::new(prep);
+                party.set_phase(Phase::Preprocessing);
+                sbox.preprocess(&mut party, n).expect("preprocess");
+                party.set_phase(Phase::Output);
+                let mut x = party.random_rss::<Gf2p8>(n);
+                let input = party.open(&x).expect("open input");
+                party.set_phase(Phase::Online);
+                sbox.invert(&mut party, &mut x).expect("invert");
+                let recorded = party.model().recorder().gf2p64_triples();
+                party.set_phase(Phase::Finalize);
+                sbox.finalize(&mut party).expect("finalize");
+                party.set_phase(Phase::Output);
+                let out = party.open_output(&x).expect("open output");
+                let stats = party.net().stats().get(Phase::Finalize);
+                party.shutdown().expect("shutdown");
+                (input, out, recorded, stats)
+            });
+            let l = per_vector * 16 * n.div_ceil(16) + n;
+            let (fin_next, fin_prev, fin_msgs) = verify_cost(l);
+            for (input, out, recorded, stats) in runs {
+                let want: Vec<Gf2p8> = input.iter().map(|v| v.inverse()).collect();
+                assert_eq!(out, want, "{prep:?} n = {n}");
+                assert_eq!(recorded, l, "{prep:?} n = {n}");
+                assert_eq!(stats.next.bytes_sent, fin_next, "{prep:?} n = {n}");
+                assert_eq!(stats.prev.bytes_sent, fin_prev, "{prep:?} n = {n}");
+                assert_eq!(stats.next.messages, fin_msgs, "{prep:?} n = {n}");
+                assert_eq!(stats.prev.messages, fin_msgs, "{prep:?} n = {n}");
+            }
+        }
+    }
 }
 
 /// Online bytes of one `bool-circuit` S-box layer of `n` inversions: 34 AND gates, each

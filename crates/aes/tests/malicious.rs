@@ -46,6 +46,14 @@ fn triples_per_sbox(target: Target) -> usize {
         Target::MalChidaRecCheck => 4,
         Target::MalGf4Circuit => 5,
         Target::MalGf4CircuitOpt => 3,
+        // 2 ohv resp. 3 bit × bit-string relations per one-hot vector + 1 gf4p4 relation; one
+        // AES-128 block with the key schedule verifies 2 resp. 3 · 208 (13 whole words of
+        // vectors) + 200 = 616 resp. 824 relations, the same ℓ = 10 as 3 resp. 4 · 200.
+        Target::MalLut16Ohv => 3,
+        Target::MalLut16Bitstring => 4,
+        // 22 bit triples (or 4 packed relations) of the preprocessing + 2 VerifySbox triples.
+        Target::MalLut256Ss => 24,
+        Target::MalLut256SsOpt => 6,
         _ => panic!("{target} is not a Verify-based malicious variant"),
     }
 }
@@ -180,6 +188,10 @@ macro_rules! abort_matrix {
 abort_matrix!(mal_chida_rec_check, Target::MalChidaRecCheck);
 abort_matrix!(mal_gf4_circuit, Target::MalGf4Circuit);
 abort_matrix!(mal_gf4_circuit_opt, Target::MalGf4CircuitOpt);
+abort_matrix!(mal_lut16_bitstring, Target::MalLut16Bitstring);
+abort_matrix!(mal_lut16_ohv, Target::MalLut16Ohv);
+abort_matrix!(mal_lut256_ss, Target::MalLut256Ss);
+abort_matrix!(mal_lut256_ss_opt, Target::MalLut256SsOpt);
 
 /// (a) for mal-gf4-circuit-opt, aimed at the messages of the products that are not recorded
 /// themselves but covered by the gf4p4 relation: round 1 (`a_h a_l`, message `4j`) and round 4
@@ -205,7 +217,7 @@ fn mal_gf4_circuit_opt_covered_products_abort() {
 /// party returns an output (wrong or, by luck, correct), nobody aborts.
 #[test]
 fn semi_honest_twins_do_not_detect_the_tamper() {
-    for target in [Target::Chida, Target::Gf4Circuit] {
+    for target in [Target::Chida, Target::Gf4Circuit, Target::Lut256Ss] {
         let mut wrong = 0;
         for cheater in PartyId::ALL {
             for seed in 0..3 {
@@ -223,5 +235,251 @@ fn semi_honest_twins_do_not_detect_the_tamper() {
         }
         // A flipped bit of a share almost always changes the ciphertext.
         assert!(wrong > 0, "{target}");
+    }
+}
+
+/// The extra tampers of the (3,3)-LUT-256 variants (one AES-128 block with the key schedule):
+/// (c) a flipped bit in a preprocessing multiplication share (Protocol 8's round-1 and round-2
+/// reshares, messages 0 and 1 to prev), and a flipped bit in an additive offset share
+/// `c^(i)` of a cipher layer sent to **one** neighbour only (the other gets the correct one).
+/// In the online phase both variants (semi-honest and malicious) send 10 key-schedule
+/// messages per direction first; after them, messages 11 and 19 to next and 10 and 18 to prev
+/// are cipher-layer offsets (16 bytes) in both. Returns `(tamper, what, flipped length)`.
+fn lut256_ss_tampers(cheater: PartyId) -> Vec<(Tamper, String, usize)> {
+    let mut out = Vec::new();
+    for k in 0..2 {
+        out.push((
+            Tamper::new(
+                cheater,
+                Phase::Preprocessing,
+                Some(Direction::Prev),
+                k,
+                7 * k + 1,
+            ),
+            format!("(c) preprocessing product share, round {}", k + 1),
+            // 2 · 200 instances, 16 per word, 2 bytes per word; 6 resp. 5 products per round.
+            2 * 25 * if k == 0 { 6 } else { 5 },
+        ));
+    }
+    for (dir, k) in [
+        (Direction::Next, 11),
+        (Direction::Next, 19),
+        (Direction::Prev, 10),
+        (Direction::Prev, 18),
+    ] {
+        out.push((
+            Tamper::new(cheater, Phase::Online, Some(dir), k, k + 3),
+            format!("(c) offset share to {dir:?} only, online message {k}"),
+            16,
+        ));
+    }
+    out
+}
+
+#[test]
+fn mal_lut256_ss_tampered_preprocessing_or_one_sided_offset_aborts() {
+    for target in [Target::MalLut256Ss, Target::MalLut256SsOpt] {
+        for cheater in PartyId::ALL {
+            for (t, what, len) in lut256_ss_tampers(cheater) {
+                assert_aborts(target, t.clone(), &what);
+                assert_eq!(t.tampered().map(|f| f.len), Some(len), "{target} {what}");
+            }
+        }
+    }
+}
+
+/// The same tampers on the semi-honest `lut256-ss` go undetected: every party returns an
+/// output, nobody aborts, and the output is wrong for at least one of them.
+#[test]
+fn lut256_ss_semi_honest_does_not_detect_the_same_tampers() {
+    let mut wrong = 0;
+    for cheater in PartyId::ALL {
+        for (t, what, len) in lut256_ss_tampers(cheater) {
+            let log = t.clone();
+            let res = run(Target::Lut256Ss, Some(t));
+            assert_eq!(log.tampered().map(|f| f.len), Some(len), "{what}");
+            for r in &res {
+                let out = r.as_ref().expect("semi-honest: no check, no abort");
+                if hex::encode(out) != CT {
+                    wrong += 1;
+                }
+            }
+        }
+    }
+    assert!(wrong > 0);
+}
+
+/// The extra tampers of mal-lut16 (one AES-128 block with the key schedule: 200 inversions,
+/// 13 bit-sliced words of one-hot vectors), with the length of the flipped message:
+/// (c) a flipped bit in each preprocessing multiplication share (the reshares to prev: Protocol
+/// 8's 6 and 5 products resp. Protocol 5's 1, 3 and 7 products per word), and a flipped bit in
+/// an offset share `c^(i)` sent to **one** neighbour only (the other gets the right one). Per
+/// layer a party sends `c^(i)` to next, then `c^(i)` and the reshare to prev; the 10
+/// key-schedule layers (4 inversions, 2-byte offsets) come first, then the 10 cipher layers
+/// (16 inversions, 8-byte offsets).
+fn lut16_tampers(target: Target, cheater: PartyId) -> Vec<(Tamper, String, usize)> {
+    let products: &[usize] = match target {
+        Target::MalLut16Bitstring => &[1, 3, 7],
+        _ => &[6, 5],
+    };
+    let mut out = Vec::new();
+    for (k, p) in products.iter().enumerate() {
+        let k = k as u64;
+        out.push((
+            Tamper::new(
+                cheater,
+                Phase::Preprocessing,
+                Some(Direction::Prev),
+                k,
+                5 * k + 2,
+            ),
+            format!("(c) preprocessing product share, round {}", k + 1),
+            2 * 13 * p,
+        ));
+    }
+    for (dir, k, len) in [
+        (Direction::Next, 3, 2),
+        (Direction::Next, 12, 8),
+        (Direction::Prev, 0, 2),
+        (Direction::Prev, 24, 8),
+    ] {
+        out.push((
+            Tamper::new(cheater, Phase::Online, Some(dir), k, k + 1),
+            format!("(c) offset share to {dir:?} only, online message {k}"),
+            len,
+        ));
+    }
+    out
+}
+
+#[test]
+fn mal_lut16_tampered_preprocessing_or_one_sided_offset_aborts() {
+    for target in [Target::MalLut16Ohv, Target::MalLut16Bitstring] {
+        for cheater in PartyId::ALL {
+            for (t, what, len) in lut16_tampers(target, cheater) {
+                assert_aborts(target, t.clone(), &what);
+                assert_eq!(t.tampered().map(|f| f.len), Some(len), "{target} {what}");
+            }
+        }
+    }
+}
+
+/// The same tampers on the semi-honest `lut16` go undetected: every party returns an output,
+/// nobody aborts, and the output is wrong for at least one of them.
+#[test]
+fn lut16_semi_honest_does_not_detect_the_same_tampers() {
+    let mut wrong = 0;
+    for cheater in PartyId::ALL {
+        for (t, what, len) in lut16_tampers(Target::Lut16, cheater) {
+            let log = t.clone();
+            let res = run(Target::Lut16, Some(t));
+            assert_eq!(log.tampered().map(|f| f.len), Some(len), "{what}");
+            for r in &res {
+                let out = r.as_ref().expect("semi-honest: no check, no abort");
+                if hex::encode(out) != CT {
+                    wrong += 1;
+                }
+            }
+        }
+    }
+    assert!(wrong > 0);
+}
+
+/// Flips only `VerifySbox` can see (reshares are not hashed into the views): the reshare of a
+/// key-schedule layer (online message 0 to prev, 4 bytes) and the reshare after the last
+/// cipher layer (message 19 to prev, 16 bytes).
+#[test]
+fn mal_lut256_ss_tampered_output_reshare_aborts() {
+    for target in [Target::MalLut256Ss, Target::MalLut256SsOpt] {
+        for cheater in PartyId::ALL {
+            for (k, len) in [(0u64, 4usize), (19, 16)] {
+                let t = Tamper::new(cheater, Phase::Online, Some(Direction::Prev), k, k + 1);
+                assert_aborts(target, t.clone(), &format!("reshare, online message {k}"));
+                assert_eq!(t.tampered().map(|f| f.len), Some(len), "{target} {k}");
+            }
+        }
+    }
+}
+
+/// An additive error that the corrupt party puts on its own share of a chained layer output
+/// (no message is altered, all views stay consistent): the next layer consumes the wrong
+/// value, and `VerifySbox` on the recovered pair catches it. Without the error, two chained
+/// layers give `S(S(x))`.
+#[test]
+fn mal_lut256_ss_additive_error_on_a_chained_layer_output_aborts() {
+    use triskele_aes::layer::sub_bytes_linked;
+    use triskele_aes::sbox::mal_lut256_ss::MalLut256Ss;
+    use triskele_aes::sbox::{LayerInput, LayerLink, LayerOutput, SboxProtocol};
+    use triskele_engine::{AbortReason, Malicious, Party};
+    use triskele_field::LinearMap8;
+    use triskele_share::RssVec;
+    let two_layers = |net: triskele_net::Network,
+                      opt: bool,
+                      cheater: Option<PartyId>|
+     -> Result<(Vec<Gf2p8>, Vec<Gf2p8>), EngineError> {
+        let me = net.party();
+        let mut party = Party::<Malicious>::setup(net)?;
+        let mut sbox = if opt {
+            MalLut256Ss::opt()
+        } else {
+            MalLut256Ss::plain()
+        };
+        party.set_phase(Phase::Preprocessing);
+        sbox.preprocess(&mut party, 32)?;
+        party.set_phase(Phase::Setup);
+        let mut x = party.random_rss::<Gf2p8>(16);
+        let input = party.open(&x)?;
+        party.set_phase(Phase::Online);
+        let first = LayerLink {
+            input: LayerInput::Fresh,
+            output: LayerOutput::Chained,
+        };
+        sub_bytes_linked(&mut party, &mut sbox, &mut x, first)?;
+        if cheater == Some(me) {
+            x.first[3].0 ^= 0x10;
+        }
+        // Between the layers only the affine map of SubBytes: undo it.
+        let undo = move |v: &mut RssVec<Gf2p8>| {
+            v.add_constant_scalar(me, Gf2p8(0x63));
+            v.map_components(|c| LinearMap8::AES_A_INV.apply_in_place(c));
+        };
+        let second = LayerLink {
+            input: LayerInput::Chained(&undo),
+            output: LayerOutput::Replicated,
+        };
+        sub_bytes_linked(&mut party, &mut sbox, &mut x, second)?;
+        party.set_phase(Phase::Finalize);
+        sbox.finalize(&mut party)?;
+        party.set_phase(Phase::Output);
+        let out = party.open_output(&x)?;
+        party.shutdown()?;
+        Ok((input, out))
+    };
+    for opt in [false, true] {
+        let honest = three(triskele_net::in_memory(&NetOptions::default()), |net| {
+            two_layers(net, opt, None)
+        });
+        for r in honest {
+            let (input, out) = r.expect("honest run");
+            let want: Vec<Gf2p8> = input
+                .iter()
+                .map(|v| Gf2p8::SBOX[Gf2p8::SBOX[v.0 as usize] as usize])
+                .map(Gf2p8)
+                .collect();
+            assert_eq!(out, want);
+        }
+        for cheater in PartyId::ALL {
+            let res = three(triskele_net::in_memory(&NetOptions::default()), |net| {
+                two_layers(net, opt, Some(cheater))
+            });
+            for p in PartyId::ALL.into_iter().filter(|p| *p != cheater) {
+                let r = &res[p.index()];
+                // Caught by the check itself: the views agree.
+                assert!(
+                    matches!(r, Err(EngineError::Abort(AbortReason::MultiplicationCheck))),
+                    "opt {opt}: cheater {cheater}: honest {p} returned {r:?}"
+                );
+            }
+        }
     }
 }

@@ -12,6 +12,10 @@ sbox_protocol_tests!(mal_chida_rec_check, triskele_aes::Target::MalChidaRecCheck
 sbox_protocol_tests!(bool_circuit, triskele_aes::Target::BoolCircuit);
 sbox_protocol_tests!(mal_gf4_circuit, triskele_aes::Target::MalGf4Circuit);
 sbox_protocol_tests!(mal_gf4_circuit_opt, triskele_aes::Target::MalGf4CircuitOpt);
+sbox_protocol_tests!(mal_lut16_bitstring, triskele_aes::Target::MalLut16Bitstring);
+sbox_protocol_tests!(mal_lut16_ohv, triskele_aes::Target::MalLut16Ohv);
+sbox_protocol_tests!(mal_lut256_ss, triskele_aes::Target::MalLut256Ss);
+sbox_protocol_tests!(mal_lut256_ss_opt, triskele_aes::Target::MalLut256SsOpt);
 
 /// A sample of the known answers through the real network stack: TLS 1.3 on loopback with
 /// certificates made in memory.

@@ -30,15 +30,19 @@
 //!   α-degree is at most 2, so no reduction occurs and it holds iff `p = a_h a_l`,
 //!   `b_h = a_h d^-1` and `b_l + b_h = a_l d^-1` all hold; with the two plain triples every
 //!   product of the circuit is checked. `L = 3 ·` inversions (AES-128: 480 per block).
-//!   The relation is recorded already embedded, as a `GF(2^64)` triple (48 bytes per
-//!   inversion and party, against 6 bytes per `GF(2^4)` triple); recording its seven nibbles
-//!   and embedding them while `Verify` streams would save that memory.
+//!   The relations are recorded compactly as a custom triple source (`Gf4p4Relations`, shared
+//!   with mal-lut16): the seven nibbles in 3 bytes per inversion and component, embedded while
+//!   `Verify` streams over them (6 bytes per inversion and party instead of 48 for a lifted
+//!   `GF(2^64)` triple).
 //!
 //! Soundness and finalize communication are those of [`triskele_engine::verify`]: a wrong
 //! product survives with probability at most `(2ℓ + 3)/2^64`, `ℓ = ⌈log2 L⌉`.
 
+use std::sync::Arc;
+
+use triskele_engine::verify::{LiftedTriples, Parts, TripleSource};
 use triskele_engine::{EngineError, Malicious, Party, SecurityModel, SemiHonest};
-use triskele_field::embed::gf4p4_slice;
+use triskele_field::embed::GF4P4_TABLES;
 use triskele_field::{Gf2p4, Gf2p64, Gf2p8};
 use triskele_share::RssVec;
 
@@ -98,10 +102,10 @@ impl SboxProtocol<Malicious> for Gf4Circuit {
 }
 
 impl SboxProtocol<Malicious> for Gf4CircuitGf4p4 {
-    /// No preprocessing; reserves the recorder's room for `2 n` plain and `n` gf4p4 triples.
+    /// No preprocessing; reserves the recorder's room for the `2 n` plain triples (the gf4p4
+    /// relations are recorded per layer as `Gf4p4Relations`).
     fn preprocess(&mut self, party: &mut Party<Malicious>, n: usize) -> Result<(), EngineError> {
         party.model().reserve::<Gf2p4>(2 * n);
-        party.model().reserve::<Gf2p64>(n);
         Ok(())
     }
 
@@ -131,43 +135,97 @@ fn mul<M: SecurityModel>(
     }
 }
 
-/// The gf4p4 embedding of `Σ_i coeffs[i] α^i`, per component.
-fn embed_gf4p4(coeffs: &[&RssVec<Gf2p4>]) -> RssVec<Gf2p64> {
-    let n = coeffs.first().map_or(0, |c| c.len());
-    let mut out = RssVec::zeros(n);
-    let firsts: Vec<&[Gf2p4]> = coeffs.iter().map(|c| &c.first[..]).collect();
-    let seconds: Vec<&[Gf2p4]> = coeffs.iter().map(|c| &c.second[..]).collect();
-    gf4p4_slice(&firsts, &mut out.first);
-    gf4p4_slice(&seconds, &mut out.second);
-    out
+/// The gf4p4 relations of a batch (PROTOCOLS.md §5.5),
+/// `(a_h + α a_l) · (a_l + α d^-1) = p + α (b_h + a_l^2) + α^2 (b_l + b_h)`, kept compact: the
+/// seven nibbles of `X`, `Y`, `Z` packed in three bytes per instance and component (6 bytes per
+/// instance and party, against 48 for a lifted `GF(2^64)` triple), embedded by `φ_0`, `α ↦ A`
+/// (PROTOCOLS.md §2.4, [`GF4P4_TABLES`]) while `Verify` streams over them. Triple `k` is
+/// instance `k`. The `α`-degree is at most 2, so the embedded relation holds iff
+/// `p = a_h a_l`, `b_h = a_h d^-1` and `b_l + b_h = a_l d^-1`.
+pub(crate) struct Gf4p4Relations {
+    /// Per component and instance: `a_h ‖ a_l`, `d^-1 ‖ p`, `z_1 ‖ z_2` (high ‖ low nibble)
+    /// with `z_1 = b_h + a_l^2`, `z_2 = b_l + b_h`.
+    packed: [Vec<[u8; 3]>; 2],
 }
 
-/// `a + b` per component.
-fn sum(a: &RssVec<Gf2p4>, b: &RssVec<Gf2p4>) -> RssVec<Gf2p4> {
-    let add = |p: &[Gf2p4], q: &[Gf2p4]| p.iter().zip(q).map(|(x, y)| Gf2p4(x.0 ^ y.0)).collect();
-    RssVec {
-        first: add(&a.first, &b.first),
-        second: add(&a.second, &b.second),
+impl Gf4p4Relations {
+    /// The relations of `n` instances: `left` holds `[[a_h]]` then `[[a_h + a_l]]` and `b`
+    /// holds `[[b_h]]` then `[[b_l]]` (`n` each, the operands and result of the protocols'
+    /// last multiplication), `p` the protocol's share of `a_h a_l` (the `α^0` coefficient).
+    pub(crate) fn new(
+        left: &RssVec<Gf2p4>,
+        a_l: &RssVec<Gf2p4>,
+        dinv: &RssVec<Gf2p4>,
+        p: &RssVec<Gf2p4>,
+        b: &RssVec<Gf2p4>,
+    ) -> Self {
+        let pack = |a_h: &[Gf2p4], a_l: &[Gf2p4], dinv: &[Gf2p4], p: &[Gf2p4], b: &[Gf2p4]| {
+            let n = a_l.len();
+            let nib = |x: Gf2p4| x.0 & 0x0f;
+            (0..n)
+                .map(|k| {
+                    let (b_h, b_l) = (nib(b[k]), nib(b[n + k]));
+                    let z1 = b_h ^ SQUARE.get(a_l[k]);
+                    [
+                        (nib(a_h[k]) << 4) | nib(a_l[k]),
+                        (nib(dinv[k]) << 4) | nib(p[k]),
+                        (z1 << 4) | (b_h ^ b_l),
+                    ]
+                })
+                .collect()
+        };
+        Gf4p4Relations {
+            packed: [
+                pack(&left.first, &a_l.first, &dinv.first, &p.first, &b.first),
+                pack(
+                    &left.second,
+                    &a_l.second,
+                    &dinv.second,
+                    &p.second,
+                    &b.second,
+                ),
+            ],
+        }
+    }
+
+    /// Records the relations for the finalize check (a no-op for models without checks).
+    pub(crate) fn record<M: SecurityModel>(self, party: &mut Party<M>) {
+        if M::MALICIOUS {
+            party.model().record_source(Arc::new(self));
+        }
     }
 }
 
-/// The gf4p4 triple `(X, Y, Z)` (embedded, per component):
-/// `(a_h + α a_l) · (a_l + α d^-1) = p + α (b_h + a_l^2) + α^2 (b_l + b_h)`.
-fn gf4p4_relation(
-    a_h: &RssVec<Gf2p4>,
-    a_l: &RssVec<Gf2p4>,
-    dinv: &RssVec<Gf2p4>,
-    p: &RssVec<Gf2p4>,
-    b_h: &RssVec<Gf2p4>,
-    b_l: &RssVec<Gf2p4>,
-) -> [RssVec<Gf2p64>; 3] {
-    let z1 = sum(b_h, &nibble_map(a_l, &SQUARE));
-    let z2 = sum(b_l, b_h);
-    [
-        embed_gf4p4(&[a_h, a_l]),
-        embed_gf4p4(&[a_l, dinv]),
-        embed_gf4p4(&[p, &z1, &z2]),
-    ]
+impl TripleSource<Gf2p64> for Gf4p4Relations {
+    fn len(&self) -> usize {
+        self.packed[0].len()
+    }
+
+    fn lift(&self, start: usize, parts: Parts, out: &mut LiftedTriples<Gf2p64>) {
+        let [t0, t1, t2] = &GF4P4_TABLES;
+        let (hi, lo) = (|b: u8| usize::from(b >> 4), |b: u8| usize::from(b & 0x0f));
+        for (c, packed) in self.packed.iter().enumerate() {
+            let src = packed.get(start..).unwrap_or(&[]);
+            let (x, y, z) = if c == 0 {
+                (&mut out.x.first, &mut out.y.first, &mut out.z.first)
+            } else {
+                (&mut out.x.second, &mut out.y.second, &mut out.z.second)
+            };
+            let n = x.len().min(src.len());
+            for ((xo, yo), [a, d, _]) in x.iter_mut().zip(y.iter_mut()).zip(&src[..n]) {
+                *xo = Gf2p64(t0[hi(*a)] ^ t1[lo(*a)]);
+                *yo = Gf2p64(t0[lo(*a)] ^ t1[hi(*d)]);
+            }
+            x[n..].fill(Gf2p64(0));
+            y[n..].fill(Gf2p64(0));
+            if parts == Parts::Xyz {
+                for (zo, [_, d, w]) in z.iter_mut().zip(&src[..n]) {
+                    *zo = Gf2p64(t0[lo(*d)] ^ t1[hi(*w)] ^ t2[lo(*w)]);
+                }
+                z[n..].fill(Gf2p64(0));
+            }
+        }
+    }
 }
 
 fn invert<M: SecurityModel>(
@@ -212,13 +270,7 @@ fn invert<M: SecurityModel>(
     let b = mul(party, &left, &right, record)?;
 
     if let Some(p) = p {
-        let half = |v: &RssVec<Gf2p4>, k: usize| RssVec {
-            first: v.first[k * n..(k + 1) * n].to_vec(),
-            second: v.second[k * n..(k + 1) * n].to_vec(),
-        };
-        let [xx, yy, zz] =
-            gf4p4_relation(&half(&left, 0), &a_l, &dinv, &p, &half(&b, 0), &half(&b, 1));
-        party.model().on_product(&xx, &yy, &zz);
+        Gf4p4Relations::new(&left, &a_l, &dinv, &p, &b).record(party);
     }
     *x = from_halves(&b, n);
     Ok(())
@@ -229,39 +281,135 @@ mod tests {
     use super::*;
     use triskele_field::{Field, Gf2p4};
 
-    /// The gf4p4 relation in the clear (a value `v` as the sharing `(v, 0)`; the embedding is
-    /// linear): it holds for the honest values of every input, and an error in any one of the
-    /// three covered products (`p`, `b_h`, `b_l`) breaks it.
+    /// The compact gf4p4 relations, lifted through [`Gf4p4Relations`] and reconstructed from
+    /// both components (each value shared as `(v + m, m)` with a mask `m`, so the lift is
+    /// tested for additivity too): they match the field's embedding, hold for the honest
+    /// values of every input, and an error in any one of the three covered products (`p`,
+    /// `b_h`, `b_l`) breaks the relation of that instance only.
     #[test]
     fn gf4p4_relation_holds_exactly_for_correct_products() {
-        let clear = |v: Vec<Gf2p4>| RssVec {
-            second: vec![Gf2p4(0); v.len()],
-            first: v,
+        use triskele_field::embed::gf4p4;
+        let share = |v: Vec<Gf2p4>| {
+            let second: Vec<Gf2p4> = (0..v.len())
+                .map(|k| Gf2p4((k * 7 + 3) as u8 & 15))
+                .collect();
+            RssVec {
+                first: v.iter().zip(&second).map(|(a, b)| *a + *b).collect(),
+                second,
+            }
         };
-        let holds = |r: &[RssVec<Gf2p64>; 3]| {
-            r[0].first
-                .iter()
-                .zip(&r[1].first)
-                .zip(&r[2].first)
-                .all(|((x, y), z)| *x * *y == *z)
+        let lift = |left, a_l, dinv, p, b| {
+            let rel = Gf4p4Relations::new(
+                &share(left),
+                &share(a_l),
+                &share(dinv),
+                &share(p),
+                &share(b),
+            );
+            let n = rel.len();
+            let mut out = LiftedTriples {
+                x: RssVec::zeros(n + 3),
+                y: RssVec::zeros(n + 3),
+                z: RssVec::zeros(n + 3),
+            };
+            rel.lift(0, Parts::Xyz, &mut out);
+            let sum = |v: &RssVec<Gf2p64>| -> Vec<Gf2p64> {
+                v.first
+                    .iter()
+                    .zip(&v.second)
+                    .map(|(a, b)| *a + *b)
+                    .collect()
+            };
+            // Past the end: zero.
+            assert!(out.x.first[n..].iter().all(|v| *v == Gf2p64(0)));
+            (sum(&out.x), sum(&out.y), sum(&out.z))
         };
+        let (mut hs, mut ls, mut dinvs, mut ps, mut bhs, mut bls) =
+            (vec![], vec![], vec![], vec![], vec![], vec![]);
         for byte in 0..=255u8 {
             let t = triskele_field::Gf4Tower::from_gf2p8(Gf2p8(byte));
             let (h, l) = (t.high(), t.low());
             let p = h * l;
             let d = Gf2p4(LAMBDA_SQUARE.get(h) ^ SQUARE.get(l)) + p;
             let dinv = d.inverse();
-            let (bh, bl) = (h * dinv, (h + l) * dinv);
-            let one = |v: Gf2p4| clear(vec![v]);
-            let rel = |p, bh, bl| {
-                gf4p4_relation(&one(h), &one(l), &one(dinv), &one(p), &one(bh), &one(bl))
+            hs.push(h);
+            ls.push(l);
+            dinvs.push(dinv);
+            ps.push(p);
+            bhs.push(h * dinv);
+            bls.push((h + l) * dinv);
+        }
+        let left: Vec<Gf2p4> = hs
+            .iter()
+            .chain(
+                hs.iter()
+                    .zip(&ls)
+                    .map(|(h, l)| *h + *l)
+                    .collect::<Vec<_>>()
+                    .iter(),
+            )
+            .copied()
+            .collect();
+        let b = |bh: &[Gf2p4], bl: &[Gf2p4]| [bh, bl].concat();
+        let (x, y, z) = lift(
+            left.clone(),
+            ls.clone(),
+            dinvs.clone(),
+            ps.clone(),
+            b(&bhs, &bls),
+        );
+        for k in 0..256 {
+            assert_eq!(x[k], gf4p4([hs[k], ls[k], Gf2p4(0)]));
+            assert_eq!(y[k], gf4p4([ls[k], dinvs[k], Gf2p4(0)]));
+            assert_eq!(x[k] * y[k], z[k], "{k:#04x}");
+        }
+        for e in 1..16u8 {
+            let e = Gf2p4(e);
+            let k = usize::from(e.0) * 13 + 7;
+            let bad = |v: &[Gf2p4]| {
+                let mut v = v.to_vec();
+                v[k] += e;
+                v
             };
-            assert!(holds(&rel(p, bh, bl)), "{byte:#04x}");
-            for e in 1..16u8 {
-                let e = Gf2p4(e);
-                assert!(!holds(&rel(p + e, bh, bl)), "{byte:#04x} p");
-                assert!(!holds(&rel(p, bh + e, bl)), "{byte:#04x} b_h");
-                assert!(!holds(&rel(p, bh, bl + e)), "{byte:#04x} b_l");
+            for (what, (x, y, z)) in [
+                (
+                    "p",
+                    lift(
+                        left.clone(),
+                        ls.clone(),
+                        dinvs.clone(),
+                        bad(&ps),
+                        b(&bhs, &bls),
+                    ),
+                ),
+                (
+                    "b_h",
+                    lift(
+                        left.clone(),
+                        ls.clone(),
+                        dinvs.clone(),
+                        ps.clone(),
+                        b(&bad(&bhs), &bls),
+                    ),
+                ),
+                (
+                    "b_l",
+                    lift(
+                        left.clone(),
+                        ls.clone(),
+                        dinvs.clone(),
+                        ps.clone(),
+                        b(&bhs, &bad(&bls)),
+                    ),
+                ),
+            ] {
+                for j in 0..256 {
+                    assert_eq!(
+                        x[j] * y[j] == z[j],
+                        j != k,
+                        "{what}, error {e:?} at {k}, instance {j}"
+                    );
+                }
             }
         }
     }

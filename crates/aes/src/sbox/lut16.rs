@@ -13,14 +13,20 @@
 //! * Cost per inversion and party: 0.5 byte to next, 1.5 bytes to prev (AES-128: 80 + 240
 //!   B/block, 20 rounds, 30 messages per channel); preprocessing 220 B/block. No check.
 //!
+//! The same preprocessing pool and online layer run under the active model in
+//! [`super::mal_lut16`], which hashes the opened offset shares into the views and records
+//! the relations that `Verify` checks.
+//!
 //! \[DEV\] (§4.3): the opened share is masked with a fresh zero-share `α_i`. Without it, the
 //! party `P_{i+1}`, which knows `r_{i+2}`, would learn `v^(i+2)`, a quadratic function of a
 //! share component it lacks. The test `received_offset_is_independent_of_the_secret` checks
 //! this on the exact function used by the protocol.
 
+use core::ops::Range;
+
 use rayon::prelude::*;
-use triskele_engine::{EngineError, Party, ReshareTo, SemiHonest};
-use triskele_field::{Bulk, Gf2p4, Gf2p8};
+use triskele_engine::{EngineError, Party, ReshareTo, SecurityModel, SemiHonest, View};
+use triskele_field::{Bulk, Encode, Gf2p4, Gf2p8};
 use triskele_share::{local_product, Direction, Prss, RssVec};
 
 use super::ohv16::{random_ohv16, Ohv16, OhvCheck};
@@ -33,9 +39,48 @@ const PAR: usize = 1 << 13;
 /// The semi-honest `lut16` protocol with its preprocessed one-hot vectors.
 #[derive(Debug, Default)]
 pub struct Lut16 {
+    pool: Ohv16Pool,
+}
+
+/// Preprocessed one-hot vectors, used up front to back by the online layers.
+#[derive(Debug, Default)]
+pub(crate) struct Ohv16Pool {
     pool: Ohv16,
     /// Next unused instance of `pool`.
     pos: usize,
+}
+
+impl Ohv16Pool {
+    /// Appends fresh vectors (keeping unused ones from an earlier call).
+    pub(crate) fn add(&mut self, fresh: Ohv16) {
+        if self.pos >= self.pool.e.first.len() {
+            self.pool = fresh;
+        } else {
+            let keep = |v: &mut Vec<u16>, add: Vec<u16>, pos: usize| {
+                v.drain(..pos);
+                v.extend(add);
+            };
+            keep(&mut self.pool.e.first, fresh.e.first, self.pos);
+            keep(&mut self.pool.e.second, fresh.e.second, self.pos);
+            self.pool.r.first.drain(..self.pos);
+            self.pool.r.second.drain(..self.pos);
+            self.pool.r.extend(&fresh.r);
+        }
+        self.pos = 0;
+    }
+
+    /// The next `m` unused instances (their indices in [`Ohv16Pool::get`]).
+    fn take(&mut self, m: usize) -> Result<Range<usize>, EngineError> {
+        EngineError::ensure_preprocessed(m, self.pool.e.first.len().saturating_sub(self.pos))?;
+        let range = self.pos..self.pos + m;
+        self.pos += m;
+        Ok(range)
+    }
+
+    /// The vectors and positions.
+    pub(crate) fn get(&self) -> &Ohv16 {
+        &self.pool
+    }
 }
 
 /// Protocol 4 masks for `T = inv_16`: bit `t` of `INV_MASKS[c][b]` is bit `b` of
@@ -100,24 +145,114 @@ pub(crate) fn masked_norm_share(
     c
 }
 
+/// Round 1 of a layer: opens `c = v + r` from this party's masked share `c^(i)` (sent to both
+/// neighbours; the two received shares are added).
+///
+/// Under an active model the received shares are absorbed into the views (\[DEV\]
+/// PROTOCOLS.md §5.6): the one from `P_{i-1}` into `V_prev`, the one from `P_{i+1}` into
+/// `V_next`. The compare-view matches `P_j`'s `V_prev` with `P_{j+1}`'s `V_next`, i.e. the
+/// share `P_{j-1}` sent to `P_j` with the one it sent to `P_{j+1}`; so a party that sends
+/// different shares to its two neighbours makes both honest parties abort, whatever it puts in
+/// its own views. Its own share is not absorbed: it is one value sent to both, and the two
+/// receivers' hashes already compare what arrived (a consistent but wrong share is an additive
+/// error in `c`, which the gf4p4 relation of mal-lut16 catches).
+fn open_offset<M: SecurityModel>(
+    party: &mut Party<M>,
+    mut c: Vec<Gf2p4>,
+) -> Result<Vec<Gf2p4>, EngineError> {
+    let m = c.len();
+    party.send_elems(Direction::Next, &c)?;
+    party.send_elems(Direction::Prev, &c)?;
+    let from_next = party.recv_elems::<Gf2p4>(Direction::Next, m)?;
+    let from_prev = party.recv_elems::<Gf2p4>(Direction::Prev, m)?;
+    if M::MALICIOUS {
+        for (view, share) in [(View::Prev, &from_prev), (View::Next, &from_next)] {
+            party.model().absorb(view, &Gf2p4::encode_to_vec(share));
+        }
+    }
+    Gf2p4::add_assign_slice(&mut c, &from_next);
+    Gf2p4::add_assign_slice(&mut c, &from_prev);
+    Ok(c)
+}
+
+/// The shared values of one online layer (PROTOCOLS.md §4.3), which mal-lut16 certifies.
+pub(crate) struct Layer {
+    /// `[[a_h]]` in `[0, m)`, `[[a_h + a_l]]` in `[m, 2m)`.
+    pub left: RssVec<Gf2p4>,
+    /// `[[a_l]]`.
+    pub a_l: RssVec<Gf2p4>,
+    /// The opened offset `c = v + r`.
+    pub c: Vec<Gf2p4>,
+    /// `[[v^-1]]` by Protocol 4.
+    pub vinv: RssVec<Gf2p4>,
+    /// `[[b_h]] = [[a_h v^-1]]` in `[0, m)`, `[[b_l]] = [[(a_h + a_l) v^-1]]` in `[m, 2m)`.
+    pub b: RssVec<Gf2p4>,
+    /// The preprocessed instances used ([`Ohv16Pool::get`]).
+    pub used: Range<usize>,
+}
+
+impl Layer {
+    /// `[[x^-1]] = φ^-1([[b_h]] Y + [[b_l]])`.
+    pub(crate) fn output(&self) -> RssVec<Gf2p8> {
+        from_halves(&self.b, self.a_l.len())
+    }
+}
+
+/// One online layer of `lut16` on `x` (2 rounds; see the module documentation), consuming
+/// `x.len()` preprocessed vectors of `pool`. Under an active model the opened offset is hashed
+/// into the views ([`open_offset`]); nothing is recorded here.
+pub(crate) fn online_layer<M: SecurityModel>(
+    party: &mut Party<M>,
+    pool: &mut Ohv16Pool,
+    x: &RssVec<Gf2p8>,
+) -> Result<Layer, EngineError> {
+    let m = x.len();
+    let used = pool.take(m)?;
+    let Ohv16 { e, r } = pool.get();
+    let (e1, e2) = (&e.first[used.clone()], &e.second[used.clone()]);
+
+    // Round 1: open c = v + r (masked share to both neighbours).
+    let (a_h, a_l) = split_tower(x);
+    let c = masked_norm_share(party.prss(), &a_h, &a_l, &r.first[used.clone()]);
+    let c = open_offset(party, c)?;
+
+    // Protocol 4: [[v^-1]] = [[inv(c + r)]].
+    let mut vinv = RssVec::<Gf2p4>::zeros(m);
+    for (out, e) in [(&mut vinv.first, e1), (&mut vinv.second, e2)] {
+        out.par_chunks_mut(PAR)
+            .zip(e.par_chunks(PAR).zip(c.par_chunks(PAR)))
+            .for_each(|(o, (e, c))| {
+                for ((o, e), c) in o.iter_mut().zip(e).zip(c) {
+                    *o = lookup_inv16(*e, *c);
+                }
+            });
+    }
+
+    // Round 2: b_h = a_h v^-1, b_l = (a_h + a_l) v^-1, one reshare to prev.
+    let mut left = a_h;
+    left.extend(&a_l);
+    for comp in [&mut left.first, &mut left.second] {
+        let (h, l) = comp.split_at_mut(m);
+        Gf2p4::add_assign_slice(l, h);
+    }
+    let mut right = vinv.clone();
+    right.extend(&vinv);
+    let mut t = vec![Gf2p4(0); 2 * m];
+    local_product(&mut t, &left, &right);
+    let b = party.additive_to_rss(t, ReshareTo::Prev)?;
+    Ok(Layer {
+        left,
+        a_l,
+        c,
+        vinv,
+        b,
+        used,
+    })
+}
+
 impl SboxProtocol<SemiHonest> for Lut16 {
     fn preprocess(&mut self, party: &mut Party<SemiHonest>, n: usize) -> Result<(), EngineError> {
-        let fresh = random_ohv16(party, n, OhvCheck::Products)?;
-        if self.pos >= self.pool.e.first.len() {
-            self.pool = fresh;
-        } else {
-            // Keep unused material from an earlier call.
-            let keep = |v: &mut Vec<u16>, add: Vec<u16>, pos: usize| {
-                v.drain(..pos);
-                v.extend(add);
-            };
-            keep(&mut self.pool.e.first, fresh.e.first, self.pos);
-            keep(&mut self.pool.e.second, fresh.e.second, self.pos);
-            self.pool.r.first.drain(..self.pos);
-            self.pool.r.second.drain(..self.pos);
-            self.pool.r.extend(&fresh.r);
-        }
-        self.pos = 0;
+        self.pool.add(random_ohv16(party, n, OhvCheck::Products)?);
         Ok(())
     }
 
@@ -126,49 +261,7 @@ impl SboxProtocol<SemiHonest> for Lut16 {
         party: &mut Party<SemiHonest>,
         x: &mut RssVec<Gf2p8>,
     ) -> Result<(), EngineError> {
-        let m = x.len();
-        EngineError::ensure_preprocessed(m, self.pool.e.first.len().saturating_sub(self.pos))?;
-        let range = self.pos..self.pos + m;
-        self.pos += m;
-        let e1 = &self.pool.e.first[range.clone()];
-        let e2 = &self.pool.e.second[range.clone()];
-        let r1 = &self.pool.r.first[range];
-
-        // Round 1: open c = v + r (masked share to both neighbours).
-        let (a_h, a_l) = split_tower(x);
-        let mut c = masked_norm_share(party.prss(), &a_h, &a_l, r1);
-        party.send_elems(Direction::Next, &c)?;
-        party.send_elems(Direction::Prev, &c)?;
-        let from_next = party.recv_elems::<Gf2p4>(Direction::Next, m)?;
-        let from_prev = party.recv_elems::<Gf2p4>(Direction::Prev, m)?;
-        Gf2p4::add_assign_slice(&mut c, &from_next);
-        Gf2p4::add_assign_slice(&mut c, &from_prev);
-
-        // Protocol 4: [[v^-1]] = [[inv(c + r)]].
-        let mut vinv = RssVec::<Gf2p4>::zeros(m);
-        for (out, e) in [(&mut vinv.first, e1), (&mut vinv.second, e2)] {
-            out.par_chunks_mut(PAR)
-                .zip(e.par_chunks(PAR).zip(c.par_chunks(PAR)))
-                .for_each(|(o, (e, c))| {
-                    for ((o, e), c) in o.iter_mut().zip(e).zip(c) {
-                        *o = lookup_inv16(*e, *c);
-                    }
-                });
-        }
-
-        // Round 2: b_h = a_h v^-1, b_l = (a_h + a_l) v^-1, one reshare to prev.
-        let mut left = a_h;
-        left.extend(&a_l);
-        for comp in [&mut left.first, &mut left.second] {
-            let (h, l) = comp.split_at_mut(m);
-            Gf2p4::add_assign_slice(l, h);
-        }
-        let mut right = vinv.clone();
-        right.extend(&vinv);
-        let mut t = vec![Gf2p4(0); 2 * m];
-        local_product(&mut t, &left, &right);
-        let b = party.additive_to_rss(t, ReshareTo::Prev)?;
-        *x = from_halves(&b, m);
+        *x = online_layer(party, &mut self.pool, x)?.output();
         Ok(())
     }
 }
@@ -180,6 +273,57 @@ mod tests {
     use rand_chacha::ChaCha20Rng;
     use triskele_field::Field;
     use triskele_share::{deal, prss_from_rng};
+
+    /// \[DEV\] §5.6, in isolation: a party that sends a different offset share to one
+    /// neighbour (one bit flipped on the way to next, nothing else inconsistent) makes both
+    /// honest parties fail the compare-view right after the opening; without the flip
+    /// everybody passes. Without hashing the received shares the views would be empty and
+    /// equal, and this test fails.
+    #[test]
+    fn one_sided_offset_share_fails_the_compare_view() {
+        use triskele_engine::{EngineError, Malicious};
+        use triskele_net::{NetOptions, Phase, Tamper};
+        use triskele_share::PartyId;
+        let run = |tamper: Option<Tamper>| -> Vec<Result<Vec<Gf2p4>, EngineError>> {
+            let nets = triskele_net::in_memory(&NetOptions {
+                tamper,
+                ..NetOptions::default()
+            });
+            std::thread::scope(|s| {
+                let hs: Vec<_> = nets
+                    .into_iter()
+                    .map(|net| {
+                        s.spawn(move || {
+                            let mut party = Party::<Malicious>::setup(net)?;
+                            party.set_phase(Phase::Online);
+                            let share = party.prss().zero_share::<Gf2p4>(9);
+                            let c = open_offset(&mut party, share)?;
+                            party.compare_view()?;
+                            Ok(c)
+                        })
+                    })
+                    .collect();
+                hs.into_iter()
+                    .map(|h| h.join().unwrap_or_else(|_| unreachable!("party thread")))
+                    .collect()
+            })
+        };
+        for r in run(None) {
+            assert!(matches!(r, Ok(c) if c == vec![Gf2p4(0); 9]));
+        }
+        for cheater in PartyId::ALL {
+            let t = Tamper::new(cheater, Phase::Online, Some(Direction::Next), 0, 5);
+            let res = run(Some(t.clone()));
+            assert!(t.tampered().is_some());
+            for p in PartyId::ALL.into_iter().filter(|p| *p != cheater) {
+                let r = &res[p.index()];
+                assert!(
+                    matches!(r, Err(EngineError::Abort(_))),
+                    "cheater {cheater}: honest {p} returned {r:?}"
+                );
+            }
+        }
+    }
 
     #[test]
     fn masks_match_the_known_answers() {

@@ -18,11 +18,13 @@
 //! leaves the party instead (every opened `c^(i)` and the final reshare carry a fresh one), so
 //! every message is uniformly masked and no bytes change. AES-128 and AES-256 are both
 //! supported (the reference has AES-128 only; nothing in the protocol depends on the key size).
-//! Semi-honest, no check.
+//! Semi-honest, no check. The malicious variants `mal-lut256-ss(-opt)`
+//! ([`super::mal_lut256_ss`]) share the preprocessing, the additive opening and the lookup of
+//! this module.
 
 use rayon::prelude::*;
-use triskele_engine::{EngineError, Party, ReshareTo, SemiHonest};
-use triskele_field::{Bulk, Gf2p8};
+use triskele_engine::{EngineError, Party, ReshareTo, SecurityModel, SemiHonest, View};
+use triskele_field::{Bulk, Encode, Gf2p8};
 use triskele_share::{Direction, RssVec};
 
 use super::lut256::lookup_inv256;
@@ -34,18 +36,113 @@ const PAR: usize = 1 << 12;
 
 /// Preprocessed material of one inversion.
 #[derive(Debug, Clone, Copy, Default)]
-struct Pair {
+pub(super) struct Pair {
     /// `(e^lo_i, e^lo_{i+1}, e^hi_i, e^hi_{i+1})`, bit `k` = entry `k`.
     e: [u16; 4],
-    /// `r_i`, this party's additive share of `r`.
-    r: u8,
+    /// `(r_i, r_{i+1})`, this party's replicated share of `r`; `r_i` alone is an additive share.
+    r: [u8; 2],
+}
+
+/// Preprocessed inversions of the (3,3)-LUT-256 protocols, consumed in order.
+#[derive(Debug, Default)]
+pub(super) struct Pool {
+    pairs: Vec<Pair>,
+    pos: usize,
+}
+
+impl Pool {
+    /// Protocol 8 for both halves of `n` inversions in one batch (2 rounds); `check` says how a
+    /// malicious run certifies its products.
+    pub(super) fn fill<M: SecurityModel>(
+        &mut self,
+        party: &mut Party<M>,
+        n: usize,
+        check: OhvCheck,
+    ) -> Result<(), EngineError> {
+        // Instances [0, n) are e^lo, [n, 2n) are e^hi.
+        let o = random_ohv16(party, 2 * n, check)?;
+        let (e1, e2, r1, r2) = (&o.e.first, &o.e.second, &o.r.first, &o.r.second);
+        let fresh: Vec<Pair> = (0..n)
+            .into_par_iter()
+            .map(|j| Pair {
+                e: [e1[j], e2[j], e1[n + j], e2[n + j]],
+                r: [r1[j].0 | (r1[n + j].0 << 4), r2[j].0 | (r2[n + j].0 << 4)],
+            })
+            .collect();
+        self.pairs.drain(..self.pos.min(self.pairs.len()));
+        self.pairs.extend(fresh);
+        self.pos = 0;
+        Ok(())
+    }
+
+    /// The material of the next `m` inversions.
+    pub(super) fn take(&mut self, m: usize) -> Result<&[Pair], EngineError> {
+        EngineError::ensure_preprocessed(m, self.pairs.len().saturating_sub(self.pos))?;
+        let pre = &self.pairs[self.pos..self.pos + m];
+        self.pos += m;
+        Ok(pre)
+    }
+}
+
+/// `[[r]]` of the given inversions.
+pub(super) fn mask_rss(pre: &[Pair]) -> RssVec<Gf2p8> {
+    RssVec {
+        first: pre.iter().map(|p| Gf2p8(p.r[0])).collect(),
+        second: pre.iter().map(|p| Gf2p8(p.r[1])).collect(),
+    }
+}
+
+/// The additive opening of `c = s + r` (one round): `c^(i) = s^(i) + α_i + r_i` to both
+/// neighbours. In the malicious model the received shares go into the views (\[DEV\]
+/// PROTOCOLS.md §5.6/§5.7: the one from `P_{i-1}` into `V_prev`, the one from `P_{i+1}` into
+/// `V_next`), so a party that sends different shares to its two neighbours fails the next
+/// compare-view.
+pub(super) fn open_offsets<M: SecurityModel>(
+    party: &mut Party<M>,
+    s: &[Gf2p8],
+    pre: &[Pair],
+) -> Result<Vec<Gf2p8>, EngineError> {
+    let m = s.len();
+    let mut c: Vec<Gf2p8> = s
+        .iter()
+        .zip(pre)
+        .map(|(s, p)| Gf2p8(s.0 ^ p.r[0]))
+        .collect();
+    let mut scratch = Vec::new();
+    party.prss().add_zero_share(&mut c, &mut scratch);
+    party.send_elems(Direction::Next, &c)?;
+    party.send_elems(Direction::Prev, &c)?;
+    let from_next = party.recv_elems::<Gf2p8>(Direction::Next, m)?;
+    let from_prev = party.recv_elems::<Gf2p8>(Direction::Prev, m)?;
+    if M::MALICIOUS {
+        party
+            .model()
+            .absorb(View::Prev, &Gf2p8::encode_to_vec(&from_prev));
+        party
+            .model()
+            .absorb(View::Next, &Gf2p8::encode_to_vec(&from_next));
+    }
+    Gf2p8::add_assign_slice(&mut c, &from_next);
+    Gf2p8::add_assign_slice(&mut c, &from_prev);
+    Ok(c)
+}
+
+/// Protocol 4 on the additive one-hot vectors: `out^(i) = Σ_j E^(i)[j] inv(c ⊕ j)`, an additive
+/// sharing of `inv(c ⊕ r)`.
+pub(super) fn lookup(out: &mut [Gf2p8], pre: &[Pair], c: &[Gf2p8]) {
+    out.par_chunks_mut(PAR)
+        .zip(pre.par_chunks(PAR).zip(c.par_chunks(PAR)))
+        .for_each(|(o, (p, c))| {
+            for ((o, p), c) in o.iter_mut().zip(p).zip(c) {
+                *o = Gf2p8(lookup_inv256(&outer(&p.e), c.0));
+            }
+        });
 }
 
 /// The semi-honest (3,3)-LUT-256 protocol with its preprocessed one-hot halves.
 #[derive(Debug, Default)]
 pub struct Lut256Ss {
-    pool: Vec<Pair>,
-    pos: usize,
+    pool: Pool,
 }
 
 /// `E^(i)[16h + l] = w^(i)(e^hi[h], e^lo[l])` with the local product of §1.6:
@@ -66,20 +163,7 @@ fn outer(e: &[u16; 4]) -> [u64; 4] {
 
 impl SboxProtocol<SemiHonest> for Lut256Ss {
     fn preprocess(&mut self, party: &mut Party<SemiHonest>, n: usize) -> Result<(), EngineError> {
-        // Both halves in one Protocol-8 batch: instances [0, n) are e^lo, [n, 2n) are e^hi.
-        let o = random_ohv16(party, 2 * n, OhvCheck::Products)?;
-        let (e1, e2, r1) = (&o.e.first, &o.e.second, &o.r.first);
-        let fresh: Vec<Pair> = (0..n)
-            .into_par_iter()
-            .map(|j| Pair {
-                e: [e1[j], e2[j], e1[n + j], e2[n + j]],
-                r: r1[j].0 | (r1[n + j].0 << 4),
-            })
-            .collect();
-        self.pool.drain(..self.pos.min(self.pool.len()));
-        self.pool.extend(fresh);
-        self.pos = 0;
-        Ok(())
+        self.pool.fill(party, n, OhvCheck::Products)
     }
 
     fn invert(
@@ -87,36 +171,10 @@ impl SboxProtocol<SemiHonest> for Lut256Ss {
         party: &mut Party<SemiHonest>,
         x: &mut RssVec<Gf2p8>,
     ) -> Result<(), EngineError> {
-        let m = x.len();
-        EngineError::ensure_preprocessed(m, self.pool.len().saturating_sub(self.pos))?;
-        let pre = &self.pool[self.pos..self.pos + m];
-        self.pos += m;
-
-        // c^(i) = s^(i) + α_i + r_i to both neighbours.
-        let mut c: Vec<Gf2p8> = x
-            .first
-            .iter()
-            .zip(pre)
-            .map(|(s, p)| Gf2p8(s.0 ^ p.r))
-            .collect();
-        let mut scratch = Vec::new();
-        party.prss().add_zero_share(&mut c, &mut scratch);
-        party.send_elems(Direction::Next, &c)?;
-        party.send_elems(Direction::Prev, &c)?;
-        let from_next = party.recv_elems::<Gf2p8>(Direction::Next, m)?;
-        let from_prev = party.recv_elems::<Gf2p8>(Direction::Prev, m)?;
-        Gf2p8::add_assign_slice(&mut c, &from_next);
-        Gf2p8::add_assign_slice(&mut c, &from_prev);
-
-        // y^(i) = Σ_j E^(i)[j] inv(c ⊕ j).
-        x.first
-            .par_chunks_mut(PAR)
-            .zip(pre.par_chunks(PAR).zip(c.par_chunks(PAR)))
-            .for_each(|(o, (p, c))| {
-                for ((o, p), c) in o.iter_mut().zip(p).zip(c) {
-                    *o = Gf2p8(lookup_inv256(&outer(&p.e), c.0));
-                }
-            });
+        let pre = self.pool.take(x.len())?;
+        // c^(i) = s^(i) + α_i + r_i to both neighbours; y^(i) = Σ_j E^(i)[j] inv(c ⊕ j).
+        let c = open_offsets(party, &x.first, pre)?;
+        lookup(&mut x.first, pre, &c);
         // The second component carries no information for an additive state.
         x.second.iter_mut().for_each(|v| *v = Gf2p8(0));
         Ok(())

@@ -28,16 +28,42 @@ pub(crate) struct Ohv16 {
 }
 
 /// In-place transpose of a 16×16 bit matrix: afterwards bit `k` of `a[j]` is the former bit `j`
-/// of `a[k]`.
-#[inline]
+/// of `a[k]`. Rows are packed four to a `u64` (row `k` at bits `16 (k mod 4)` of word `k / 4`),
+/// so each of the four butterfly stages is a few 64-bit operations.
+#[inline(always)]
 pub(crate) fn transpose16(a: &mut [u16; 16]) {
-    for (j, m) in [(8usize, 0x00ffu16), (4, 0x0f0f), (2, 0x3333), (1, 0x5555)] {
-        for k in 0..16 {
-            if k & j == 0 {
-                let t = ((a[k] >> j) ^ a[k + j]) & m;
-                a[k] ^= t << j;
-                a[k + j] ^= t;
-            }
+    let mut x = [0u64; 4];
+    for (w, rows) in x.iter_mut().zip(a.chunks_exact(4)) {
+        *w = rows
+            .iter()
+            .enumerate()
+            .fold(0, |acc, (i, r)| acc | (u64::from(*r) << (16 * i)));
+    }
+    // Rows k and k + 8 (words w, w + 2), then k and k + 4 (words w, w + 1): bit j of the upper
+    // row swaps with bit j + d of the lower one.
+    for (d, m, pairs) in [
+        (8, 0x00ff_00ff_00ff_00ffu64, [(0, 2), (1, 3)]),
+        (4, 0x0f0f_0f0f_0f0f_0f0f, [(0, 1), (2, 3)]),
+    ] {
+        for (p, q) in pairs {
+            let t = ((x[p] >> d) ^ x[q]) & m;
+            x[p] ^= t << d;
+            x[q] ^= t;
+        }
+    }
+    // Rows k and k + 2 (16-bit offset 32 within a word), then k and k + 1 (offset 16).
+    for (d, off, m) in [
+        (2, 32, 0x0000_0000_3333_3333u64),
+        (1, 16, 0x0000_5555_0000_5555),
+    ] {
+        for w in x.iter_mut() {
+            let t = ((*w >> d) ^ (*w >> off)) & m;
+            *w ^= (t << d) ^ (t << off);
+        }
+    }
+    for (w, rows) in x.iter().zip(a.chunks_exact_mut(4)) {
+        for (i, r) in rows.iter_mut().enumerate() {
+            *r = (w >> (16 * i)) as u16;
         }
     }
 }
@@ -55,27 +81,23 @@ fn superset_sums(mu: &mut [u16; 16]) {
     }
 }
 
-/// Builds the per-instance one-hot vectors of one component from the bit-sliced monomials.
-/// `mono[m]` is the component of `μ_m` for `m = 1..16` (index 0 unused), `one` the component
-/// of the constant 1 (all lanes set or zero); `out.len()` is the number of instances.
-fn assemble(mono: &[&[Bits16]; 16], one: u16, out: &mut [u16], r_out: &mut [Gf2p4]) {
+/// Builds the per-instance one-hot vectors of one component from bit-sliced words:
+/// `word(w)` gives, for word `w`, the 16 entries `e[0..16]` (entry `k` as a 16-lane word) and
+/// the position bits `r_0..r_3`; `out.len()` is the number of instances.
+pub(crate) fn assemble(
+    word: impl Fn(usize) -> ([u16; 16], [u16; 4]) + Sync,
+    out: &mut [u16],
+    r_out: &mut [Gf2p4],
+) {
     out.par_chunks_mut(16 * PAR_WORDS)
         .zip(r_out.par_chunks_mut(16 * PAR_WORDS))
         .enumerate()
         .for_each(|(c, (out, r_out))| {
             let w0 = c * PAR_WORDS;
             for (wi, (o, ro)) in out.chunks_mut(16).zip(r_out.chunks_mut(16)).enumerate() {
-                let w = w0 + wi;
-                let mut mu = [0u16; 16];
-                mu[0] = one;
-                for m in 1..16 {
-                    mu[m] = mono[m].get(w).map_or(0, |x| x.0);
-                }
-                // Position bits: r_b = μ_{b}.
-                let rb = [mu[1], mu[2], mu[4], mu[8]];
-                superset_sums(&mut mu);
-                transpose16(&mut mu);
-                o.copy_from_slice(&mu[..o.len()]);
+                let (mut e, rb) = word(w0 + wi);
+                transpose16(&mut e);
+                o.copy_from_slice(&e[..o.len()]);
                 for (j, r) in ro.iter_mut().enumerate() {
                     let mut v = 0u8;
                     for (b, x) in rb.iter().enumerate() {
@@ -85,6 +107,21 @@ fn assemble(mono: &[&[Bits16]; 16], one: u16, out: &mut [u16], r_out: &mut [Gf2p
                 }
             }
         });
+}
+
+/// The entries and position bits of word `w` of one component from the bit-sliced monomials
+/// (for [`assemble`]): `mono[m]` is the component of `μ_m` for `m = 1..16` (index 0 unused),
+/// `one` the component of the constant 1 (all lanes set or zero).
+fn from_monomials(mono: &[&[Bits16]; 16], one: u16, w: usize) -> ([u16; 16], [u16; 4]) {
+    let mut mu = [0u16; 16];
+    mu[0] = one;
+    for m in 1..16 {
+        mu[m] = mono[m].get(w).map_or(0, |x| x.0);
+    }
+    // Position bits: r_b = μ_{b}.
+    let rb = [mu[1], mu[2], mu[4], mu[8]];
+    superset_sums(&mut mu);
+    (mu, rb)
 }
 
 /// How a malicious run certifies the 11 bit products of Protocol 8 (PROTOCOLS.md §5.5).
@@ -157,14 +194,21 @@ pub(crate) struct OhvRelations {
 }
 
 impl OhvRelations {
-    /// Packs one component of `(X, Y, Z)` of relation `k` for one lane.
-    #[inline]
-    fn lane(bits: &[u16; 16], lane: usize, k: usize, part: usize) -> Gf2p64 {
-        let mut v = 0u64;
-        for &(m, pow) in RELATIONS[k][part] {
-            v |= u64::from((bits[m as usize] >> lane) & 1) << pow;
+    /// `(X, Y, Z)` of both relations for the 16 lanes of word `w`, component `c`
+    /// (for [`lift_bitsliced`]): each part's monomial words are put at their powers of `u` and
+    /// transposed, so lane `l` holds the bit polynomial.
+    fn word(&self, c: usize, w: usize) -> [[[u16; 16]; 3]; 2] {
+        let mut out = [[[0u16; 16]; 3]; 2];
+        for (rel, lists) in out.iter_mut().zip(&RELATIONS) {
+            for (o, list) in rel.iter_mut().zip(lists) {
+                for &(m, pow) in list.iter() {
+                    o[usize::from(pow)] =
+                        self.mono[usize::from(m) - 1][c].get(w).map_or(0, |x| x.0);
+                }
+                transpose16(o);
+            }
         }
-        Gf2p64(v)
+        out
     }
 }
 
@@ -174,41 +218,63 @@ impl TripleSource<Gf2p64> for OhvRelations {
     }
 
     fn lift(&self, start: usize, parts: Parts, out: &mut LiftedTriples<Gf2p64>) {
-        let nparts = match parts {
-            Parts::Xyz => 3,
-            Parts::Xy => 2,
+        lift_bitsliced(self.len(), start, parts, out, |c, w| self.word(c, w));
+    }
+}
+
+/// [`TripleSource::lift`] for relations between bit polynomials of bit-sliced values (16
+/// instances per word, `R` relations per instance; triple `R (16 w + l) + k` is relation `k`
+/// of lane `l` of word `w`, `total` triples in all). `word(c, w)` gives component `c` of word
+/// `w` as `[k][part][lane]`, part 0, 1, 2 = `X`, `Y`, `Z`, each a bit polynomial of degree
+/// < 16; it is called once per word and component of the chunk.
+pub(crate) fn lift_bitsliced<const R: usize>(
+    total: usize,
+    start: usize,
+    parts: Parts,
+    out: &mut LiftedTriples<Gf2p64>,
+    word: impl Fn(usize, usize) -> [[[u16; 16]; 3]; R],
+) {
+    let nparts = match parts {
+        Parts::Xyz => 3,
+        Parts::Xy => 2,
+    };
+    let per_word = 16 * R;
+    debug_assert!(per_word <= 64);
+    for c in 0..2 {
+        let mut dsts: [&mut Vec<Gf2p64>; 3] = if c == 0 {
+            [&mut out.x.first, &mut out.y.first, &mut out.z.first]
+        } else {
+            [&mut out.x.second, &mut out.y.second, &mut out.z.second]
         };
-        let total = TripleSource::len(self);
-        let n = out.x.first.len();
-        for c in 0..2 {
-            let mut dsts: [&mut Vec<Gf2p64>; 3] = if c == 0 {
-                [&mut out.x.first, &mut out.y.first, &mut out.z.first]
-            } else {
-                [&mut out.x.second, &mut out.y.second, &mut out.z.second]
-            };
-            for (part, dst) in dsts.iter_mut().enumerate().take(nparts) {
-                dst.par_chunks_mut(1 << 12)
-                    .enumerate()
-                    .for_each(|(chunk, d)| {
-                        let mut word = usize::MAX;
-                        let mut bits = [0u16; 16];
-                        for (o, t) in d.iter_mut().zip(start + (chunk << 12)..) {
-                            if t >= total {
-                                *o = Gf2p64(0);
-                                continue;
-                            }
-                            let (inst, k) = (t / 2, t % 2);
-                            if inst / 16 != word {
-                                word = inst / 16;
-                                for (m, b) in bits.iter_mut().enumerate().skip(1) {
-                                    *b = self.mono[m - 1][c].get(word).map_or(0, |x| x.0);
-                                }
-                            }
-                            *o = Self::lane(&bits, inst % 16, k, part);
-                        }
-                    });
-                debug_assert_eq!(dst.len(), n);
+        let n = dsts[0].len();
+        let end = (start + n).min(total).max(start);
+        let mut t = start;
+        while t < end {
+            let w = t / per_word;
+            let rel = word(c, w);
+            let (lo, hi) = (
+                t - w * per_word,
+                ((w + 1) * per_word).min(end) - w * per_word,
+            );
+            for (part, d) in dsts.iter_mut().enumerate().take(nparts) {
+                // The word's triples in order (lane-major, relation-minor).
+                let mut flat = [0u16; 64];
+                for (l, f) in flat.chunks_exact_mut(R).take(16).enumerate() {
+                    for (k, v) in f.iter_mut().enumerate() {
+                        *v = rel[k][part][l];
+                    }
+                }
+                for (o, v) in d[t - start..t - start + (hi - lo)]
+                    .iter_mut()
+                    .zip(&flat[lo..hi])
+                {
+                    *o = Gf2p64(u64::from(*v));
+                }
             }
+            t += hi - lo;
+        }
+        for d in dsts.into_iter().take(nparts) {
+            d[end - start..].fill(Gf2p64(0));
         }
     }
 }
@@ -321,8 +387,16 @@ pub(crate) fn random_ohv16<M: SecurityModel>(
         },
         r: RssVec::zeros(n),
     };
-    assemble(&first, one_first, &mut out.e.first, &mut out.r.first);
-    assemble(&second, one_second, &mut out.e.second, &mut out.r.second);
+    assemble(
+        |w| from_monomials(&first, one_first, w),
+        &mut out.e.first,
+        &mut out.r.first,
+    );
+    assemble(
+        |w| from_monomials(&second, one_second, w),
+        &mut out.e.second,
+        &mut out.r.second,
+    );
     Ok(out)
 }
 

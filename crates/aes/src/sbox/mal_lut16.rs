@@ -1,0 +1,476 @@
+//! `mal-lut16-ohv` and `mal-lut16-bitstring`: `lut16` (Protocol 3 with the length-16 one-hot
+//! table lookup of Protocol 4, `super::lut16`) with security with abort against one actively
+//! corrupt party, checked by Protocol 2 `Verify` — MAESTRO (Morita et al., USENIX Security '25,
+//! ePrint 2024/1317); PROTOCOLS.md §4.3, §5.5, §5.6, §5.8. One type, [`MalLut16`], with the
+//! preprocessing as a parameter ([`Prep`]).
+//!
+//! # Phases (per party; `n` inversions, `w = ⌈n/16⌉` bit-sliced words)
+//!
+//! * **Preprocessing**: one random one-hot vector `[[e]]` of length 16 and its position
+//!   `[[r]]` per inversion, from 11 bit products, `2w · 11` bytes to the previous party
+//!   (AES-128: 220 B/block), nothing to the next one. The products are computed with
+//!   `Party::mul_covered` and certified by compactly recorded relations (custom triple sources,
+//!   lifted lane-wise to `GF(2^64)` only while `Verify` streams over them, 60 bytes per 16
+//!   vectors and party in both variants):
+//!   * [`Prep::Ohv`]: Protocol 8 (`super::ohv16`), **2 rounds**; the "ohv" trick covers its
+//!     11 products with 2 packed relations per vector.
+//!   * [`Prep::Bitstring`]: Protocol 5 with `k = 4`, **3 rounds** (1, 3 and 7 products):
+//!     `OHV(b_0) = (1 + b_0, b_0)`; step `k` (`s = b_k`, level `f` of `h = 2^k` entries)
+//!     computes `g_j = s f_j` for `j < h - 1`, sets `g_{h-1} = s + Σ_j g_j` and
+//!     `e = (f + g, g)`, so `e[Σ_b 2^b b_b] = 1`. Each step is one "bit × bit-string" relation
+//!     `s · (f_0..f_{h-2}) = (g_0..g_{h-2})`, one `GF(2^64)` triple `X = s ∈ {0, 1}`,
+//!     `Y = Σ_j f_j u^j`, `Z = Σ_j g_j u^j` (`u` = `0x2`, degree < 7: no reduction, so it holds
+//!     iff every `g_j = s f_j`): 3 triples per vector.
+//!
+//!   Every lane of every word is certified, also the up to 15 lanes past `n` in the last word
+//!   (they were computed by the same messages).
+//! * **Online** (2 rounds per layer, exactly the messages of `lut16`): 0.5 byte to each
+//!   neighbour (the masked offset share `c^(i)`) and 1 byte to the previous party (the reshare
+//!   of `b_h`, `b_l`) per inversion; AES-128: 80 B/block to next + 240 B/block to prev,
+//!   20 rounds, 30 messages per channel. In addition, locally:
+//!   * the opened shares `c^(j)` are hashed into the views (see below);
+//!   * one gf4p4 relation per inversion (PROTOCOLS.md §5.5),
+//!     `(a_h + α a_l) · (a_l + α d^-1) = p + α (b_h + a_l^2) + α^2 (b_l + b_h)`, with
+//!     `[[d]] = c + [[r]]` (the public `c` added as a constant, §1.3), the `α^0` coefficient
+//!     `[[p]] = [[d]] + λ[[a_h]]^2 + [[a_l]]^2` and `[[d^-1]]` the looked-up `[[v^-1]]`;
+//!     recorded compactly (`super::gf4_circuit`'s `Gf4p4Relations`, 6 bytes per inversion and
+//!     party). It holds iff `d = λ a_h^2 + a_h a_l + a_l^2` (the opened `c` was `norm + r`),
+//!     `b_h = a_h d^-1` and `b_l + b_h = a_l d^-1`; `d^-1 = inv(c ⊕ r)` is right because `[[e]]`
+//!     is certified one-hot at `[[r]]` and the lookup is local.
+//! * **Finalize**: `Party::verify_recorded`: one `Verify` over all recorded relations
+//!   (preprocessing and online), then the compare-view. Triples per inversion: **3** for ohv
+//!   (2 + 1), **4** for bitstring (3 + 1), i.e. `L = 2 · 16w + n` resp. `3 · 16w + n`
+//!   (AES-128 benchmark with `S` blocks: `480 S` resp. `640 S`). Cost, `ℓ = ⌈log2 L⌉`:
+//!   `16 + 8ℓ + 24 + 32` bytes to next, `16ℓ + 16 + 32` to prev, `2ℓ + 8` messages per
+//!   channel.
+//!
+//! # Soundness
+//!
+//! A corrupt party can (i) add errors to the shares it sends in the products of the
+//! preprocessing or in the round-2 reshare, (ii) send a wrong offset share `c^(i)` (the same
+//! to both neighbours, or different ones), (iii) deviate in `Verify` or the compare-view.
+//! (i) and a consistent (ii) make a recorded relation false: `Verify` catches that except with
+//! probability `(2ℓ + 3)/2^64` (`triskele_engine::verify`). An inconsistent (ii) makes the
+//! two honest parties hash different shares and the compare-view fails (SHA-256 collision
+//! resistance); (iii) is covered by `Verify`'s own hashed openings and the compare-view. No
+//! output is opened before finalize succeeded at every party.
+//!
+//! # Deviations (\[DEV\])
+//!
+//! * The offset share is masked with a fresh zero-share `α_i` (PROTOCOLS.md §4.3, as `lut16`).
+//! * The additively opened offset shares are hashed into the views (§5.6), received from
+//!   `P_{i-1}` into `V_prev` and from `P_{i+1}` into `V_next`; a party's own share is not
+//!   absorbed (the compare-view matches what `P_j` received from `P_{j-1}` with what
+//!   `P_{j+1}` received from it, which is all that must agree).
+//! * One `Verify` with independent step-1 coefficients (§8 item 9) and a two-way compare-view.
+
+use std::sync::Arc;
+
+use triskele_engine::verify::{LiftedTriples, Parts, TripleSource};
+use triskele_engine::{EngineError, Malicious, Party, SecurityModel};
+use triskele_field::{Bits16, Gf2p64, Gf2p8};
+use triskele_share::{PartyId, RssVec};
+
+use super::gf4_circuit::Gf4p4Relations;
+use super::lut16::{online_layer, Ohv16Pool};
+use super::ohv16::{assemble, lift_bitsliced, random_ohv16, transpose16, Ohv16, OhvCheck};
+use super::tower::NibbleTable;
+use super::SboxProtocol;
+
+/// How [`MalLut16`] makes its one-hot vectors and certifies their bit products
+/// (PROTOCOLS.md §5.5).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Prep {
+    /// `mal-lut16-ohv`: Protocol 8 (2 rounds), two packed relations per vector.
+    Ohv,
+    /// `mal-lut16-bitstring`: Protocol 5 with `k = 4` (3 rounds), one "bit × bit-string"
+    /// relation per recursion step (three per vector).
+    Bitstring,
+}
+
+/// `mal-lut16-ohv` / `mal-lut16-bitstring` (see the module documentation).
+#[derive(Debug)]
+pub struct MalLut16 {
+    prep: Prep,
+    pool: Ohv16Pool,
+}
+
+impl MalLut16 {
+    pub fn new(prep: Prep) -> Self {
+        MalLut16 {
+            prep,
+            pool: Ohv16Pool::default(),
+        }
+    }
+}
+
+impl SboxProtocol<Malicious> for MalLut16 {
+    fn preprocess(&mut self, party: &mut Party<Malicious>, n: usize) -> Result<(), EngineError> {
+        let fresh = match self.prep {
+            Prep::Ohv => random_ohv16(party, n, OhvCheck::Packed)?,
+            Prep::Bitstring => bitstring_ohv16(party, n)?,
+        };
+        self.pool.add(fresh);
+        Ok(())
+    }
+
+    fn invert(
+        &mut self,
+        party: &mut Party<Malicious>,
+        x: &mut RssVec<Gf2p8>,
+    ) -> Result<(), EngineError> {
+        let m = x.len();
+        let layer = online_layer(party, &mut self.pool, x)?;
+        // [[p]] = [[d]] + λ[[a_h]]^2 + [[a_l]]^2 with [[d]] = c + [[r]].
+        let r = &self.pool.get().r;
+        let mut p = RssVec {
+            first: r.first[layer.used.clone()].to_vec(),
+            second: r.second[layer.used.clone()].to_vec(),
+        };
+        p.add_constant(party.id(), &layer.c);
+        let (ls, sq) = (NibbleTable::LAMBDA_SQUARE, NibbleTable::SQUARE);
+        for (pc, (hc, lc)) in [
+            (&mut p.first, (&layer.left.first, &layer.a_l.first)),
+            (&mut p.second, (&layer.left.second, &layer.a_l.second)),
+        ] {
+            for ((o, h), l) in pc.iter_mut().zip(&hc[..m]).zip(lc) {
+                o.0 ^= ls.get(*h) ^ sq.get(*l);
+            }
+        }
+        Gf4p4Relations::new(&layer.left, &layer.a_l, &layer.vinv, &p, &layer.b).record(party);
+        *x = layer.output();
+        Ok(())
+    }
+
+    /// One `Verify` over everything recorded, then the compare-view.
+    fn finalize(&mut self, party: &mut Party<Malicious>) -> Result<(), EngineError> {
+        party.verify_recorded()
+    }
+}
+
+/// One recursion step of Protocol 5 on bit-sliced words (`w` words per entry, entry `j` at
+/// `[j w, (j + 1) w)`): from the level `f` (`h` entries), the bit `s` and the products
+/// `g_j = s f_j` (`j < h - 1`), writes the next level `(f + g, g)` (`2h` entries) to `out`,
+/// with `g_{h-1} = s + Σ_j g_j` (linear, so per component).
+fn advance(f: &[Bits16], s: &[Bits16], g: &[Bits16], w: usize, out: &mut [Bits16]) {
+    let h = f.len() / w;
+    let (lo, hi) = out.split_at_mut(h * w);
+    let (gs, last) = hi.split_at_mut((h - 1) * w);
+    gs.copy_from_slice(g);
+    last.copy_from_slice(s);
+    for gj in g.chunks(w) {
+        for (l, x) in last.iter_mut().zip(gj) {
+            l.0 ^= x.0;
+        }
+    }
+    for ((o, a), b) in lo.iter_mut().zip(f).zip(hi.iter()) {
+        o.0 = a.0 ^ b.0;
+    }
+}
+
+/// Offset (in entries) of step `k`'s products in the concatenation of all steps' products
+/// (1, 3, 7 entries): `Σ_{k' < k} (2^k' - 1) = 2^k - k - 1`.
+const fn step_offset(k: usize) -> usize {
+    (1 << k) - k - 1
+}
+
+/// The constant 1 in all 16 lanes, per component (`x_1 = 1`: P1's first and P3's second).
+fn one(party: PartyId) -> [u16; 2] {
+    match party {
+        PartyId::P1 => [0xffff, 0],
+        PartyId::P2 => [0, 0],
+        PartyId::P3 => [0, 0xffff],
+    }
+}
+
+/// Protocol 5 with `k = 4` for `n` instances (see the module documentation): 3 rounds,
+/// `2 ⌈n/16⌉ · 11` bytes to the previous party. The products are certified under an active
+/// model by recording [`BitstringRelations`].
+fn bitstring_ohv16<M: SecurityModel>(party: &mut Party<M>, n: usize) -> Result<Ohv16, EngineError> {
+    let w = n.div_ceil(16);
+    let bits = party.random_rss::<Bits16>(4 * w);
+    let one = one(party.id());
+    // Level 1: OHV(b_0) = (1 + b_0, b_0).
+    let mut f = [(&bits.first, one[0]), (&bits.second, one[1])].map(|(b, one)| {
+        let b0 = &b[..w];
+        let mut f: Vec<Bits16> = b0.iter().map(|x| Bits16(x.0 ^ one)).collect();
+        f.extend_from_slice(b0);
+        f
+    });
+    let mut products = RssVec {
+        first: Vec::with_capacity(11 * w),
+        second: Vec::with_capacity(11 * w),
+    };
+    for k in 1..4 {
+        let h = 1usize << k;
+        let s = bits
+            .slice(k * w..(k + 1) * w)
+            .ok_or(EngineError::LengthMismatch {
+                expected: 4 * w,
+                got: bits.len(),
+            })?;
+        let mut left = RssVec {
+            first: Vec::with_capacity((h - 1) * w),
+            second: Vec::with_capacity((h - 1) * w),
+        };
+        for _ in 0..h - 1 {
+            left.extend(&s);
+        }
+        let right = RssVec {
+            first: f[0][..(h - 1) * w].to_vec(),
+            second: f[1][..(h - 1) * w].to_vec(),
+        };
+        let g = party.mul_covered(&left, &right)?;
+        for (c, (s, g)) in [(&s.first, &g.first), (&s.second, &g.second)]
+            .into_iter()
+            .enumerate()
+        {
+            let mut next = vec![Bits16(0); 2 * h * w];
+            advance(&f[c], s, g, w, &mut next);
+            f[c] = next;
+        }
+        products.extend(&g);
+    }
+    let mut out = Ohv16 {
+        e: RssVec {
+            first: vec![0u16; n],
+            second: vec![0u16; n],
+        },
+        r: RssVec::zeros(n),
+    };
+    let RssVec { first, second } = bits;
+    let b = [first, second];
+    for (c, (e_out, r_out)) in [
+        (&mut out.e.first, &mut out.r.first),
+        (&mut out.e.second, &mut out.r.second),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let (e, b) = (&f[c], &b[c]);
+        let word = |wd: usize| {
+            (
+                core::array::from_fn(|j| e[j * w + wd].0),
+                core::array::from_fn(|k| b[k * w + wd].0),
+            )
+        };
+        assemble(word, e_out, r_out);
+    }
+    if M::MALICIOUS {
+        let rel = BitstringRelations {
+            bits: b,
+            products: [products.first, products.second],
+            one,
+            words: w,
+        };
+        party.model().record_source(Arc::new(rel));
+    }
+    Ok(out)
+}
+
+/// The "bit × bit-string" relations of a batch of Protocol-5 runs (`k = 4`), kept compact:
+/// the bit-sliced random bits `b_0..b_3` and the 11 products of both components (60 bytes per
+/// 16 instances and party), lifted lane-wise while `Verify` streams over them. The levels `f`
+/// are recomputed from them ([`advance`]). Triple `3 (16 w + l) + (k - 1)` is step `k` of lane
+/// `l` of word `w`: `X = s = b_k` as 0/1, `Y = Σ_{j<h-1} f_j u^j`, `Z = Σ_{j<h-1} g_j u^j`.
+struct BitstringRelations {
+    /// Per component: `b_k` at `[k w, (k + 1) w)`.
+    bits: [Vec<Bits16>; 2],
+    /// Per component: product `j` of step `k` at `[(step_offset(k) + j) w, ..)`.
+    products: [Vec<Bits16>; 2],
+    /// The constant 1 per component.
+    one: [u16; 2],
+    words: usize,
+}
+
+impl BitstringRelations {
+    /// Lane-wise `(X, Y, Z)` of the three steps of word `wd`, component `c`:
+    /// `out[k - 1][part][lane]` as bit polynomials (for [`lift_bitsliced`]).
+    fn word(&self, c: usize, wd: usize) -> [[[u16; 16]; 3]; 3] {
+        let w = self.words;
+        let bit = |k: usize| self.bits[c][k * w + wd];
+        let mut out = [[[0u16; 16]; 3]; 3];
+        let mut f = [Bits16(0); 16];
+        f[0] = Bits16(bit(0).0 ^ self.one[c]);
+        f[1] = bit(0);
+        for (k, rel) in (1..4).zip(out.iter_mut()) {
+            let h = 1usize << k;
+            let s = bit(k);
+            let mut g = [Bits16(0); 16];
+            for (j, gj) in g.iter_mut().enumerate().take(h - 1) {
+                *gj = self.products[c][(step_offset(k) + j) * w + wd];
+            }
+            for (l, x) in rel[0].iter_mut().enumerate() {
+                *x = (s.0 >> l) & 1;
+            }
+            for (dst, src) in [(1, &f), (2, &g)] {
+                for (d, v) in rel[dst].iter_mut().zip(src.iter().take(h - 1)) {
+                    *d = v.0;
+                }
+                transpose16(&mut rel[dst]);
+            }
+            let mut next = [Bits16(0); 16];
+            advance(&f[..h], &[s], &g[..h - 1], 1, &mut next[..2 * h]);
+            f = next;
+        }
+        out
+    }
+}
+
+impl TripleSource<Gf2p64> for BitstringRelations {
+    fn len(&self) -> usize {
+        3 * 16 * self.words
+    }
+
+    fn lift(&self, start: usize, parts: Parts, out: &mut LiftedTriples<Gf2p64>) {
+        lift_bitsliced(self.len(), start, parts, out, |c, w| self.word(c, w));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Bit-sliced random bits with lane `l` at position `r = l` (bit `k` of `l` in `b_k`).
+    fn lane_positions() -> [Bits16; 4] {
+        core::array::from_fn(|k| {
+            Bits16(
+                (0..16u16)
+                    .filter(|l| (l >> k) & 1 == 1)
+                    .fold(0, |a, l| a | (1 << l)),
+            )
+        })
+    }
+
+    /// Protocol 5 in the clear on one word: the final level and the 11 products.
+    fn clear_run(b: &[Bits16; 4]) -> ([Bits16; 16], [Bits16; 11]) {
+        let mut f = [Bits16(0); 16];
+        f[0] = Bits16(!b[0].0);
+        f[1] = b[0];
+        let mut products = [Bits16(0); 11];
+        for k in 1..4 {
+            let h = 1usize << k;
+            let mut g = [Bits16(0); 16];
+            for j in 0..h - 1 {
+                g[j] = Bits16(b[k].0 & f[j].0);
+                products[step_offset(k) + j] = g[j];
+            }
+            let mut next = [Bits16(0); 16];
+            advance(&f[..h], &[b[k]], &g[..h - 1], 1, &mut next[..2 * h]);
+            f = next;
+        }
+        (f, products)
+    }
+
+    #[test]
+    fn protocol5_levels_give_one_hot_vectors_at_r() {
+        let (mut e, products) = clear_run(&lane_positions());
+        assert_eq!(products.len(), 11);
+        let mut words = e.map(|x| x.0);
+        transpose16(&mut words);
+        for (l, v) in words.iter().enumerate() {
+            assert_eq!(*v, 1 << l, "r = {l}");
+        }
+        e[3] = Bits16(0);
+        assert_ne!(e.map(|x| x.0), words);
+    }
+
+    /// Lifts the relations of one word whose values are shared as `(v + m, m)` (masks `m`),
+    /// reconstructed: the lift is tested for additivity too. Returns `holds[lane][step]`.
+    fn relations_hold(b: &[Bits16; 4], products: &[Bits16; 11]) -> [[bool; 3]; 16] {
+        let mask = |i: usize| Bits16((i as u16).wrapping_mul(0x9e37) ^ 0x5a5a);
+        let share = |v: &[Bits16], off: usize| -> [Vec<Bits16>; 2] {
+            let second: Vec<Bits16> = (0..v.len()).map(|i| mask(i + off)).collect();
+            let first = v
+                .iter()
+                .zip(&second)
+                .map(|(a, m)| Bits16(a.0 ^ m.0))
+                .collect();
+            [first, second]
+        };
+        let rel = BitstringRelations {
+            bits: share(b, 0),
+            products: share(products, 4),
+            one: [0xffff, 0],
+            words: 1,
+        };
+        assert_eq!(rel.len(), 48);
+        let mut out = LiftedTriples {
+            x: RssVec::zeros(50),
+            y: RssVec::zeros(50),
+            z: RssVec::zeros(50),
+        };
+        rel.lift(0, Parts::Xyz, &mut out);
+        let at = |v: &RssVec<Gf2p64>, t: usize| v.first[t] + v.second[t];
+        assert_eq!(at(&out.x, 48), Gf2p64(0));
+        core::array::from_fn(|l| {
+            core::array::from_fn(|k| {
+                let t = 3 * l + k;
+                at(&out.x, t) * at(&out.y, t) == at(&out.z, t)
+            })
+        })
+    }
+
+    /// The relations hold for the honest values and a wrong value of any of the 11 product
+    /// bits breaks the relation of its step in its lane (other lanes and earlier steps are
+    /// unaffected).
+    #[test]
+    fn bitstring_relations_hold_exactly_for_correct_products() {
+        let b = lane_positions();
+        let (_, products) = clear_run(&b);
+        assert!(relations_hold(&b, &products).iter().flatten().all(|h| *h));
+        for (i, step) in [(0, 1), (1, 2), (2, 2), (3, 2)]
+            .into_iter()
+            .chain((4..11).map(|i| (i, 3)))
+        {
+            for lane in 0..16 {
+                let mut bad = products;
+                bad[i].0 ^= 1 << lane;
+                let holds = relations_hold(&b, &bad);
+                assert!(!holds[lane][step - 1], "product {i}, lane {lane}");
+                assert!(holds[lane][..step - 1].iter().all(|h| *h));
+                for (l, h) in holds.iter().enumerate() {
+                    assert!(l == lane || h.iter().all(|h| *h), "product {i}, lane {l}");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn lift_reads_across_word_boundaries() {
+        // Two words; a chunk starting mid-word gives the same triples as a full lift.
+        let b = lane_positions();
+        let (_, p) = clear_run(&b);
+        let two = |v: &[Bits16], per: usize| -> Vec<Bits16> {
+            (0..per).flat_map(|e| [v[e], Bits16(!v[e].0)]).collect()
+        };
+        let (_, p2) = clear_run(&b.map(|x| Bits16(!x.0)));
+        let products: Vec<Bits16> = (0..11).flat_map(|e| [p[e], p2[e]]).collect();
+        let rel = BitstringRelations {
+            bits: [two(&b, 4), vec![Bits16(0); 8]],
+            products: [products, vec![Bits16(0); 22]],
+            one: [0xffff, 0],
+            words: 2,
+        };
+        let lift = |start: usize, n: usize| {
+            let mut out = LiftedTriples {
+                x: RssVec::zeros(n),
+                y: RssVec::zeros(n),
+                z: RssVec::zeros(n),
+            };
+            rel.lift(start, Parts::Xyz, &mut out);
+            out
+        };
+        let all = lift(0, 96);
+        for t in 0..96 {
+            assert_eq!(
+                all.x.first[t] * all.y.first[t],
+                all.z.first[t],
+                "triple {t}"
+            );
+        }
+        let part = lift(40, 20);
+        assert_eq!(part.z.first[..], all.z.first[40..60]);
+        assert_eq!(part.y.first[..], all.y.first[40..60]);
+    }
+}

@@ -1,0 +1,431 @@
+//! `mal-chida` (PROTOCOLS.md §5.3): the functional suite, exact communication per phase, the
+//! abort matrix, and direct checks of the sacrifice and of the preprocessing budget.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+mod common;
+
+use common::three;
+use rand::SeedableRng;
+use rand_chacha::ChaCha20Rng;
+use triskele_aes::sbox::mal_chida_bucket::MalChida;
+use triskele_aes::sbox::SboxProtocol;
+use triskele_aes::{aes_tamper, bench_party, compute_party, KeySize, Mode, RunReport, Target};
+use triskele_engine::{EngineError, Malicious, Party};
+use triskele_field::Gf2p8;
+use triskele_net::{NetOptions, Phase, Tamper};
+use triskele_share::{deal, Direction, PartyId};
+
+// FIPS-197, CAVP (GFSbox, KeySbox, VarTxt), random blocks against RustCrypto, all 256 S-box
+// inputs; AES-128 and AES-256, encryption and decryption.
+sbox_protocol_tests!(suite, triskele_aes::Target::MalChida);
+
+// ---------------------------------------------------------------------------------------------
+// Communication
+
+/// Bucket parameters `(N, B, C, M)` for `t` triples, derived here from PROTOCOLS.md §5.3 step 1
+/// (independently of the implementation): `N = max(2^10, nextpow2(t))`, `B` by `log2 N`
+/// (\[DEV\]), `C = B`, `M = NB + C`.
+fn bucket(t: u64) -> (u64, u64, u64, u64) {
+    let n = t.next_power_of_two().max(1 << 10);
+    let b = match n.trailing_zeros() {
+        10..=12 => 5,
+        13..=18 => 4,
+        _ => 3,
+    };
+    (n, b, b, n * b + b)
+}
+
+/// Expected bytes sent `(to next, to prev)` and messages per channel, per phase.
+struct Expected {
+    prep: (u64, u64, u64),
+    online: (u64, u64, u64),
+    finalize: (u64, u64, u64),
+}
+
+/// PROTOCOLS.md §5.3/§6.4 with this implementation's deviations: every compare-view also sends
+/// its 32-byte digest to prev (two-way compare-view, engine-wide), i.e. +64 to prev in the
+/// preprocessing (two compare-views) and +32 in the finalize.
+///
+/// * Preprocessing (`t = 4·16·N_r·S` triples): to prev `M + 3C + 2N(B-1)` elements, 64 bytes of
+///   coin (48-byte commitment, 16-byte seed part) and two digests; to next 64 bytes of coin and
+///   two digests. 7 rounds; on each channel 11 messages (the multiplication and the two
+///   openings towards prev: 1 each; the coin's two broadcasts and the two compare-views: 2 each).
+/// * Online: 4 bytes per S-box to prev, 3 rounds per layer (1 message per round and channel).
+/// * Finalize: `ρ, σ` per recorded product to prev (8 bytes per S-box) and one compare-view;
+///   2 rounds, 3 messages per channel.
+fn expected(size: KeySize, simd: u64) -> Expected {
+    let layers = size.rounds() as u64;
+    let sboxes = 16 * layers * simd;
+    let (n, b, c, m) = bucket(4 * sboxes);
+    Expected {
+        prep: (64 + 2 * 32, m + 3 * c + 2 * n * (b - 1) + 64 + 2 * 32, 11),
+        online: (0, 4 * sboxes, 3 * layers),
+        finalize: (32, 2 * 4 * sboxes + 32, 3),
+    }
+}
+
+fn bench(size: KeySize, simd: usize) -> [RunReport; 3] {
+    three(triskele_net::in_memory(&NetOptions::default()), |net| {
+        bench_party(Target::MalChida, net, size, simd).expect("bench run")
+    })
+}
+
+fn check_comm(size: KeySize, simd: usize) {
+    let e = expected(size, simd as u64);
+    for r in bench(size, simd) {
+        for (what, got, (next, prev, msgs)) in [
+            ("preprocessing", &r.preprocessing.stats, e.prep),
+            ("online", &r.online.stats, e.online),
+            ("finalize", &r.finalize.stats, e.finalize),
+        ] {
+            let ctx = format!("{size:?} S = {simd} {what}");
+            assert_eq!(got.next.bytes_sent, next, "{ctx}: to next");
+            assert_eq!(got.prev.bytes_sent, prev, "{ctx}: to prev");
+            // What one party sends to next, the next party receives from prev.
+            assert_eq!(got.prev.bytes_received, next, "{ctx}: from prev");
+            assert_eq!(got.next.bytes_received, prev, "{ctx}: from next");
+            assert_eq!(got.next.messages, msgs, "{ctx}: messages next");
+            assert_eq!(got.prev.messages, msgs, "{ctx}: messages prev");
+        }
+    }
+}
+
+#[test]
+fn bucket_parameters_of_the_measured_batch_sizes() {
+    // S = 1 (AES-128): 640 triples, N = 2^10, B = 5 (§6.4: 13 396 B to prev with a one-way
+    // compare-view, 13 460 with the two-way one).
+    assert_eq!(bucket(640), (1024, 5, 5, 5125));
+    assert_eq!(expected(KeySize::Aes128, 1).prep, (128, 13_460, 11));
+    // S = 100: 64 000 triples, N = 2^16, B = 4; S = 1000: N = 2^20, B = 3.
+    assert_eq!(bucket(64_000), (1 << 16, 4, 4, (1 << 18) + 4));
+    assert_eq!(bucket(640_000), (1 << 20, 3, 3, 3 * (1 << 20) + 3));
+    // §5.3: S = 50 000 → N = 2^25, S = 250 000 → N = 2^28.
+    assert_eq!(bucket(4 * 160 * 50_000).0, 1 << 25);
+    assert_eq!(bucket(4 * 160 * 250_000).0, 1 << 28);
+    // Online 640 B, finalize 1280 B (+ 32) per AES-128 block.
+    let e = expected(KeySize::Aes128, 1);
+    assert_eq!((e.online.1, e.online.2), (640, 30));
+    assert_eq!((e.finalize.0, e.finalize.1), (32, 1312));
+}
+
+#[test]
+fn aes128_one_block_exact_bytes_and_messages() {
+    check_comm(KeySize::Aes128, 1);
+}
+
+#[test]
+fn aes128_100_blocks_exact_bytes_and_messages() {
+    check_comm(KeySize::Aes128, 100);
+}
+
+#[test]
+fn aes128_1000_blocks_exact_bytes_and_messages() {
+    check_comm(KeySize::Aes128, 1000);
+}
+
+#[test]
+fn aes256_exact_bytes_and_messages() {
+    check_comm(KeySize::Aes256, 1);
+    check_comm(KeySize::Aes256, 7);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Abort matrix
+
+/// FIPS-197 C.1.
+const KEY: &str = "000102030405060708090a0b0c0d0e0f";
+const PT: &str = "00112233445566778899aabbccddeeff";
+const CT: &str = "69c4e0d86a7b0430d8cdb78070b4c55a";
+
+fn run(target: Target, tamper: Option<Tamper>) -> [Result<Vec<u8>, EngineError>; 3] {
+    let opts = NetOptions {
+        tamper,
+        ..NetOptions::default()
+    };
+    let mut rng = ChaCha20Rng::seed_from_u64(1);
+    let k: Vec<Gf2p8> = hex::decode(KEY).unwrap().into_iter().map(Gf2p8).collect();
+    let x: Vec<Gf2p8> = hex::decode(PT).unwrap().into_iter().map(Gf2p8).collect();
+    let ks = deal(&k, &mut rng);
+    let xs = deal(&x, &mut rng);
+    three(triskele_net::in_memory(&opts), |net| {
+        let i = net.party().index();
+        compute_party(target, net, &ks[i], xs[i].clone(), Mode::Encrypt)
+    })
+}
+
+/// Runs mal-chida with `tamper` and checks the abort promise: every honest party returns
+/// `EngineError::Abort`, none an output. Returns the length of the flipped message.
+fn assert_aborts(tamper: Tamper, what: &str) -> usize {
+    let cheater = tamper.party;
+    let log = tamper.clone();
+    let res = run(Target::MalChida, Some(tamper));
+    let flipped = log
+        .tampered()
+        .unwrap_or_else(|| panic!("{what}: nothing was flipped"));
+    for p in PartyId::ALL {
+        if p == cheater {
+            // The cheater runs the honest code apart from the flip; its result is not
+            // constrained.
+            continue;
+        }
+        let r = &res[p.index()];
+        assert!(
+            matches!(r, Err(EngineError::Abort(_))),
+            "{what}: cheater {cheater}, flipped {flipped:?}: honest {p} returned {r:?}"
+        );
+    }
+    flipped.len
+}
+
+/// The `k`-th message `cheater` sends in `phase` towards `dir`.
+fn message(cheater: PartyId, phase: Phase, dir: Direction, k: u64, seed: u64) -> Tamper {
+    Tamper::new(cheater, phase, Some(dir), k, seed)
+}
+
+// Messages of one party per phase and direction (one block of AES-128 with key schedule:
+// 200 S-boxes, 800 triples, N = 1024, B = C = 5, M = 5125):
+//   preprocessing to prev: 0 products (5125 B), 1 commitment (48), 2 seed part (16),
+//     3 digest (32), 4 opened triples (15), 5 ρ, σ (8192), 6 digest (32);
+//   preprocessing to next: 0 commitment, 1 seed part, 2 digest, 3 digest;
+//   finalize to prev: 0 ρ, σ (1600), 1 digest; finalize to next: 0 digest;
+//   output to next: 0 opening (16), 1 digest.
+const PREP_PRODUCTS: u64 = 0;
+const PREP_COMMITMENT: u64 = 1;
+const PREP_SEED: u64 = 2;
+const PREP_DIGEST_1: u64 = 3;
+const PREP_OPENED: u64 = 4;
+const PREP_RHO_SIGMA: u64 = 5;
+const PREP_DIGEST_2: u64 = 6;
+
+#[test]
+fn honest_run_gives_the_fips197_ciphertext() {
+    for r in run(Target::MalChida, None) {
+        assert_eq!(hex::encode(r.unwrap()), CT);
+    }
+}
+
+/// (a) A share of an online multiplication (every online message of mal-chida is one).
+#[test]
+fn tampered_online_multiplication_share_aborts() {
+    for cheater in PartyId::ALL {
+        for seed in 0..3 {
+            let t = aes_tamper(Target::MalChida, KeySize::Aes128, cheater, seed);
+            assert_aborts(t, "(a) online multiplication share");
+        }
+    }
+}
+
+/// (b) A value sent in an opening: the opened triples and `ρ, σ` of the preprocessing, `ρ, σ`
+/// of the finalize sacrifice, the output opening.
+#[test]
+fn tampered_opening_aborts() {
+    for cheater in PartyId::ALL {
+        for (k, name, len) in [
+            (PREP_OPENED, "opened triples", 15),
+            (PREP_RHO_SIGMA, "preprocessing rho, sigma", 8192),
+        ] {
+            for seed in [3, 4] {
+                let t = message(cheater, Phase::Preprocessing, Direction::Prev, k, seed);
+                assert_eq!(assert_aborts(t, &format!("(b) {name}")), len);
+            }
+        }
+        for seed in [5, 6] {
+            let t = message(cheater, Phase::Finalize, Direction::Prev, 0, seed);
+            assert_eq!(assert_aborts(t, "(b) finalize rho, sigma"), 1600);
+            let t = message(cheater, Phase::Output, Direction::Next, 0, seed);
+            assert_eq!(assert_aborts(t, "(b) output opening"), 16);
+        }
+    }
+}
+
+/// (b') The global coin: commitment and seed part, towards either neighbour.
+#[test]
+fn tampered_coin_aborts() {
+    for cheater in PartyId::ALL {
+        for (dir, k, len) in [
+            (Direction::Prev, PREP_COMMITMENT, 48),
+            (Direction::Prev, PREP_SEED, 16),
+            (Direction::Next, 0, 48),
+            (Direction::Next, 1, 16),
+        ] {
+            let t = message(cheater, Phase::Preprocessing, dir, k, 7);
+            assert_eq!(assert_aborts(t, &format!("(b') coin to {dir:?}")), len);
+        }
+    }
+}
+
+/// (c) A share of a preprocessing multiplication, i.e. of a generated triple: whether the
+/// triple ends up opened, checked or sacrificed, every honest party aborts.
+#[test]
+fn tampered_preprocessing_triple_aborts() {
+    for cheater in PartyId::ALL {
+        for seed in [8, 9, 10] {
+            let t = message(
+                cheater,
+                Phase::Preprocessing,
+                Direction::Prev,
+                PREP_PRODUCTS,
+                seed,
+            );
+            assert_eq!(assert_aborts(t, "(c) preprocessing triple"), 5125);
+        }
+    }
+}
+
+/// (d) A compare-view digest, in either direction: the two of the preprocessing and the one of
+/// the finalize.
+#[test]
+fn tampered_compare_view_digest_aborts() {
+    for cheater in PartyId::ALL {
+        for (phase, dir, k) in [
+            (Phase::Preprocessing, Direction::Prev, PREP_DIGEST_1),
+            (Phase::Preprocessing, Direction::Prev, PREP_DIGEST_2),
+            (Phase::Preprocessing, Direction::Next, 2),
+            (Phase::Preprocessing, Direction::Next, 3),
+            (Phase::Finalize, Direction::Prev, 1),
+            (Phase::Finalize, Direction::Next, 0),
+        ] {
+            let t = message(cheater, phase, dir, k, 11);
+            let what = format!("(d) {phase:?} digest {k} to {dir:?}");
+            assert_eq!(assert_aborts(t, &what), 32, "{what}");
+        }
+    }
+}
+
+/// The same online tamper on semi-honest `chida` goes undetected: every party returns an
+/// output (wrong or, by luck, correct), nobody aborts.
+#[test]
+fn semi_honest_chida_does_not_detect_the_online_tamper() {
+    let mut wrong = 0;
+    for cheater in PartyId::ALL {
+        for seed in 0..3 {
+            let t = aes_tamper(Target::Chida, KeySize::Aes128, cheater, seed);
+            let log = t.clone();
+            let res = run(Target::Chida, Some(t));
+            assert!(log.tampered().is_some());
+            for r in &res {
+                let out = r.as_ref().expect("semi-honest: no check, no abort");
+                if hex::encode(out) != CT {
+                    wrong += 1;
+                }
+            }
+        }
+    }
+    assert!(wrong > 0);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Direct runs of the protocol object
+
+/// Three malicious parties over in-memory links, each running `f`.
+fn parties<T: Send>(f: impl Fn(Party<Malicious>) -> T + Sync) -> [T; 3] {
+    three(triskele_net::in_memory(&NetOptions::default()), |net| {
+        f(Party::setup(net).expect("setup"))
+    })
+}
+
+/// All 256 bytes through one inversion layer; if `error` is set, the corrupt party `P1` adds
+/// it to its share of the product with index `k` **consistently** (in its own first component
+/// and in what it sends, i.e. `P3`'s second component), so the sharing stays consistent and
+/// only the sacrifice can notice.
+fn inversion_with_product_error(
+    error: Option<(usize, u8)>,
+) -> [Result<Vec<Gf2p8>, EngineError>; 3] {
+    let mut rng = ChaCha20Rng::seed_from_u64(5);
+    let x: Vec<Gf2p8> = (0..=255u8).map(Gf2p8).collect();
+    let xs = deal(&x, &mut rng);
+    parties(|mut p| {
+        let id = p.id();
+        let mut sbox = MalChida::default();
+        sbox.preprocess(&mut p, 256)?;
+        let mut x = xs[id.index()].clone();
+        sbox.invert(&mut p, &mut x)?;
+        if let Some((k, e)) = error {
+            let t = p.model().take_recorder().gf2p8;
+            let (tx, ty, mut tz) = (t.x, t.y, t.z);
+            match id {
+                PartyId::P1 => tz.first[k].0 ^= e,
+                PartyId::P3 => tz.second[k].0 ^= e,
+                PartyId::P2 => {}
+            }
+            // The same products, recorded again with the (now wrong) output.
+            p.model().record(&tx, &ty, &tz);
+        }
+        sbox.finalize(&mut p)?;
+        let out = p.open_output(&x)?;
+        p.shutdown()?;
+        Ok(out)
+    })
+}
+
+#[test]
+fn consistent_error_in_an_online_product_aborts_in_finalize() {
+    for r in inversion_with_product_error(None) {
+        let r = r.unwrap();
+        for (v, y) in r.iter().enumerate() {
+            assert_eq!(*y, Gf2p8(v as u8).pow(254), "{v:#04x}");
+        }
+    }
+    // Products 0..256 are x^3, 256..768 x^15 and x^14, 768..1024 x^254.
+    for (k, e) in [(0, 1), (300, 0x80), (1023, 0x5a)] {
+        for r in inversion_with_product_error(Some((k, e))) {
+            assert!(
+                matches!(r, Err(EngineError::Abort(_))),
+                "product {k}, error {e:#04x}: {r:?}"
+            );
+        }
+    }
+}
+
+#[test]
+fn inverting_more_than_was_preprocessed_is_an_error() {
+    let res = parties(|mut p| {
+        let mut sbox = MalChida::default();
+        sbox.preprocess(&mut p, 3)?;
+        assert_eq!(sbox.available(), 12);
+        let mut x = p.random_rss::<Gf2p8>(4);
+        sbox.invert(&mut p, &mut x)
+    });
+    for r in res {
+        assert!(
+            matches!(
+                r,
+                Err(EngineError::PreprocessingExhausted {
+                    needed: 16,
+                    available: 12
+                })
+            ),
+            "{r:?}"
+        );
+    }
+}
+
+#[test]
+fn material_spans_several_preprocessing_calls_and_finalizes() {
+    let mut rng = ChaCha20Rng::seed_from_u64(9);
+    let x: Vec<Gf2p8> = (0..=255u8).map(Gf2p8).collect();
+    let xs = deal(&x, &mut rng);
+    let res = parties(|mut p| -> Result<_, EngineError> {
+        let id = p.id().index();
+        let mut sbox = MalChida::default();
+        sbox.preprocess(&mut p, 200)?;
+        let mut a = xs[id].slice(0..150).unwrap();
+        sbox.invert(&mut p, &mut a)?;
+        sbox.finalize(&mut p)?;
+        // 50 inversions left; 106 more are preprocessed separately.
+        sbox.preprocess(&mut p, 56)?;
+        assert_eq!(sbox.available(), 4 * 106);
+        let mut b = xs[id].slice(150..256).unwrap();
+        sbox.invert(&mut p, &mut b)?;
+        assert_eq!(sbox.available(), 0);
+        sbox.finalize(&mut p)?;
+        a.extend(&b);
+        p.open_output(&a)
+    });
+    for r in res {
+        let r = r.unwrap();
+        for (v, y) in r.iter().enumerate() {
+            assert_eq!(*y, Gf2p8(v as u8).pow(254), "{v:#04x}");
+        }
+    }
+}
