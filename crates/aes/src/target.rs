@@ -44,9 +44,6 @@ pub enum Target {
     BoolCircuit,
 }
 
-/// Names from the contract that this build does not provide yet.
-const PLANNED: &[&str] = &[];
-
 impl Target {
     /// Every target this build can run, in the order `--all` runs them.
     pub const ALL: &'static [Target] = &[
@@ -138,8 +135,6 @@ impl fmt::Display for Target {
 pub enum TargetError {
     #[error("unknown protocol '{0}'; available: {list}", list = available())]
     Unknown(String),
-    #[error("protocol '{0}' is not available in this version yet; available: {list}", list = available())]
-    NotYetAvailable(String),
 }
 
 fn available() -> String {
@@ -156,9 +151,6 @@ impl FromStr for Target {
     fn from_str(s: &str) -> Result<Self, Self::Err> {
         if let Some(t) = Target::ALL.iter().find(|t| t.name() == s) {
             return Ok(*t);
-        }
-        if PLANNED.contains(&s) {
-            return Err(TargetError::NotYetAvailable(s.to_string()));
         }
         Err(TargetError::Unknown(s.to_string()))
     }
