@@ -53,7 +53,7 @@ pub struct OtBenchArgs {
     /// Read and connect timeout in seconds (with --config).
     #[arg(long, value_name = "SECONDS", default_value_t = 60.0)]
     pub timeout: f64,
-    /// rot (ROTed), ot (BDGM19), rotted, ec (Simplest OT, Ristretto255), iknp, kos, softspoken.
+    /// rot (ROTed), ot (BDGM19), rotted, ec (Simplest OT, Ristretto255), iknp, kos, softspoken, softspoken-mal.
     #[arg(long, value_name = "NAME")]
     pub protocol: String,
     /// Number of OTs.

@@ -92,6 +92,7 @@ fn end_to_end(c: &mut Criterion) {
         (Protocol::Iknp, 1 << 20),
         (Protocol::Kos, 1 << 20),
         (Protocol::SoftSpoken, 1 << 20),
+        (Protocol::SoftSpokenMal, 1 << 20),
         (Protocol::Ot, 1000),
     ] {
         g.throughput(Throughput::Elements(n as u64));

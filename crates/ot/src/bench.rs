@@ -37,11 +37,14 @@ pub enum Protocol {
     Kos,
     /// Semi-honest SoftSpokenOT with k = 4.
     SoftSpoken,
+    /// SoftSpokenOT with k = 4 and the SoftSpokenOT consistency check
+    /// (secure against a malicious receiver).
+    SoftSpokenMal,
 }
 
 impl Protocol {
     /// Every protocol, in the order the CLI lists them.
-    pub const ALL: [Protocol; 7] = [
+    pub const ALL: [Protocol; 8] = [
         Protocol::Rot,
         Protocol::Ot,
         Protocol::Rotted,
@@ -49,6 +52,7 @@ impl Protocol {
         Protocol::Iknp,
         Protocol::Kos,
         Protocol::SoftSpoken,
+        Protocol::SoftSpokenMal,
     ];
 
     /// The CLI name.
@@ -61,6 +65,7 @@ impl Protocol {
             Protocol::Iknp => "iknp",
             Protocol::Kos => "kos",
             Protocol::SoftSpoken => "softspoken",
+            Protocol::SoftSpokenMal => "softspoken-mal",
         }
     }
 }
@@ -72,7 +77,7 @@ impl core::str::FromStr for Protocol {
             .into_iter()
             .find(|p| p.name() == s)
             .ok_or(Error::InvalidArgument(
-                "unknown protocol (rot, ot, rotted, ec, iknp, kos, softspoken)",
+                "unknown protocol (rot, ot, rotted, ec, iknp, kos, softspoken, softspoken-mal)",
             ))
     }
 }
@@ -223,6 +228,19 @@ pub fn run_local_with(
         Protocol::SoftSpoken => random_rot(
             SoftSpokenSender::new(RlweRot { noise }, DEFAULT_K)?,
             SoftSpokenReceiver::new(RlweRot { noise }, DEFAULT_K)?,
+            count,
+        )?,
+        Protocol::SoftSpokenMal => random_rot(
+            SoftSpokenSender::with_check(
+                RlweRot { noise },
+                DEFAULT_K,
+                ConsistencyCheck::SoftSpoken,
+            )?,
+            SoftSpokenReceiver::with_check(
+                RlweRot { noise },
+                DEFAULT_K,
+                ConsistencyCheck::SoftSpoken,
+            )?,
             count,
         )?,
     };
@@ -442,6 +460,21 @@ pub fn run_party<C: Channel + ?Sized>(
             ch,
             count,
         )?,
+        Protocol::SoftSpokenMal => side_random(
+            role,
+            SoftSpokenSender::with_check(
+                RlweRot { noise },
+                DEFAULT_K,
+                ConsistencyCheck::SoftSpoken,
+            )?,
+            SoftSpokenReceiver::with_check(
+                RlweRot { noise },
+                DEFAULT_K,
+                ConsistencyCheck::SoftSpoken,
+            )?,
+            ch,
+            count,
+        )?,
     };
     let seconds = start.elapsed().as_secs_f64();
     let after = ch.stats();
@@ -472,7 +505,10 @@ mod tests {
     #[test]
     fn every_protocol_runs_and_reports() {
         for p in Protocol::ALL {
-            let count = if matches!(p, Protocol::Iknp | Protocol::Kos | Protocol::SoftSpoken) {
+            let count = if matches!(
+                p,
+                Protocol::Iknp | Protocol::Kos | Protocol::SoftSpoken | Protocol::SoftSpokenMal
+            ) {
                 10_000
             } else {
                 20
@@ -484,6 +520,14 @@ mod tests {
                 Protocol::Rot => Some(2144.0),
                 Protocol::Ot | Protocol::Rotted => Some(2240.0),
                 Protocol::Ec => Some(96.0 + 32.0 / count as f64),
+                // 128 base ROTs (274432 bytes), 4096 bytes of setup, 31
+                // correction rows of 10112 bits.
+                Protocol::SoftSpoken => Some((274_432 + 4096 + 31 * 1264) as f64 / count as f64),
+                // The same with the check: 2048 more setup bytes, 128 more
+                // columns, a 2064-byte proof.
+                Protocol::SoftSpokenMal => {
+                    Some((274_432 + 6144 + 31 * 1280 + 2064) as f64 / count as f64)
+                }
                 _ => None,
             };
             if let Some(e) = expected {
@@ -499,6 +543,10 @@ mod tests {
             "softspoken".parse::<Protocol>().unwrap(),
             Protocol::SoftSpoken
         );
+        assert_eq!(
+            "softspoken-mal".parse::<Protocol>().unwrap(),
+            Protocol::SoftSpokenMal
+        );
         assert_eq!("iknp".parse::<Protocol>().unwrap(), Protocol::Iknp);
         assert!(run_local(Protocol::Rot, 0).is_err());
     }
@@ -508,7 +556,10 @@ mod tests {
     #[test]
     fn run_party_sides_agree_for_every_protocol() {
         for p in Protocol::ALL {
-            let count = if matches!(p, Protocol::Iknp | Protocol::Kos | Protocol::SoftSpoken) {
+            let count = if matches!(
+                p,
+                Protocol::Iknp | Protocol::Kos | Protocol::SoftSpoken | Protocol::SoftSpokenMal
+            ) {
                 5_000
             } else {
                 8

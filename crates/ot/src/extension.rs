@@ -10,9 +10,11 @@
 //! [`ConsistencyCheck::Kos`] (the KOS15 check, Fiat-Shamir challenges) it is
 //! secure against a malicious receiver, assuming a secure base OT.
 //!
-//! [`softspoken`] implements semi-honest SoftSpokenOT (Roy 2022) on the same
-//! base OTs and output stage: `128/k - 1` bits of communication per OT
-//! instead of 128.
+//! [`softspoken`] implements SoftSpokenOT (Roy 2022) on the same base OTs
+//! and output stage: `128/k - 1` bits of communication per OT instead of
+//! 128; semi-honest, or secure against a malicious receiver with
+//! [`ConsistencyCheck::SoftSpoken`], the paper's row-wise check (which IKNP
+//! accepts too).
 
 pub(crate) mod gf128;
 pub mod iknp;

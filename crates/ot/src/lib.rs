@@ -11,7 +11,7 @@
 //! | random OT to chosen OT (Beaver) | [`rotted::Derandomized`] | +2 | as the ROT |
 //! | Simplest OT (Chou-Orlandi 2015) on Ristretto255 | [`ec`] | 2 (+1) | CDH, ROM |
 //! | IKNP OT extension from 128 base ROTs, optional KOS15 check | [`extension::iknp`] | 1 per chunk + base | as the base OT, CR hash |
-//! | SoftSpokenOT (semi-honest) from the same base ROTs | [`extension::softspoken`] | 1 + 1 per chunk + base | as the base OT, CR hash |
+//! | SoftSpokenOT from the same base ROTs, optional row-wise consistency check (malicious receiver) | [`extension::softspoken`] | 1 + 1 per chunk + base | as the base OT, CR hash |
 //! | ideal OT (a trusted dealer, tests only) | [`ideal`] | 0 | none |
 //!
 //! All protocols are written sans-IO (explicit state machines that consume
@@ -50,9 +50,13 @@
 //! per-purpose domain key plays the oracle); the RLWE parameters are those
 //! of the paper (`n = 512`, `q = 15361`, `sigma = 2`). Aborts caused by a
 //! misbehaving peer are reported as [`Error::Abort`]; a malformed or
-//! truncated message is a decoding error and never a panic. Plain IKNP is
-//! secure against a semi-honest receiver; with the KOS15 check
-//! ([`extension::ConsistencyCheck::Kos`]) against a malicious one.
+//! truncated message is a decoding error and never a panic. Plain IKNP and
+//! SoftSpokenOT are secure against a semi-honest receiver; with a consistency
+//! check against a malicious one: the row-wise check of SoftSpokenOT and of
+//! the revised KOS15 ([`extension::ConsistencyCheck::SoftSpoken`], for both),
+//! or IKNP with the original KOS15 column check
+//! ([`extension::ConsistencyCheck::Kos`]; the revised row check is the one
+//! with a complete analysis).
 //!
 //! Aborts are visible to the peer. In ROT and BDGM19 a malicious sender can
 //! make the receiver's checks fail on one branch only and so learn, from
@@ -116,6 +120,7 @@
 //! | IKNP random OT | 16 per OT + 128 base ROTs (about 274 KB once) |
 //! | IKNP + KOS | 16 per OT + 4 KB + 32 B per chunk of 65536 + base |
 //! | SoftSpoken, k = 4 | 31 bits (3.9 B) per OT + 4 KB setup + base |
+//! | SoftSpoken, k = 4, with the check | + 2064 B per chunk of 65536 (0.04 B per OT) + 2 KB setup |
 #![deny(unsafe_code)]
 
 pub mod bench;

@@ -19,6 +19,17 @@
 //! sender checks `sum q_j chi_j = t + x s` and aborts otherwise. This makes
 //! the extension secure against a malicious receiver.
 //!
+//! [`ConsistencyCheck::SoftSpoken`] is the row-wise check of SoftSpokenOT
+//! (Roy, CRYPTO 2022, ePrint 2022/192, Sec. 4), which the revised ePrint
+//! version of KOS15 (2015/546, Fig. 10) gives for IKNP in place of the
+//! original check: every row `q_i` (not column) is hashed with the GF(2)-linear
+//! universal hash `h(y) = sum_{j<m} chi_j y_j + y_m` over its 128-bit blocks
+//! `y_0 .. y_m`, the last block being 128 sacrificial columns that mask the
+//! hashed choice vector; the receiver sends `x = h(r)` and every `h(t_i)`,
+//! the sender checks `h(q_i) = h(t_i) + s_i x` for every `i`. See
+//! [`super::softspoken`] for its guarantees and costs; here it costs 2064
+//! bytes and 128 columns (2 KB) per chunk.
+//!
 //! `G` is AES-128 in counter mode keyed by the base OT output; `H(j, x) =
 //! pi(x ^ j) ^ x ^ j` with `pi` fixed-key AES-128 (a correlation-robust hash
 //! in the ideal-cipher model). Extensions are done in chunks of
@@ -50,6 +61,15 @@ pub const CHUNK: usize = 1 << 16;
 /// parameter 64, rounded up to a multiple of 128).
 pub const KOS_EXTRA: usize = 256;
 
+/// Sacrificial columns per chunk for [`ConsistencyCheck::SoftSpoken`]: one
+/// 128-bit block per row, added to the row hash unmultiplied, so that the
+/// hashed choice vector the receiver reveals is uniformly random.
+pub const ROW_CHECK_EXTRA: usize = 128;
+
+/// Bytes of a [`ConsistencyCheck::SoftSpoken`] proof per chunk: the hashed
+/// choice vector and the 128 hashed rows, 16 bytes each.
+pub const ROW_CHECK_PROOF: usize = 16 * (KAPPA + 1);
+
 /// The consistency check run by the extension.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 #[non_exhaustive]
@@ -57,17 +77,113 @@ pub enum ConsistencyCheck {
     /// Plain IKNP: secure against a semi-honest receiver.
     #[default]
     None,
-    /// The KOS15 check: secure against a malicious receiver.
+    /// The KOS15 check (column-wise, Fiat-Shamir): against a malicious
+    /// receiver. IKNP only.
     Kos,
+    /// The SoftSpokenOT check (row-wise universal hash, Fiat-Shamir; Roy
+    /// 2022, Sec. 4; KOS15 revised, Fig. 10): against a malicious receiver.
+    /// IKNP and SoftSpokenOT.
+    SoftSpoken,
 }
 
 impl ConsistencyCheck {
-    fn extra(self) -> usize {
+    /// Sacrificial columns per chunk.
+    pub(super) fn extra(self) -> usize {
         match self {
             ConsistencyCheck::None => 0,
             ConsistencyCheck::Kos => KOS_EXTRA,
+            ConsistencyCheck::SoftSpoken => ROW_CHECK_EXTRA,
         }
     }
+
+    /// Bytes of the proof appended to each chunk's correction message.
+    pub(super) fn proof_len(self) -> usize {
+        match self {
+            ConsistencyCheck::None => 0,
+            ConsistencyCheck::Kos => 32,
+            ConsistencyCheck::SoftSpoken => ROW_CHECK_PROOF,
+        }
+    }
+}
+
+fn le128(b: &[u8]) -> u128 {
+    let mut x = [0u8; 16];
+    x.copy_from_slice(&b[..16]);
+    u128::from_le_bytes(x)
+}
+
+/// The row-check challenges `chi_0 .. chi_{m-1}` (Fiat-Shamir): AES-CTR keyed
+/// by a BLAKE3 hash of `parts` (protocol label, index, correction message).
+pub(super) fn row_challenges(parts: &[&[u8]], m: usize) -> Vec<u128> {
+    static KEY: OnceLock<[u8; 32]> = OnceLock::new();
+    let key = KEY.get_or_init(|| {
+        blake3::derive_key("triskele-ot 2026 extension row consistency challenge", b"")
+    });
+    let mut h = blake3::Hasher::new_keyed(key);
+    for p in parts {
+        h.update(p);
+    }
+    let mut prg = crate::prg::Prg::from_seed(h.finalize().as_bytes());
+    let mut bytes = vec![0u8; 16 * m];
+    prg.fill_bytes(&mut bytes);
+    bytes.chunks_exact(16).map(le128).collect()
+}
+
+/// The row hash `h(y) = sum_{j<m} chi_j y_j + y_m` in GF(2^128) of a row of
+/// `m + 1` little-endian 128-bit blocks (`chi` holds `m` challenges). The
+/// row is secret, the challenges public (they select the table entries).
+pub(super) fn row_hash(row: &[u8], chi: &[u128], blocks: &mut Vec<u128>) -> u128 {
+    blocks.clear();
+    blocks.extend(row.chunks_exact(16).map(le128));
+    let h = match blocks.split_last() {
+        Some((last, body)) => gf128::dot(body, chi) ^ last,
+        None => 0,
+    };
+    blocks.zeroize();
+    h
+}
+
+/// The receiver's row-check proof, appended to `out`: `h(r)`, then `h(t_i)`
+/// for each of the 128 rows of `t_rows`.
+pub(super) fn row_proof(
+    t_rows: &[u8],
+    row_bytes: usize,
+    r: &[u8],
+    chi: &[u128],
+    blocks: &mut Vec<u128>,
+    out: &mut Vec<u8>,
+) {
+    out.extend_from_slice(&row_hash(r, chi, blocks).to_le_bytes());
+    for row in t_rows.chunks_exact(row_bytes) {
+        out.extend_from_slice(&row_hash(row, chi, blocks).to_le_bytes());
+    }
+}
+
+/// The sender's row check: whether `h(q_i) = t_i + s_i x` for all 128 rows
+/// `q_i` of `q_rows`, with `proof = x || t_0 .. t_127`. No secret-dependent
+/// branch: the differences are OR-ed together and compared once.
+pub(super) fn row_check(
+    q_rows: &[u8],
+    row_bytes: usize,
+    s: u128,
+    chi: &[u128],
+    proof: &[u8],
+    blocks: &mut Vec<u128>,
+) -> subtle::Choice {
+    let (x, ts) = proof.split_at(16);
+    let x = le128(x);
+    let mut diff = 0u128;
+    for (i, (row, t)) in q_rows
+        .chunks_exact(row_bytes)
+        .zip(ts.chunks_exact(16))
+        .enumerate()
+    {
+        let mask = 0u128.wrapping_sub((s >> i) & 1);
+        diff |= row_hash(row, chi, blocks) ^ le128(t) ^ (x & mask);
+    }
+    let ok = diff.to_le_bytes().ct_eq(&[0u8; 16]);
+    diff.zeroize();
+    ok
 }
 
 /// The KOS challenges `chi_j` for a chunk: AES-CTR keyed by `H(index, u)`.
@@ -343,15 +459,16 @@ impl<B: RotReceiver<Block = [u8; 32]>> RotSender for IknpSender<B> {
         let mut scratch = Vec::new();
         let mut rows = Vec::new();
         let mut cols = Vec::new();
+        let mut blocks = Vec::new();
         let mut done = 0;
         let extra = self.check.extra();
+        let proof_len = self.check.proof_len();
         while done < count {
             let n = (count - done).min(CHUNK);
             let padded = n.div_ceil(128) * 128 + extra;
             let row_bytes = padded / 8;
             let msg = ch.recv()?;
             let u_len = KAPPA * row_bytes;
-            let proof_len = if extra > 0 { 32 } else { 0 };
             if msg.len() != u_len + proof_len {
                 return Err(Error::LengthMismatch {
                     what: "IKNP correction matrix",
@@ -371,8 +488,17 @@ impl<B: RotReceiver<Block = [u8; 32]>> RotSender for IknpSender<B> {
                     *q ^= x & mask;
                 }
             }
+            if self.check == ConsistencyCheck::SoftSpoken {
+                let idx = self.index.to_le_bytes();
+                let chi = row_challenges(&[b"iknp", &idx, u], padded / 128 - 1);
+                let ok = row_check(&rows, row_bytes, setup.s, &chi, proof, &mut blocks);
+                if !bool::from(ok) {
+                    crate::prg::wipe_bytes(&mut rows);
+                    return Err(Error::Abort(AbortReason::ConsistencyCheck));
+                }
+            }
             transpose_rows(&rows, padded, &mut cols);
-            if extra > 0 {
+            if self.check == ConsistencyCheck::Kos {
                 let chi = kos_challenges(self.index, u, padded);
                 let q = gf128::dot(&cols, &chi);
                 let mut xb = [0u8; 16];
@@ -385,6 +511,8 @@ impl<B: RotReceiver<Block = [u8; 32]>> RotSender for IknpSender<B> {
                 let (lo, hi) = gf128::mul_wide(setup.s, x);
                 let expected = t ^ gf128::reduce(lo, hi);
                 if !bool::from(q.to_le_bytes().ct_eq(&expected.to_le_bytes())) {
+                    crate::prg::wipe_bytes(&mut rows);
+                    cols.zeroize();
                     return Err(Error::Abort(AbortReason::ConsistencyCheck));
                 }
             }
@@ -431,8 +559,10 @@ impl<B: RotSender<Block = [u8; 32]>> RotReceiver for IknpReceiver<B> {
         let mut g1 = Vec::new();
         let mut r = Vec::new();
         let mut cols = Vec::new();
+        let mut blocks = Vec::new();
         let mut done = 0;
         let extra = self.check.extra();
+        let proof_len = self.check.proof_len();
         while done < count {
             let n = (count - done).min(CHUNK);
             let padded = n.div_ceil(128) * 128 + extra;
@@ -443,7 +573,7 @@ impl<B: RotSender<Block = [u8; 32]>> RotReceiver for IknpReceiver<B> {
             t_rows.clear();
             t_rows.resize(KAPPA * row_bytes, 0u8);
             g1.resize(row_bytes, 0u8);
-            let mut u = Vec::with_capacity(KAPPA * row_bytes + 32);
+            let mut u = Vec::with_capacity(KAPPA * row_bytes + proof_len);
             for (row, pair) in t_rows.chunks_exact_mut(row_bytes).zip(prgs.iter_mut()) {
                 pair[0].fill(row, &mut scratch);
                 pair[1].fill(&mut g1, &mut scratch);
@@ -454,8 +584,13 @@ impl<B: RotSender<Block = [u8; 32]>> RotReceiver for IknpReceiver<B> {
                         .map(|((t, g), x)| t ^ g ^ x),
                 );
             }
+            if self.check == ConsistencyCheck::SoftSpoken {
+                let idx = self.index.to_le_bytes();
+                let chi = row_challenges(&[b"iknp", &idx, &u], padded / 128 - 1);
+                row_proof(&t_rows, row_bytes, &r, &chi, &mut blocks, &mut u);
+            }
             transpose_rows(&t_rows, padded, &mut cols);
-            if extra > 0 {
+            if self.check == ConsistencyCheck::Kos {
                 let chi = kos_challenges(self.index, &u, padded);
                 let mut x = 0u128;
                 for (j, c) in chi.iter().enumerate() {
@@ -651,6 +786,75 @@ mod tests {
             .receive_random(&mut b, n, &mut rng)
             .unwrap();
         assert!(t.join().unwrap().is_ok());
+    }
+
+    /// IKNP with the SoftSpokenOT row check (KOS15 revised, Fig. 10):
+    /// correct, and exactly 128 columns and 2064 bytes more per chunk.
+    #[test]
+    fn row_check_extension_is_correct() {
+        let (mut a, mut b) = memory_pair();
+        let sizes = [1usize, 300, CHUNK + 5];
+        let mode = ConsistencyCheck::SoftSpoken;
+        let t = std::thread::spawn(move || {
+            let mut rng = ChaCha20Rng::seed_from_u64(50);
+            let mut s = IknpSender::with_check(IdealRot::<[u8; 32]>::new([6; 32]), mode);
+            sizes
+                .iter()
+                .map(|&n| s.send_random(&mut a, n, &mut rng).unwrap())
+                .collect::<Vec<_>>()
+        });
+        let mut rng = ChaCha20Rng::seed_from_u64(51);
+        let mut r = IknpReceiver::with_check(IdealRot::<[u8; 32]>::new([6; 32]), mode);
+        let outs: Vec<_> = sizes
+            .iter()
+            .map(|&n| r.receive_random(&mut b, n, &mut rng).unwrap())
+            .collect();
+        let souts = t.join().unwrap();
+        for ((s, r), &n) in souts.iter().zip(outs.iter()).zip(sizes.iter()) {
+            check(s, r, n);
+        }
+        let chunk =
+            |n: usize| (KAPPA * (n.div_ceil(128) * 128 + ROW_CHECK_EXTRA) / 8 + 2064) as u64;
+        let want = chunk(1) + chunk(300) + chunk(CHUNK) + chunk(5);
+        assert_eq!(b.stats().bytes_sent, want);
+    }
+
+    /// A changed correction row or proof is caught by the row check.
+    #[test]
+    fn row_check_detects_inconsistent_rows() {
+        let n: usize = 1000;
+        let row_bytes = (n.div_ceil(128) * 128 + ROW_CHECK_EXTRA) / 8;
+        let check = ConsistencyCheck::SoftSpoken;
+        for pos in [
+            5,
+            40 * row_bytes + 7,
+            KAPPA * row_bytes + 3,
+            KAPPA * row_bytes + 20,
+            KAPPA * row_bytes + ROW_CHECK_PROOF - 1,
+        ] {
+            let (a, b) = memory_pair();
+            let mut b = Flip {
+                inner: b,
+                pos: Some(pos),
+            };
+            let mut a = a;
+            let t = std::thread::spawn(move || {
+                let mut rng = ChaCha20Rng::seed_from_u64(48);
+                IknpSender::with_check(IdealRot::<[u8; 32]>::new([7; 32]), check)
+                    .send_random(&mut a, n, &mut rng)
+            });
+            let mut rng = ChaCha20Rng::seed_from_u64(49);
+            let _ = IknpReceiver::with_check(IdealRot::<[u8; 32]>::new([7; 32]), check)
+                .receive_random(&mut b, n, &mut rng)
+                .unwrap();
+            assert!(
+                matches!(
+                    t.join().unwrap(),
+                    Err(crate::Error::Abort(AbortReason::ConsistencyCheck))
+                ),
+                "flip at {pos}"
+            );
+        }
     }
 
     #[test]
