@@ -1,7 +1,8 @@
 //! Protocol 2 `Verify` (PROTOCOLS.md §5.4) among three parties over in-memory links: recorded
-//! `GF(2^8)` triples, `L = 2^16` and `2^20` (throughput in triples per second, all three
-//! parties sharing this machine's cores), and the `GF(2^64)` inner product that dominates it
-//! (terms per second on one core, active backend).
+//! `GF(2^8)` triples (the byte fast path), `L = 2^16` and `2^20`, and recorded `GF(2^64)`
+//! triples (the lifting path), `L = 2^20` (throughput in triples per second, all three parties
+//! sharing this machine's cores), and the `GF(2^64)` inner product (terms per second on one
+//! core, active backend). `TRISKELE_VERIFY_LOGS=16,20,23` chooses the `GF(2^8)` sizes.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::hint::black_box;
@@ -12,27 +13,27 @@ use criterion::{
 };
 use rand::SeedableRng;
 use rand_chacha::ChaCha20Rng;
-use triskele_engine::{Malicious, Party, Phase};
+use triskele_engine::{Lift, Malicious, Party, Phase};
 use triskele_field::{Bulk, Field, Gf2p64, Gf2p8, Random};
 use triskele_net::NetOptions;
 use triskele_share::{deal, RssVec};
 
-type Shares = (RssVec<Gf2p8>, RssVec<Gf2p8>, RssVec<Gf2p8>);
+type Shares<F> = (RssVec<F>, RssVec<F>, RssVec<F>);
 
-/// Correct `GF(2^8)` triples, dealt to the three parties.
-fn dealt(n: usize) -> [Shares; 3] {
+/// Correct triples, dealt to the three parties.
+fn dealt<F: Field + Random>(n: usize) -> [Shares<F>; 3] {
     let mut rng = ChaCha20Rng::seed_from_u64(7);
-    let mut x = vec![Gf2p8::ZERO; n];
-    let mut y = vec![Gf2p8::ZERO; n];
-    Gf2p8::fill_random(&mut rng, &mut x);
-    Gf2p8::fill_random(&mut rng, &mut y);
-    let z: Vec<Gf2p8> = x.iter().zip(&y).map(|(a, b)| *a * *b).collect();
+    let mut x = vec![F::ZERO; n];
+    let mut y = vec![F::ZERO; n];
+    F::fill_random(&mut rng, &mut x);
+    F::fill_random(&mut rng, &mut y);
+    let z: Vec<F> = x.iter().zip(&y).map(|(a, b)| *a * *b).collect();
     let (xs, ys, zs) = (deal(&x, &mut rng), deal(&y, &mut rng), deal(&z, &mut rng));
     [0, 1, 2].map(|i| (xs[i].clone(), ys[i].clone(), zs[i].clone()))
 }
 
 /// `iters` rounds of record + finalize at each party; the slowest party's time.
-fn run(triples: &[Shares; 3], iters: u64) -> Duration {
+fn run<F: Lift>(triples: &[Shares<F>; 3], iters: u64) -> Duration {
     let nets = triskele_net::in_memory(&NetOptions::default());
     std::thread::scope(|s| {
         let hs: Vec<_> = nets
@@ -58,17 +59,36 @@ fn run(triples: &[Shares; 3], iters: u64) -> Duration {
     })
 }
 
+/// `log2` sizes of the `GF(2^8)` runs (`TRISKELE_VERIFY_LOGS`, default `16,20`).
+fn sizes() -> Vec<u32> {
+    std::env::var("TRISKELE_VERIFY_LOGS")
+        .ok()
+        .map(|v| v.split(',').filter_map(|t| t.trim().parse().ok()).collect())
+        .filter(|v: &Vec<u32>| !v.is_empty())
+        .unwrap_or_else(|| vec![16, 20])
+}
+
 fn verify(c: &mut Criterion) {
     let mut g = c.benchmark_group("verify_gf2p8");
     g.sampling_mode(SamplingMode::Flat).sample_size(10);
-    for log in [16u32, 20] {
+    for log in sizes() {
         let l = 1usize << log;
-        let triples = dealt(l);
+        let triples = dealt::<Gf2p8>(l);
         g.throughput(Throughput::Elements(l as u64));
         g.bench_function(BenchmarkId::new("triples", format!("2^{log}")), |b| {
             b.iter_custom(|iters| run(&triples, iters))
         });
     }
+    g.finish();
+    let mut g = c.benchmark_group("verify_gf2p64");
+    g.sampling_mode(SamplingMode::Flat).sample_size(10);
+    let log = 20;
+    let l = 1usize << log;
+    let triples = dealt::<Gf2p64>(l);
+    g.throughput(Throughput::Elements(l as u64));
+    g.bench_function(BenchmarkId::new("triples", format!("2^{log}")), |b| {
+        b.iter_custom(|iters| run(&triples, iters))
+    });
     g.finish();
 }
 

@@ -194,6 +194,42 @@ pub trait Lift: Field {
     fn lift_slice(src: &[Self], dst: &mut [Self::Check]);
     /// The recorder's store for this field.
     fn store(rec: &mut Recorder) -> &mut Triples<Self>;
+
+    /// Writes the images of `src` under a ring embedding `ψ` into `GF(2^8)` with
+    /// `E_8 ∘ ψ` = [`Lift::lift_slice`] (`dst.len() == src.len()`) and returns `true`;
+    /// `false` (the default, nothing written) if the field has none. Always the same answer.
+    fn to_gf2p8(src: &[Self], dst: &mut [u8]) -> bool {
+        let _ = (src, dst);
+        false
+    }
+
+    /// Fast path of `Verify`'s first level, pass A ([`TripleSource::pair_sums`]) for recorded
+    /// triples: `None` (the default) lets the caller lift. The byte fields (`GF(2^8)`,
+    /// `GF(2^4)`, the tower field) compute their products in `GF(2^8)` and lift only those.
+    fn pair_sums(
+        t: &Triples<Self>,
+        lo: usize,
+        hi: Option<usize>,
+        c_lo: &[Self::Check],
+        c_hi: &[Self::Check],
+    ) -> Option<[Self::Check; 4]> {
+        let _ = (t, lo, hi, c_lo, c_hi);
+        None
+    }
+
+    /// Fast path of `Verify`'s first level, pass B ([`TripleSource::fold_pairs`]) for
+    /// recorded triples: `false` (the default) lets the caller lift.
+    fn fold_pairs(
+        t: &Triples<Self>,
+        lo: usize,
+        hi: Option<usize>,
+        c: [&[Self::Check]; 2],
+        s: Self::Check,
+        out: [&mut [Self::Check]; 4],
+    ) -> bool {
+        let _ = (t, lo, hi, c, s, out);
+        false
+    }
 }
 
 macro_rules! lift_elementwise {
@@ -215,9 +251,11 @@ macro_rules! lift_elementwise {
     };
 }
 
-/// Small binary fields: the slice embedding of `triskele_field::embed` (nibble tables).
+/// Small binary fields: the slice embedding of `triskele_field::embed` (nibble tables), and the
+/// byte fast path of `Verify` through `$to8`, a ring embedding `ψ` into `GF(2^8)` with
+/// `E_8 ∘ ψ` = the lift (writes `ψ(src[k])` to `dst[k]`).
 macro_rules! lift_embedded {
-    ($t:ty, $slot:ident) => {
+    ($t:ty, $slot:ident, $to8:expr) => {
         impl Lift for $t {
             type Check = Gf2p64;
             const LANES: usize = 1;
@@ -227,13 +265,77 @@ macro_rules! lift_embedded {
             fn store(rec: &mut Recorder) -> &mut Triples<Self> {
                 &mut rec.$slot
             }
+            fn to_gf2p8(src: &[Self], dst: &mut [u8]) -> bool {
+                ($to8)(src, dst);
+                true
+            }
+            fn pair_sums(
+                t: &Triples<Self>,
+                lo: usize,
+                hi: Option<usize>,
+                c_lo: &[Gf2p64],
+                c_hi: &[Gf2p64],
+            ) -> Option<[Gf2p64; 4]> {
+                crate::verify::bytes::pair_sums(&Rows::new(t, $to8), lo, hi, c_lo, c_hi)
+            }
+            fn fold_pairs(
+                t: &Triples<Self>,
+                lo: usize,
+                hi: Option<usize>,
+                c: [&[Gf2p64]; 2],
+                s: Gf2p64,
+                out: [&mut [Gf2p64]; 4],
+            ) -> bool {
+                crate::verify::bytes::fold_pairs(&Rows::new(t, $to8), lo, hi, c, s, out)
+            }
         }
     };
 }
 
-lift_embedded!(Gf2p8, gf2p8);
-lift_embedded!(Gf2p4, gf2p4);
-lift_embedded!(Gf4Tower, tower);
+/// Recorded small-field triples read as `GF(2^8)` bytes through a ring embedding.
+pub(crate) struct Rows<'a, F> {
+    t: &'a Triples<F>,
+    to8: fn(&[F], &mut [u8]),
+}
+
+impl<'a, F: Field> Rows<'a, F> {
+    fn new(t: &'a Triples<F>, to8: fn(&[F], &mut [u8])) -> Self {
+        Rows { t, to8 }
+    }
+}
+
+impl<F: Field> crate::verify::bytes::ByteRows for Rows<'_, F> {
+    fn len(&self) -> usize {
+        self.t.len()
+    }
+
+    fn load(&self, part: usize, start: usize, out: &mut [u8]) {
+        let v = match part {
+            0 => &self.t.x.first,
+            1 => &self.t.x.second,
+            2 => &self.t.y.first,
+            3 => &self.t.y.second,
+            4 => &self.t.z.first,
+            _ => &self.t.z.second,
+        };
+        (self.to8)(&v[start..start + out.len()], out);
+    }
+}
+
+lift_embedded!(Gf2p8, gf2p8, |src: &[Gf2p8], dst: &mut [u8]| {
+    dst.copy_from_slice(Gf2p8::slice_as_bytes(src));
+});
+// `φ^(-1)`: the tower field to `GF(2^8)` (TOWER_TABLES = E_8 ∘ φ^(-1)).
+lift_embedded!(Gf4Tower, tower, |src: &[Gf4Tower], dst: &mut [u8]| {
+    Gf4Tower::WOL_INV.apply_bytes(Gf4Tower::slice_as_bytes(src), dst);
+});
+// `a ↦ φ^(-1)(0·Y + a)` (E_4 = E_8 ∘ φ^(-1) on the low nibble).
+lift_embedded!(Gf2p4, gf2p4, |src: &[Gf2p4], dst: &mut [u8]| {
+    for (d, s) in dst.iter_mut().zip(src) {
+        *d = s.0 & 0x0f;
+    }
+    Gf4Tower::WOL_INV.apply_bytes_in_place(dst);
+});
 lift_elementwise!(Gf2p64, Gf2p64, gf2p64, |x: Gf2p64| x);
 lift_elementwise!(Fp, Fp, fp, |x: Fp| x);
 lift_elementwise!(FpRt, FpRt, fp_rt, |x: FpRt| x);

@@ -41,6 +41,10 @@ pub const ENV_VAR: &str = "TRISKELE_BACKEND";
 /// | `Avx2Vpclmul` | + VPCLMULQDQ | AVX2 shift-and-add | `vpshufb` | VPCLMULQDQ (4 lanes) |
 /// | `Gfni` | GFNI, AVX2, VPCLMULQDQ | `vgf2p8mulb` ymm | `vgf2p8affineqb` ymm | VPCLMULQDQ |
 /// | `Gfni512` | + AVX-512F/BW | `vgf2p8mulb` zmm | `vgf2p8affineqb` zmm | VPCLMULQDQ |
+///
+/// On every backend but `Portable`, the byte embeddings into `GF(2^64)` use AVX2 `vpshufb`
+/// (fused with VPCLMULQDQ products where available) and the AES-128-CTR keystream of
+/// [`crate::ctr`] uses VAES, else AES-NI, whatever the CPU has.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 #[non_exhaustive]
 pub enum Backend {
@@ -157,6 +161,10 @@ struct Caps {
     gfni: Option<gfni::Gfni>,
     #[cfg(target_arch = "x86_64")]
     gfni512: Option<gfni::Gfni512>,
+    #[cfg(target_arch = "x86_64")]
+    aesni: Option<avx2::AesNi>,
+    #[cfg(target_arch = "x86_64")]
+    vaes: Option<avx2::Vaes>,
     available: Vec<Backend>,
 }
 
@@ -189,6 +197,8 @@ fn detect() -> Caps {
         vpclmul,
         gfni,
         gfni512,
+        aesni: avx2::AesNi::detect(),
+        vaes: avx2::Vaes::detect(),
         available,
     }
 }
@@ -356,6 +366,173 @@ pub(crate) fn gf2p64_inner(be: Backend, a: &[u64], b: &[u64]) -> u64 {
         #[cfg(target_arch = "x86_64")]
         WordOps::Vpclmul(t) => avx2::gf2p64_inner_vpclmul(t, a, b),
     }
+}
+
+/// `sum_k a1[k] (b1[k] + b2[k]) + a2[k] b1[k]` in GF(2^64) over the common prefix (one
+/// reduction at the end).
+pub(crate) fn gf2p64_local_inner(
+    be: Backend,
+    a1: &[u64],
+    a2: &[u64],
+    b1: &[u64],
+    b2: &[u64],
+) -> u64 {
+    match word_ops(be) {
+        WordOps::Portable => portable::gf2p64_local_inner(a1, a2, b1, b2),
+        #[cfg(target_arch = "x86_64")]
+        WordOps::Pclmul(t) => avx2::gf2p64_local_inner_pclmul(t, a1, a2, b1, b2),
+        #[cfg(target_arch = "x86_64")]
+        WordOps::Vpclmul(t) => avx2::gf2p64_local_inner_vpclmul(t, a1, a2, b1, b2),
+    }
+}
+
+/// `out[k] = lo[k] + (lo[k] + hi[k]) s` in GF(2^64) on the common prefix.
+pub(crate) fn gf2p64_lerp(be: Backend, out: &mut [u64], lo: &[u64], hi: &[u64], s: u64) {
+    match word_ops(be) {
+        WordOps::Portable => portable::gf2p64_lerp(out, lo, hi, s),
+        #[cfg(target_arch = "x86_64")]
+        WordOps::Pclmul(t) => avx2::gf2p64_lerp_pclmul(t, out, lo, hi, s),
+        #[cfg(target_arch = "x86_64")]
+        WordOps::Vpclmul(t) => avx2::gf2p64_lerp_vpclmul(t, out, lo, hi, s),
+    }
+}
+
+/// `v[k] = v[k] + (v[k] + w[k]) s` in GF(2^64) on the common prefix.
+pub(crate) fn gf2p64_lerp_assign(be: Backend, v: &mut [u64], w: &[u64], s: u64) {
+    match word_ops(be) {
+        WordOps::Portable => portable::gf2p64_lerp_assign(v, w, s),
+        #[cfg(target_arch = "x86_64")]
+        WordOps::Pclmul(t) => avx2::gf2p64_lerp_assign_pclmul(t, v, w, s),
+        #[cfg(target_arch = "x86_64")]
+        WordOps::Vpclmul(t) => avx2::gf2p64_lerp_assign_vpclmul(t, v, w, s),
+    }
+}
+
+// ---- byte embeddings ---------------------------------------------------------------------
+
+/// The nibble tables of a `GF(2)`-linear map from bytes to 64-bit words,
+/// `f(x) = lo[x & 15] ^ hi[x >> 4]`, with their byte planes (`planes[p][v]` = byte `p` of
+/// `lo[v]`, `planes[8 + p][v]` = byte `p` of `hi[v]`).
+#[derive(Clone, Copy)]
+pub(crate) struct NibbleTables<'a> {
+    pub(crate) lo: &'a [u64; 16],
+    pub(crate) hi: &'a [u64; 16],
+    pub(crate) planes: &'a [[u8; 16]; 16],
+}
+
+/// `dst[k] = f(src[k])` on the common prefix (AVX2 `vpshufb` on every backend but the
+/// portable one).
+pub(crate) fn embed_bytes(be: Backend, t: &NibbleTables<'_>, src: &[u8], dst: &mut [u64]) {
+    #[cfg(target_arch = "x86_64")]
+    if be != Backend::Portable {
+        if let Some(a) = caps().avx2 {
+            return avx2::embed_bytes(a, t, src, dst);
+        }
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = be;
+    portable::embed_bytes(t.lo, t.hi, src, dst)
+}
+
+/// `dst[k] = f(a[k]) ^ g(b[k])` on the common prefix (`[f, g] = t`).
+pub(crate) fn embed_byte_pairs(
+    be: Backend,
+    t: [&NibbleTables<'_>; 2],
+    a: &[u8],
+    b: &[u8],
+    dst: &mut [u64],
+) {
+    #[cfg(target_arch = "x86_64")]
+    if be != Backend::Portable {
+        if let Some(c) = caps().avx2 {
+            return avx2::embed_byte_pairs(c, t, a, b, dst);
+        }
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = be;
+    portable::embed_byte_pairs(t, a, b, dst)
+}
+
+/// `Σ_i c_i (f(a_i) [+ g(b_i)])` in GF(2^64) over the common prefix (`[f, g] = t`; `g` is
+/// used only with `b`): fused on VPCLMULQDQ backends, else lifted in pieces.
+pub(crate) fn embed_inner(
+    be: Backend,
+    t: [&NibbleTables<'_>; 2],
+    a: &[u8],
+    b: Option<&[u8]>,
+    c: &[u64],
+) -> u64 {
+    #[cfg(target_arch = "x86_64")]
+    if let WordOps::Vpclmul(v) = word_ops(be) {
+        return avx2::embed_inner(v, t, a, b, c);
+    }
+    let n = a.len().min(c.len()).min(b.map_or(usize::MAX, <[u8]>::len));
+    let mut buf = [0u64; 256];
+    let mut acc = 0u64;
+    for (k, (x, cw)) in a[..n].chunks(256).zip(c[..n].chunks(256)).enumerate() {
+        let w = &mut buf[..x.len()];
+        match b {
+            Some(b) => embed_byte_pairs(be, t, x, &b[256 * k..256 * k + x.len()], w),
+            None => embed_bytes(be, t[0], x, w),
+        }
+        acc ^= gf2p64_inner(be, w, cw);
+    }
+    acc
+}
+
+/// `out_i = ca_i f(a_i) + cb_i g(b_i)` in GF(2^64) on the common prefix (`a = (bytes, ca)`,
+/// `b = (bytes, cb)`, `[f, g] = t`): fused on VPCLMULQDQ backends, else lifted in pieces.
+pub(crate) fn embed_mul2(
+    be: Backend,
+    t: [&NibbleTables<'_>; 2],
+    a: (&[u8], &[u64]),
+    b: (&[u8], &[u64]),
+    out: &mut [u64],
+) {
+    #[cfg(target_arch = "x86_64")]
+    if let WordOps::Vpclmul(v) = word_ops(be) {
+        return avx2::embed_mul2(v, t, a, b, out);
+    }
+    let n = out
+        .len()
+        .min(a.0.len())
+        .min(a.1.len())
+        .min(b.0.len())
+        .min(b.1.len());
+    let mut buf = [0u64; 256];
+    for (k, o) in out[..n].chunks_mut(256).enumerate() {
+        let r = 256 * k..256 * k + o.len();
+        let w = &mut buf[..o.len()];
+        embed_bytes(be, t[0], &a.0[r.clone()], w);
+        gf2p64_mul(be, o, w, &a.1[r.clone()]);
+        embed_bytes(be, t[1], &b.0[r.clone()], w);
+        gf2p64_mul_add(be, o, w, &b.1[r]);
+    }
+}
+
+// ---- AES-128 keystream ---------------------------------------------------------------------
+
+/// The AES-128 key schedule.
+pub(crate) fn aes128_expand(key: &[u8; 16]) -> [[u8; 16]; 11] {
+    portable::aes128_expand(key)
+}
+
+/// AES-128-CTR keystream blocks `start, start + 1, ...` into `out` (whole blocks; a partial
+/// last block is left as it is): VAES, else AES-NI, on every backend but the portable one.
+pub(crate) fn aes128_ctr(be: Backend, rk: &[[u8; 16]; 11], start: u128, out: &mut [u8]) {
+    #[cfg(target_arch = "x86_64")]
+    if be != Backend::Portable {
+        let c = caps();
+        if let Some(t) = c.vaes {
+            return avx2::aes128_ctr_vaes(t, rk, start, out);
+        }
+        if let Some(t) = c.aesni {
+            return avx2::aes128_ctr_aesni(t, rk, start, out);
+        }
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = be;
+    portable::aes128_ctr(rk, start, out)
 }
 
 /// One GF(2^64) product on the active backend (PCLMULQDQ unless it is `Portable`).

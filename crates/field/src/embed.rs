@@ -5,10 +5,15 @@
 //! they are evaluated branch-free as sums of basis images selected by bit masks (no
 //! secret-indexed tables). The trait [`EmbedInto`] gives the same maps as `x.embed()`, and its
 //! `embed_slice` (used to lift recorded triples in bulk) goes through [`ByteEmbedding`]: two
-//! 16-entry nibble tables of `u64`, two loads and one XOR per element. Like the portable
-//! [`crate::LinearMap8`], the tables are indexed by the (secret) element: each table spans two
-//! 64-byte cache lines, so a cache-timing observer on the same machine could learn the top bit
-//! of each nibble of the lifted share components.
+//! 16-entry nibble tables of `u64`. On every backend but `portable` the slice operations look
+//! the tables' byte planes up with AVX2 `vpshufb` (in registers, constant time) and transpose
+//! the planes into words, 32 bytes per step; they also come fused with `GF(2^64)` products
+//! ([`ByteEmbedding::inner_product`], [`ByteEmbedding::mul_pair_slice`]) and for pairs of
+//! bytes ([`ByteEmbedding::apply_pair_slice`]), for the multiplication check. The portable
+//! code does two loads and one XOR per element; like the portable [`crate::LinearMap8`], its
+//! tables are indexed by the (secret) element: each table spans two 64-byte cache lines, so a
+//! cache-timing observer on the same machine could learn the top bit of each nibble of the
+//! lifted share components.
 //!
 //! * `E_8: GF(2^8) → GF(2^64)`, `u ↦ β` ([`BETA`], a root of `u^8+u^4+u^3+u+1`).
 //! * `E_4: GF(2^4) → GF(2^64)`, `u ↦ γ` ([`GAMMA`]), consistent with WOL:
@@ -98,11 +103,14 @@ pub fn gf4p4(coeffs: [Gf2p4; 3]) -> Gf2p64 {
 }
 
 /// A `GF(2)`-linear map from bytes to `GF(2^64)` as two nibble tables:
-/// `f(x) = lo[x & 15] ^ hi[x >> 4]`, built by a `const fn` from the images of the eight bits.
+/// `f(x) = lo[x & 15] ^ hi[x >> 4]`, built by a `const fn` from the images of the eight bits
+/// (with the tables' byte planes, which the AVX2 code looks up with `vpshufb`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ByteEmbedding {
     lo: [u64; 16],
     hi: [u64; 16],
+    /// Byte `p` of `lo[v]` at `planes[p][v]`, of `hi[v]` at `planes[8 + p][v]`.
+    planes: [[u8; 16]; 16],
 }
 
 impl ByteEmbedding {
@@ -122,7 +130,43 @@ impl ByteEmbedding {
             }
             v += 1;
         }
-        ByteEmbedding { lo, hi }
+        Self::from_tables(lo, hi)
+    }
+
+    const fn from_tables(lo: [u64; 16], hi: [u64; 16]) -> Self {
+        let mut planes = [[0u8; 16]; 16];
+        let mut v = 0;
+        while v < 16 {
+            let mut p = 0;
+            while p < 8 {
+                planes[p][v] = (lo[v] >> (8 * p)) as u8;
+                planes[8 + p][v] = (hi[v] >> (8 * p)) as u8;
+                p += 1;
+            }
+            v += 1;
+        }
+        ByteEmbedding { lo, hi, planes }
+    }
+
+    /// The map `x ↦ c · f(x)` (also `GF(2)`-linear; portable products, usable in constants).
+    pub const fn scaled(&self, c: Gf2p64) -> Self {
+        let mut lo = [0u64; 16];
+        let mut hi = [0u64; 16];
+        let mut v = 0;
+        while v < 16 {
+            lo[v] = Gf2p64(self.lo[v]).const_mul(c).0;
+            hi[v] = Gf2p64(self.hi[v]).const_mul(c).0;
+            v += 1;
+        }
+        Self::from_tables(lo, hi)
+    }
+
+    fn tables(&self) -> crate::backend::NibbleTables<'_> {
+        crate::backend::NibbleTables {
+            lo: &self.lo,
+            hi: &self.hi,
+            planes: &self.planes,
+        }
     }
 
     /// `f(x)`.
@@ -131,12 +175,128 @@ impl ByteEmbedding {
         Gf2p64(self.lo[(x & 0x0f) as usize] ^ self.hi[(x >> 4) as usize])
     }
 
-    /// `dst[k] = f(src[k])` on the common prefix.
+    /// `dst[k] = f(src[k])` on the common prefix, on the active backend (32 bytes per step
+    /// with AVX2 `vpshufb`, which also avoids the secret-indexed loads).
     #[inline]
     pub fn apply_slice(&self, src: &[u8], dst: &mut [Gf2p64]) {
-        for (d, s) in dst.iter_mut().zip(src) {
-            *d = self.apply(*s);
-        }
+        self.apply_slice_with(crate::backend::active(), src, dst);
+    }
+
+    /// [`ByteEmbedding::apply_slice`] on an explicit backend (portable if `be` is
+    /// unavailable).
+    pub fn apply_slice_with(&self, be: crate::backend::Backend, src: &[u8], dst: &mut [Gf2p64]) {
+        crate::backend::embed_bytes(
+            be,
+            &self.tables(),
+            src,
+            crate::backend::cast::gf2p64_as_words_mut(dst),
+        );
+    }
+
+    /// `Σ_k c[k] f(src[k])` over the common prefix, on the active backend (the images are
+    /// not stored).
+    #[inline]
+    pub fn inner_product(&self, c: &[Gf2p64], src: &[u8]) -> Gf2p64 {
+        self.inner_product_with(crate::backend::active(), c, src)
+    }
+
+    /// [`ByteEmbedding::inner_product`] on an explicit backend.
+    pub fn inner_product_with(
+        &self,
+        be: crate::backend::Backend,
+        c: &[Gf2p64],
+        src: &[u8],
+    ) -> Gf2p64 {
+        let t = self.tables();
+        Gf2p64(crate::backend::embed_inner(
+            be,
+            [&t, &t],
+            src,
+            None,
+            crate::backend::cast::gf2p64_as_words(c),
+        ))
+    }
+
+    /// `Σ_k c[k] (f(a[k]) + g(b[k]))` over the common prefix (`g = other`), on the active
+    /// backend.
+    #[inline]
+    pub fn inner_product_pair(&self, other: &Self, c: &[Gf2p64], a: &[u8], b: &[u8]) -> Gf2p64 {
+        self.inner_product_pair_with(crate::backend::active(), other, c, a, b)
+    }
+
+    /// [`ByteEmbedding::inner_product_pair`] on an explicit backend.
+    pub fn inner_product_pair_with(
+        &self,
+        be: crate::backend::Backend,
+        other: &Self,
+        c: &[Gf2p64],
+        a: &[u8],
+        b: &[u8],
+    ) -> Gf2p64 {
+        Gf2p64(crate::backend::embed_inner(
+            be,
+            [&self.tables(), &other.tables()],
+            a,
+            Some(b),
+            crate::backend::cast::gf2p64_as_words(c),
+        ))
+    }
+
+    /// `out[k] = ca[k] f(a[k]) + cb[k] g(b[k])` on the common prefix (`g = other`), on the
+    /// active backend.
+    #[inline]
+    pub fn mul_pair_slice(
+        &self,
+        other: &Self,
+        a: (&[u8], &[Gf2p64]),
+        b: (&[u8], &[Gf2p64]),
+        out: &mut [Gf2p64],
+    ) {
+        self.mul_pair_slice_with(crate::backend::active(), other, a, b, out);
+    }
+
+    /// [`ByteEmbedding::mul_pair_slice`] on an explicit backend.
+    pub fn mul_pair_slice_with(
+        &self,
+        be: crate::backend::Backend,
+        other: &Self,
+        a: (&[u8], &[Gf2p64]),
+        b: (&[u8], &[Gf2p64]),
+        out: &mut [Gf2p64],
+    ) {
+        use crate::backend::cast::{gf2p64_as_words, gf2p64_as_words_mut};
+        crate::backend::embed_mul2(
+            be,
+            [&self.tables(), &other.tables()],
+            (a.0, gf2p64_as_words(a.1)),
+            (b.0, gf2p64_as_words(b.1)),
+            gf2p64_as_words_mut(out),
+        );
+    }
+
+    /// `dst[k] = f(a[k]) + g(b[k])` on the common prefix (`g = other`): a map of two bytes in
+    /// one pass, on the active backend.
+    #[inline]
+    pub fn apply_pair_slice(&self, other: &Self, a: &[u8], b: &[u8], dst: &mut [Gf2p64]) {
+        self.apply_pair_slice_with(crate::backend::active(), other, a, b, dst);
+    }
+
+    /// [`ByteEmbedding::apply_pair_slice`] on an explicit backend.
+    pub fn apply_pair_slice_with(
+        &self,
+        be: crate::backend::Backend,
+        other: &Self,
+        a: &[u8],
+        b: &[u8],
+        dst: &mut [Gf2p64],
+    ) {
+        crate::backend::embed_byte_pairs(
+            be,
+            [&self.tables(), &other.tables()],
+            a,
+            b,
+            crate::backend::cast::gf2p64_as_words_mut(dst),
+        );
     }
 }
 
@@ -220,9 +380,7 @@ impl EmbedInto<Gf2p64> for Gf2p4 {
     }
     fn embed_slice(src: &[Self], dst: &mut [Gf2p64]) {
         debug_assert_eq!(src.len(), dst.len());
-        for (d, s) in dst.iter_mut().zip(src) {
-            *d = E4_TABLES.apply(s.0);
-        }
+        E4_TABLES.apply_slice(crate::backend::cast::gf2p4_as_bytes(src), dst);
     }
 }
 

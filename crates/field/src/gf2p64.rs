@@ -151,6 +151,51 @@ impl Gf2p64 {
     }
 }
 
+impl Gf2p64 {
+    /// [`Bulk::local_inner_product`] on an explicit backend: `Σ a1 (b1 + b2) + a2 b1`, two
+    /// carry-less products per index, reduced once.
+    pub fn local_inner_product_with(
+        be: Backend,
+        a1: &[Self],
+        a2: &[Self],
+        b1: &[Self],
+        b2: &[Self],
+    ) -> Self {
+        debug_assert!([a2.len(), b1.len(), b2.len()] == [a1.len(); 3]);
+        Self(backend::gf2p64_local_inner(
+            be,
+            cast::gf2p64_as_words(a1),
+            cast::gf2p64_as_words(a2),
+            cast::gf2p64_as_words(b1),
+            cast::gf2p64_as_words(b2),
+        ))
+    }
+
+    /// [`Bulk::lerp_slice`] on an explicit backend.
+    pub fn lerp_slice_with(be: Backend, out: &mut [Self], lo: &[Self], hi: &[Self], s: Self) {
+        debug_assert_eq!(out.len(), lo.len());
+        debug_assert_eq!(out.len(), hi.len());
+        backend::gf2p64_lerp(
+            be,
+            cast::gf2p64_as_words_mut(out),
+            cast::gf2p64_as_words(lo),
+            cast::gf2p64_as_words(hi),
+            s.0,
+        );
+    }
+
+    /// [`Bulk::lerp_assign_slice`] on an explicit backend.
+    pub fn lerp_assign_slice_with(be: Backend, v: &mut [Self], w: &[Self], s: Self) {
+        debug_assert_eq!(v.len(), w.len());
+        backend::gf2p64_lerp_assign(
+            be,
+            cast::gf2p64_as_words_mut(v),
+            cast::gf2p64_as_words(w),
+            s.0,
+        );
+    }
+}
+
 impl Field for Gf2p64 {
     const NAME: &'static str = "GF(2^64)";
     const ZERO: Self = Self(0);
@@ -227,6 +272,19 @@ impl Bulk for Gf2p64 {
     }
     fn inner_product(a: &[Self], b: &[Self]) -> Self {
         Self::inner_product_with(backend::active(), a, b)
+    }
+    fn local_inner_product(a1: &[Self], a2: &[Self], b1: &[Self], b2: &[Self]) -> Self {
+        Self::local_inner_product_with(backend::active(), a1, a2, b1, b2)
+    }
+    fn lerp_slice(out: &mut [Self], lo: &[Self], hi: &[Self], s: Self) {
+        Self::lerp_slice_with(backend::active(), out, lo, hi, s);
+    }
+    fn lerp_assign_slice(v: &mut [Self], w: &[Self], s: Self) {
+        Self::lerp_assign_slice_with(backend::active(), v, w, s);
+    }
+    /// Zero pages from the allocator (`calloc`), not a pass over the memory.
+    fn zeroed_vec(n: usize) -> Vec<Self> {
+        cast::vec_u64_into_gf2p64(vec![0u64; n])
     }
 }
 

@@ -53,9 +53,12 @@
 //!   (not executed on the development machine; tested wherever the CPU has GFNI).
 //!
 //! Accelerated are `Gf2p8` [`Bulk::mul_slice`], [`Bulk::mul_add_slice`], [`Bulk::inner_product`],
-//! [`LinearMap8::apply_slice`] / [`LinearMap8::apply_in_place`], and the `Gf2p64` slice
-//! operations and scalar multiplication. The environment variable `TRISKELE_BACKEND=portable`
-//! forces the portable code (any backend name may be given; unavailable ones are ignored). No
+//! [`LinearMap8::apply_slice`] / [`LinearMap8::apply_in_place`], the `Gf2p64` slice
+//! operations (including the fused [`Bulk::local_inner_product`] and [`Bulk::lerp_slice`])
+//! and scalar multiplication, the byte embeddings of [`embed`] (`vpshufb`), and the
+//! AES-128-CTR keystream of [`ctr`] (VAES / AES-NI) for expanding public seeds. The
+//! environment variable `TRISKELE_BACKEND=portable` forces the portable code (any backend
+//! name may be given; unavailable ones are ignored). No
 //! build flag such as `-C target-cpu=native` is needed: the SIMD code is compiled with
 //! `#[target_feature]` and only called after run-time detection. `unsafe` code is confined to
 //! the files under `src/backend/`.
@@ -71,6 +74,7 @@
 
 pub mod backend;
 mod bits;
+pub mod ctr;
 pub mod embed;
 mod fp;
 mod fp_rt;
@@ -247,6 +251,27 @@ pub trait Bulk: Field {
         a.iter()
             .zip(b)
             .fold(Self::ZERO, |acc, (x, y)| acc + *x * *y)
+    }
+    /// `out[k] = lo[k] + (hi[k] - lo[k]) * s`: the line through `lo` (at 0) and `hi` (at 1),
+    /// evaluated at `s`.
+    fn lerp_slice(out: &mut [Self], lo: &[Self], hi: &[Self], s: Self) {
+        debug_assert_eq!(out.len(), lo.len());
+        debug_assert_eq!(out.len(), hi.len());
+        for ((o, l), h) in out.iter_mut().zip(lo).zip(hi) {
+            *o = *l + (*h - *l) * s;
+        }
+    }
+    /// `v[k] = v[k] + (w[k] - v[k]) * s` ([`Bulk::lerp_slice`] in place).
+    fn lerp_assign_slice(v: &mut [Self], w: &[Self], s: Self) {
+        debug_assert_eq!(v.len(), w.len());
+        for (x, h) in v.iter_mut().zip(w) {
+            *x = *x + (*h - *x) * s;
+        }
+    }
+    /// `n` zeros (`vec![ZERO; n]`; a field whose zero is all-zero bytes may take fresh
+    /// zeroed pages from the allocator instead of writing them).
+    fn zeroed_vec(n: usize) -> Vec<Self> {
+        vec![Self::ZERO; n]
     }
 }
 

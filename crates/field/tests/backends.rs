@@ -180,6 +180,133 @@ fn gf2p64_agree() {
     }
 }
 
+/// The fused `GF(2^64)` operations of `Verify` (summed local product, lerp, lerp in place):
+/// portable against their definitions, every backend against portable.
+#[test]
+fn gf2p64_fused_ops_agree() {
+    let mut r = rng(5);
+    for n in LENGTHS {
+        let v: [Vec<Gf2p64>; 4] = core::array::from_fn(|_| vec_of(&mut r, n));
+        let s = Gf2p64::random(&mut r);
+        let [a1, a2, b1, b2] = &v;
+        let naive_lip = (0..n).fold(Gf2p64::ZERO, |acc, k| {
+            acc + a1[k] * b1[k] + a1[k] * b2[k] + a2[k] * b1[k]
+        });
+        let want_lip = Gf2p64::local_inner_product_with(Backend::Portable, a1, a2, b1, b2);
+        assert_eq!(want_lip, naive_lip, "portable local inner, n = {n}");
+        let naive_lerp: Vec<Gf2p64> = (0..n).map(|k| a1[k] + (a2[k] - a1[k]) * s).collect();
+        let mut want_lerp = vec![Gf2p64(7); n];
+        Gf2p64::lerp_slice_with(Backend::Portable, &mut want_lerp, a1, a2, s);
+        assert_eq!(want_lerp, naive_lerp, "portable lerp, n = {n}");
+        let mut want_assign = a1.clone();
+        Gf2p64::lerp_assign_slice_with(Backend::Portable, &mut want_assign, a2, s);
+        assert_eq!(want_assign, naive_lerp, "portable lerp_assign, n = {n}");
+        for be in Backend::ALL {
+            assert_eq!(
+                Gf2p64::local_inner_product_with(be, a1, a2, b1, b2),
+                want_lip,
+                "{be} local inner, n = {n}"
+            );
+            let mut got = vec![Gf2p64(9); n];
+            Gf2p64::lerp_slice_with(be, &mut got, a1, a2, s);
+            assert_eq!(got, want_lerp, "{be} lerp, n = {n}");
+            let mut got = a1.clone();
+            Gf2p64::lerp_assign_slice_with(be, &mut got, a2, s);
+            assert_eq!(got, want_lerp, "{be} lerp_assign, n = {n}");
+        }
+        // The Bulk entry points (active backend) and the generic defaults agree.
+        assert_eq!(Gf2p64::local_inner_product(a1, a2, b1, b2), want_lip);
+        let mut got = vec![Gf2p64::ZERO; n];
+        Gf2p64::lerp_slice(&mut got, a1, a2, s);
+        assert_eq!(got, want_lerp);
+        let mut got = a1.clone();
+        Gf2p64::lerp_assign_slice(&mut got, a2, s);
+        assert_eq!(got, want_lerp);
+        assert_eq!(Gf2p64::zeroed_vec(n), vec![Gf2p64::ZERO; n]);
+    }
+}
+
+/// The nibble-table embeddings into `GF(2^64)` in bulk (`vpshufb` transpose on AVX2)
+/// against the element-wise maps, for every byte value and many lengths.
+#[test]
+fn byte_embeddings_agree() {
+    use triskele_field::embed::{self, ByteEmbedding};
+    use triskele_field::{EmbedInto, Gf2p4};
+    let mut r = rng(6);
+    let tables: [(&str, ByteEmbedding); 3] = [
+        ("E8", embed::E8_TABLES),
+        ("E4", embed::E4_TABLES),
+        ("tower", embed::TOWER_TABLES),
+    ];
+    let all: Vec<u8> = (0..=255u8).chain((0..=255u8).rev()).collect();
+    let mut inputs = vec![all];
+    for n in LENGTHS {
+        inputs.push(vec_of::<Gf2p8>(&mut r, n).iter().map(|x| x.0).collect());
+    }
+    for src in &inputs {
+        for (name, t) in &tables {
+            let want: Vec<Gf2p64> = src.iter().map(|b| t.apply(*b)).collect();
+            for be in Backend::ALL {
+                let mut got = vec![Gf2p64(0x77); src.len()];
+                t.apply_slice_with(be, src, &mut got);
+                assert_eq!(got, want, "{be} {name}, n = {}", src.len());
+            }
+        }
+        // Scaled maps and maps of byte pairs.
+        let c = Gf2p64::random(&mut r);
+        let (f, g) = (embed::E8_TABLES.scaled(c), embed::TOWER_TABLES);
+        let b: Vec<u8> = src.iter().rev().map(|x| x ^ 0x5c).collect();
+        let want: Vec<Gf2p64> = src
+            .iter()
+            .zip(&b)
+            .map(|(x, y)| c * embed::E8_TABLES.apply(*x) + g.apply(*y))
+            .collect();
+        for be in Backend::ALL {
+            let mut got = vec![Gf2p64(0x78); src.len()];
+            f.apply_pair_slice_with(be, &g, src, &b, &mut got);
+            assert_eq!(got, want, "{be} pairs, n = {}", src.len());
+        }
+        // Fused with products: inner products and two-term products.
+        let n = src.len();
+        let ca: Vec<Gf2p64> = vec_of(&mut r, n);
+        let cb: Vec<Gf2p64> = vec_of(&mut r, n);
+        let fx: Vec<Gf2p64> = src.iter().map(|x| f.apply(*x)).collect();
+        let gy: Vec<Gf2p64> = b.iter().map(|y| g.apply(*y)).collect();
+        let want_ip = (0..n).fold(Gf2p64::ZERO, |s, k| s + ca[k] * fx[k]);
+        let want_ip2 = (0..n).fold(Gf2p64::ZERO, |s, k| s + ca[k] * (fx[k] + gy[k]));
+        let want_mul: Vec<Gf2p64> = (0..n).map(|k| ca[k] * fx[k] + cb[k] * gy[k]).collect();
+        for be in Backend::ALL {
+            assert_eq!(
+                f.inner_product_with(be, &ca, src),
+                want_ip,
+                "{be} ip, n = {n}"
+            );
+            assert_eq!(
+                f.inner_product_pair_with(be, &g, &ca, src, &b),
+                want_ip2,
+                "{be} ip pair, n = {n}"
+            );
+            let mut got = vec![Gf2p64(0x79); n];
+            f.mul_pair_slice_with(be, &g, (src, &ca), (&b, &cb), &mut got);
+            assert_eq!(got, want_mul, "{be} mul pair, n = {n}");
+        }
+        // The slice embeddings of the fields go through the tables.
+        let g8: Vec<Gf2p8> = src.iter().map(|b| Gf2p8(*b)).collect();
+        let mut got = vec![Gf2p64::ZERO; src.len()];
+        Gf2p8::embed_slice(&g8, &mut got);
+        let want: Vec<Gf2p64> = g8.iter().map(|x| x.embed()).collect();
+        assert_eq!(got, want);
+        let g4: Vec<Gf2p4> = src.iter().map(|b| Gf2p4(*b & 0x0f)).collect();
+        Gf2p4::embed_slice(&g4, &mut got);
+        let want: Vec<Gf2p64> = g4.iter().map(|x| x.embed()).collect();
+        assert_eq!(got, want);
+        let tw: Vec<Gf4Tower> = src.iter().map(|b| Gf4Tower(*b)).collect();
+        Gf4Tower::embed_slice(&tw, &mut got);
+        let want: Vec<Gf2p64> = tw.iter().map(|x| x.embed()).collect();
+        assert_eq!(got, want);
+    }
+}
+
 #[test]
 fn gf2p64_dense_operands() {
     // All-ones and single-bit operands stress carries and the reduction.
@@ -201,6 +328,46 @@ fn gf2p64_dense_operands() {
     let mut got = vec![Gf2p64::ZERO; a.len()];
     Gf2p64::mul_slice(&mut got, &a, &b);
     assert_eq!(got, want);
+}
+
+/// The AES-128-CTR keystream: every backend and every way of splitting the requests gives
+/// the stream of the `aes` crate's AES-128 applied to the little-endian block counters.
+#[test]
+fn aes_ctr_keystream_agrees() {
+    use aes::cipher::{BlockEncrypt, KeyInit};
+    use rand::Rng;
+    use triskele_field::ctr::Aes128Ctr;
+    let mut r = rng(7);
+    for _ in 0..8 {
+        let key: [u8; 16] = r.random();
+        let cipher = aes::Aes128::new(&key.into());
+        let blocks = 300;
+        let mut want = vec![0u8; 16 * blocks];
+        for (j, b) in want.chunks_exact_mut(16).enumerate() {
+            let mut blk = aes::Block::from((j as u128).to_le_bytes());
+            cipher.encrypt_block(&mut blk);
+            b.copy_from_slice(&blk);
+        }
+        for be in Backend::ALL {
+            let mut s = Aes128Ctr::new_with(be, &key);
+            let mut got = vec![0u8; want.len()];
+            s.fill(&mut got);
+            assert_eq!(got, want, "{be} in one request");
+            // Requests of odd sizes, through the leftover buffer.
+            let mut s = Aes128Ctr::new_with(be, &key);
+            let mut got = Vec::new();
+            let mut sizes = [1usize, 7, 16, 3, 255, 256, 17, 0, 512, 9]
+                .into_iter()
+                .cycle();
+            while got.len() < want.len() {
+                let k = sizes.next().unwrap_or(1).min(want.len() - got.len());
+                let mut piece = vec![0u8; k];
+                s.fill(&mut piece);
+                got.extend_from_slice(&piece);
+            }
+            assert_eq!(got, want, "{be} in pieces");
+        }
+    }
 }
 
 /// Child half of `env_switch_forces_portable`: does nothing unless started by it.

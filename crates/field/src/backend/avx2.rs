@@ -19,6 +19,7 @@
 use core::arch::x86_64::*;
 
 use super::portable;
+use super::NibbleTables;
 use crate::gf2p64::reduce128;
 use crate::LinearMap8;
 
@@ -46,6 +47,34 @@ impl Vpclmul {
         (is_x86_feature_detected!("avx2")
             && is_x86_feature_detected!("pclmulqdq")
             && is_x86_feature_detected!("vpclmulqdq"))
+        .then_some(Self { _private: () })
+    }
+}
+
+/// Proof that the CPU has AES-NI (and SSE2).
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct AesNi {
+    _private: (),
+}
+
+impl AesNi {
+    pub(crate) fn detect() -> Option<Self> {
+        (is_x86_feature_detected!("aes") && is_x86_feature_detected!("sse2"))
+            .then_some(Self { _private: () })
+    }
+}
+
+/// Proof that the CPU has AES-NI, AVX2 and VAES (AES rounds on both 128-bit lanes).
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Vaes {
+    _private: (),
+}
+
+impl Vaes {
+    pub(crate) fn detect() -> Option<Self> {
+        (is_x86_feature_detected!("aes")
+            && is_x86_feature_detected!("avx2")
+            && is_x86_feature_detected!("vaes"))
         .then_some(Self { _private: () })
     }
 }
@@ -401,4 +430,507 @@ fn gf2p64_inner_vpclmul_impl(a: &[u64], b: &[u64]) -> u64 {
         sum ^= clmul_one(*x, *y);
     }
     reduce128(sum)
+}
+
+pub(crate) fn gf2p64_local_inner_pclmul(
+    _t: Avx2,
+    a1: &[u64],
+    a2: &[u64],
+    b1: &[u64],
+    b2: &[u64],
+) -> u64 {
+    // SAFETY: the token proves AVX2 and PCLMULQDQ.
+    unsafe { gf2p64_local_inner_pclmul_impl(a1, a2, b1, b2) }
+}
+
+#[target_feature(enable = "avx2,pclmulqdq")]
+fn gf2p64_local_inner_pclmul_impl(a1: &[u64], a2: &[u64], b1: &[u64], b2: &[u64]) -> u64 {
+    let n = a1.len().min(a2.len()).min(b1.len()).min(b2.len());
+    let (x1c, x1t) = a1[..n].as_chunks::<2>();
+    let (x2c, x2t) = a2[..n].as_chunks::<2>();
+    let (y1c, y1t) = b1[..n].as_chunks::<2>();
+    let (y2c, y2t) = b2[..n].as_chunks::<2>();
+    let load2 = |x: &[u64; 2]| {
+        // SAFETY: `x` is 16 readable bytes; `loadu` has no alignment requirement.
+        unsafe { _mm_loadu_si128(x.as_ptr().cast()) }
+    };
+    let (mut acc0, mut acc1) = (_mm_setzero_si128(), _mm_setzero_si128());
+    for ((x1, x2), (y1, y2)) in x1c.iter().zip(x2c).zip(y1c.iter().zip(y2c)) {
+        let (x1, x2, y1) = (load2(x1), load2(x2), load2(y1));
+        let t = _mm_xor_si128(y1, load2(y2));
+        acc0 = _mm_xor_si128(acc0, _mm_clmulepi64_si128::<0x00>(x1, t));
+        acc1 = _mm_xor_si128(acc1, _mm_clmulepi64_si128::<0x11>(x1, t));
+        acc0 = _mm_xor_si128(acc0, _mm_clmulepi64_si128::<0x00>(x2, y1));
+        acc1 = _mm_xor_si128(acc1, _mm_clmulepi64_si128::<0x11>(x2, y1));
+    }
+    let mut sum = halves(_mm_xor_si128(acc0, acc1));
+    for ((x1, x2), (y1, y2)) in x1t.iter().zip(x2t).zip(y1t.iter().zip(y2t)) {
+        sum ^= clmul_one(*x1, *y1 ^ *y2) ^ clmul_one(*x2, *y1);
+    }
+    reduce128(sum)
+}
+
+pub(crate) fn gf2p64_local_inner_vpclmul(
+    _t: Vpclmul,
+    a1: &[u64],
+    a2: &[u64],
+    b1: &[u64],
+    b2: &[u64],
+) -> u64 {
+    // SAFETY: the token proves AVX2, PCLMULQDQ and VPCLMULQDQ.
+    unsafe { gf2p64_local_inner_vpclmul_impl(a1, a2, b1, b2) }
+}
+
+/// `Σ a1 (b1 + b2) + a2 b1`: two carry-less products per index instead of three, summed
+/// unreduced in two accumulators, reduced once.
+#[target_feature(enable = "avx2,pclmulqdq,vpclmulqdq")]
+fn gf2p64_local_inner_vpclmul_impl(a1: &[u64], a2: &[u64], b1: &[u64], b2: &[u64]) -> u64 {
+    let n = a1.len().min(a2.len()).min(b1.len()).min(b2.len());
+    let (x1c, x1t) = a1[..n].as_chunks::<4>();
+    let (x2c, x2t) = a2[..n].as_chunks::<4>();
+    let (y1c, y1t) = b1[..n].as_chunks::<4>();
+    let (y2c, y2t) = b2[..n].as_chunks::<4>();
+    let (mut acc0, mut acc1) = (_mm256_setzero_si256(), _mm256_setzero_si256());
+    for ((x1, x2), (y1, y2)) in x1c.iter().zip(x2c).zip(y1c.iter().zip(y2c)) {
+        let (x1, x2, y1) = (load_words(x1), load_words(x2), load_words(y1));
+        let t = _mm256_xor_si256(y1, load_words(y2));
+        acc0 = _mm256_xor_si256(acc0, _mm256_clmulepi64_epi128::<0x00>(x1, t));
+        acc1 = _mm256_xor_si256(acc1, _mm256_clmulepi64_epi128::<0x11>(x1, t));
+        acc0 = _mm256_xor_si256(acc0, _mm256_clmulepi64_epi128::<0x00>(x2, y1));
+        acc1 = _mm256_xor_si256(acc1, _mm256_clmulepi64_epi128::<0x11>(x2, y1));
+    }
+    let acc = _mm256_xor_si256(acc0, acc1);
+    let folded = _mm_xor_si128(
+        _mm256_castsi256_si128(acc),
+        _mm256_extracti128_si256::<1>(acc),
+    );
+    let mut sum = halves(folded);
+    for ((x1, x2), (y1, y2)) in x1t.iter().zip(x2t).zip(y1t.iter().zip(y2t)) {
+        sum ^= clmul_one(*x1, *y1 ^ *y2) ^ clmul_one(*x2, *y1);
+    }
+    reduce128(sum)
+}
+
+pub(crate) fn gf2p64_lerp_pclmul(_t: Avx2, out: &mut [u64], lo: &[u64], hi: &[u64], s: u64) {
+    // SAFETY: the token proves AVX2 and PCLMULQDQ.
+    unsafe { lerp_pclmul_impl(out, lo, hi, s) }
+}
+
+pub(crate) fn gf2p64_lerp_vpclmul(_t: Vpclmul, out: &mut [u64], lo: &[u64], hi: &[u64], s: u64) {
+    // SAFETY: the token proves AVX2, PCLMULQDQ and VPCLMULQDQ.
+    unsafe { lerp_vpclmul_impl(out, lo, hi, s) }
+}
+
+pub(crate) fn gf2p64_lerp_assign_pclmul(_t: Avx2, v: &mut [u64], w: &[u64], s: u64) {
+    // SAFETY: the token proves AVX2 and PCLMULQDQ.
+    unsafe { lerp_assign_pclmul_impl(v, w, s) }
+}
+
+pub(crate) fn gf2p64_lerp_assign_vpclmul(_t: Vpclmul, v: &mut [u64], w: &[u64], s: u64) {
+    // SAFETY: the token proves AVX2, PCLMULQDQ and VPCLMULQDQ.
+    unsafe { lerp_assign_vpclmul_impl(v, w, s) }
+}
+
+/// `out = lo + (lo + hi) s` and `v = v + (v + w) s`, four lanes at a time with the given
+/// four-lane product.
+macro_rules! lerp_kernels {
+    ($lerp:ident, $assign:ident, $feat:literal, $mul4:ident) => {
+        #[target_feature(enable = $feat)]
+        fn $lerp(out: &mut [u64], lo: &[u64], hi: &[u64], s: u64) {
+            let n = out.len().min(lo.len()).min(hi.len());
+            let (oc, ot) = out[..n].as_chunks_mut::<4>();
+            let (lc, lt) = lo[..n].as_chunks::<4>();
+            let (hc, ht) = hi[..n].as_chunks::<4>();
+            let sv = _mm256_set1_epi64x(s as i64);
+            for ((o, l), h) in oc.iter_mut().zip(lc).zip(hc) {
+                let l = load_words(l);
+                let d = _mm256_xor_si256(l, load_words(h));
+                store_words(o, _mm256_xor_si256(l, $mul4(d, sv)));
+            }
+            for ((o, l), h) in ot.iter_mut().zip(lt).zip(ht) {
+                *o = *l ^ mul_one_impl(*l ^ *h, s);
+            }
+        }
+
+        #[target_feature(enable = $feat)]
+        fn $assign(v: &mut [u64], w: &[u64], s: u64) {
+            let n = v.len().min(w.len());
+            let (vc, vt) = v[..n].as_chunks_mut::<4>();
+            let (wc, wt) = w[..n].as_chunks::<4>();
+            let sv = _mm256_set1_epi64x(s as i64);
+            for (x, h) in vc.iter_mut().zip(wc) {
+                let l = load_words(x);
+                let d = _mm256_xor_si256(l, load_words(h));
+                store_words(x, _mm256_xor_si256(l, $mul4(d, sv)));
+            }
+            for (x, h) in vt.iter_mut().zip(wt) {
+                *x ^= mul_one_impl(*x ^ *h, s);
+            }
+        }
+    };
+}
+
+lerp_kernels!(
+    lerp_pclmul_impl,
+    lerp_assign_pclmul_impl,
+    "avx2,pclmulqdq",
+    mul4_pclmul
+);
+lerp_kernels!(
+    lerp_vpclmul_impl,
+    lerp_assign_vpclmul_impl,
+    "avx2,pclmulqdq,vpclmulqdq",
+    mul4_vpclmul
+);
+
+// ---- byte embeddings -----------------------------------------------------------------------
+
+pub(crate) fn embed_bytes(_t: Avx2, t: &NibbleTables<'_>, src: &[u8], dst: &mut [u64]) {
+    // SAFETY: the token proves AVX2.
+    unsafe { embed_bytes_impl(t, src, dst) }
+}
+
+pub(crate) fn embed_byte_pairs(
+    _t: Avx2,
+    t: [&NibbleTables<'_>; 2],
+    a: &[u8],
+    b: &[u8],
+    dst: &mut [u64],
+) {
+    // SAFETY: the token proves AVX2.
+    unsafe { embed_byte_pairs_impl(t, a, b, dst) }
+}
+
+/// The low and high nibbles of 32 bytes.
+#[inline]
+#[target_feature(enable = "avx2")]
+fn nibbles(x: __m256i) -> (__m256i, __m256i) {
+    let nibble = _mm256_set1_epi8(0x0f);
+    (
+        _mm256_and_si256(x, nibble),
+        _mm256_and_si256(_mm256_srli_epi16::<4>(x), nibble),
+    )
+}
+
+/// Byte plane `p` of the images of 32 bytes given by their nibbles: two `vpshufb` in the
+/// byte planes of the nibble tables (broadcast to both 128-bit lanes).
+#[inline]
+#[target_feature(enable = "avx2")]
+fn plane(t: &NibbleTables<'_>, p: usize, n: (__m256i, __m256i)) -> __m256i {
+    let lo = _mm256_broadcastsi128_si256(load16(&t.planes[p]));
+    let hi = _mm256_broadcastsi128_si256(load16(&t.planes[8 + p]));
+    _mm256_xor_si256(_mm256_shuffle_epi8(lo, n.0), _mm256_shuffle_epi8(hi, n.1))
+}
+
+/// Transposes the eight byte planes of 32 words (plane `p` holds byte `p` of word `i` at
+/// byte `i`): three rounds of unpacking (8-, 16-, 32-bit) within the 128-bit lanes, then a
+/// 128-bit permute. Register `m` of the result holds words `4m .. 4m + 4`.
+#[inline]
+#[target_feature(enable = "avx2")]
+fn transpose_planes(p: [__m256i; 8]) -> [__m256i; 8] {
+    // Per 128-bit lane (elements 0..16 and 16..32): bytes (0,1), (2,3), ... paired.
+    let a0 = _mm256_unpacklo_epi8(p[0], p[1]);
+    let a1 = _mm256_unpackhi_epi8(p[0], p[1]);
+    let a2 = _mm256_unpacklo_epi8(p[2], p[3]);
+    let a3 = _mm256_unpackhi_epi8(p[2], p[3]);
+    let a4 = _mm256_unpacklo_epi8(p[4], p[5]);
+    let a5 = _mm256_unpackhi_epi8(p[4], p[5]);
+    let a6 = _mm256_unpacklo_epi8(p[6], p[7]);
+    let a7 = _mm256_unpackhi_epi8(p[6], p[7]);
+    // Bytes 0..4 and 4..8 of elements 0-3, 4-7, 8-11, 12-15 (per lane).
+    let b0 = _mm256_unpacklo_epi16(a0, a2);
+    let b1 = _mm256_unpackhi_epi16(a0, a2);
+    let b2 = _mm256_unpacklo_epi16(a1, a3);
+    let b3 = _mm256_unpackhi_epi16(a1, a3);
+    let b4 = _mm256_unpacklo_epi16(a4, a6);
+    let b5 = _mm256_unpackhi_epi16(a4, a6);
+    let b6 = _mm256_unpacklo_epi16(a5, a7);
+    let b7 = _mm256_unpackhi_epi16(a5, a7);
+    // Whole elements: c_m holds elements 2m, 2m+1 (low lane) and 16+2m, 17+2m (high).
+    let c = [
+        _mm256_unpacklo_epi32(b0, b4),
+        _mm256_unpackhi_epi32(b0, b4),
+        _mm256_unpacklo_epi32(b1, b5),
+        _mm256_unpackhi_epi32(b1, b5),
+        _mm256_unpacklo_epi32(b2, b6),
+        _mm256_unpackhi_epi32(b2, b6),
+        _mm256_unpacklo_epi32(b3, b7),
+        _mm256_unpackhi_epi32(b3, b7),
+    ];
+    // (Loops, not `array::from_fn`: a closure would not inherit the target features.)
+    let mut w = [_mm256_setzero_si256(); 8];
+    for m in 0..4 {
+        let (e, o) = (c[2 * m], c[2 * m + 1]);
+        w[m] = _mm256_permute2x128_si256::<0x20>(e, o);
+        w[4 + m] = _mm256_permute2x128_si256::<0x31>(e, o);
+    }
+    w
+}
+
+/// The 32 images of `x` (32 bytes) under the map `t`, as [`transpose_planes`] orders them.
+#[inline]
+#[target_feature(enable = "avx2")]
+fn images32(t: &NibbleTables<'_>, x: &[u8; 32]) -> [__m256i; 8] {
+    let n = nibbles(load(x));
+    let mut p = [_mm256_setzero_si256(); 8];
+    for (i, p) in p.iter_mut().enumerate() {
+        *p = plane(t, i, n);
+    }
+    transpose_planes(p)
+}
+
+/// The 32 images `f(a_i) + g(b_i)`.
+#[inline]
+#[target_feature(enable = "avx2")]
+fn pair_images32(t: [&NibbleTables<'_>; 2], a: &[u8; 32], b: &[u8; 32]) -> [__m256i; 8] {
+    let (x, y) = (nibbles(load(a)), nibbles(load(b)));
+    let mut p = [_mm256_setzero_si256(); 8];
+    for (i, p) in p.iter_mut().enumerate() {
+        *p = _mm256_xor_si256(plane(t[0], i, x), plane(t[1], i, y));
+    }
+    transpose_planes(p)
+}
+
+pub(crate) fn embed_inner(
+    _t: Vpclmul,
+    t: [&NibbleTables<'_>; 2],
+    a: &[u8],
+    b: Option<&[u8]>,
+    c: &[u64],
+) -> u64 {
+    // SAFETY: the token proves AVX2, PCLMULQDQ and VPCLMULQDQ.
+    unsafe { embed_inner_impl(t, a, b, c) }
+}
+
+/// `Σ c_i (f(a_i) [+ g(b_i)])`: the images never leave the registers; products summed
+/// unreduced, one reduction.
+#[target_feature(enable = "avx2,pclmulqdq,vpclmulqdq")]
+fn embed_inner_impl(t: [&NibbleTables<'_>; 2], a: &[u8], b: Option<&[u8]>, c: &[u64]) -> u64 {
+    let n = a.len().min(c.len()).min(b.map_or(usize::MAX, <[u8]>::len));
+    let (ac, at) = a[..n].as_chunks::<32>();
+    let (cc, ct) = c[..n].as_chunks::<32>();
+    let bc = b.map(|b| b[..n].as_chunks::<32>().0);
+    let (mut acc0, mut acc1) = (_mm256_setzero_si256(), _mm256_setzero_si256());
+    for (i, (x, cw)) in ac.iter().zip(cc).enumerate() {
+        let w = match bc {
+            Some(bc) => pair_images32(t, x, &bc[i]),
+            None => images32(t[0], x),
+        };
+        let (c4, _) = cw.as_chunks::<4>();
+        for (w, cv) in w.into_iter().zip(c4) {
+            let cv = load_words(cv);
+            acc0 = _mm256_xor_si256(acc0, _mm256_clmulepi64_epi128::<0x00>(w, cv));
+            acc1 = _mm256_xor_si256(acc1, _mm256_clmulepi64_epi128::<0x11>(w, cv));
+        }
+    }
+    let acc = _mm256_xor_si256(acc0, acc1);
+    let mut sum = halves(_mm_xor_si128(
+        _mm256_castsi256_si128(acc),
+        _mm256_extracti128_si256::<1>(acc),
+    ));
+    let bt = b.map(|b| &b[n - at.len()..n]);
+    for (k, (x, cw)) in at.iter().zip(ct).enumerate() {
+        let mut w = t[0].lo[usize::from(x & 0x0f)] ^ t[0].hi[usize::from(x >> 4)];
+        if let Some(bt) = bt {
+            let y = bt[k];
+            w ^= t[1].lo[usize::from(y & 0x0f)] ^ t[1].hi[usize::from(y >> 4)];
+        }
+        sum ^= clmul_one(w, *cw);
+    }
+    reduce128(sum)
+}
+
+pub(crate) fn embed_mul2(
+    _t: Vpclmul,
+    t: [&NibbleTables<'_>; 2],
+    a: (&[u8], &[u64]),
+    b: (&[u8], &[u64]),
+    out: &mut [u64],
+) {
+    // SAFETY: the token proves AVX2, PCLMULQDQ and VPCLMULQDQ.
+    unsafe { embed_mul2_impl(t, a, b, out) }
+}
+
+/// `out_i = ca_i f(a_i) + cb_i g(b_i)`: two unreduced products per word, one reduction.
+#[target_feature(enable = "avx2,pclmulqdq,vpclmulqdq")]
+fn embed_mul2_impl(
+    t: [&NibbleTables<'_>; 2],
+    a: (&[u8], &[u64]),
+    b: (&[u8], &[u64]),
+    out: &mut [u64],
+) {
+    let n = out
+        .len()
+        .min(a.0.len())
+        .min(a.1.len())
+        .min(b.0.len())
+        .min(b.1.len());
+    let (xa, xat) = a.0[..n].as_chunks::<32>();
+    let (ca, cat) = a.1[..n].as_chunks::<32>();
+    let (xb, xbt) = b.0[..n].as_chunks::<32>();
+    let (cb, cbt) = b.1[..n].as_chunks::<32>();
+    let (oc, ot) = out[..n].as_chunks_mut::<32>();
+    for ((o, (x, c)), (y, d)) in oc.iter_mut().zip(xa.iter().zip(ca)).zip(xb.iter().zip(cb)) {
+        let (wa, wb) = (images32(t[0], x), images32(t[1], y));
+        let (c4, _) = c.as_chunks::<4>();
+        let (d4, _) = d.as_chunks::<4>();
+        let (o4, _) = o.as_chunks_mut::<4>();
+        for m in 0..8 {
+            let (cv, dv) = (load_words(&c4[m]), load_words(&d4[m]));
+            // Per 128-bit lane: products of the even and of the odd words.
+            let even = _mm256_xor_si256(
+                _mm256_clmulepi64_epi128::<0x00>(wa[m], cv),
+                _mm256_clmulepi64_epi128::<0x00>(wb[m], dv),
+            );
+            let odd = _mm256_xor_si256(
+                _mm256_clmulepi64_epi128::<0x11>(wa[m], cv),
+                _mm256_clmulepi64_epi128::<0x11>(wb[m], dv),
+            );
+            store_words(
+                &mut o4[m],
+                reduce4(
+                    _mm256_unpacklo_epi64(even, odd),
+                    _mm256_unpackhi_epi64(even, odd),
+                ),
+            );
+        }
+    }
+    for ((o, (x, c)), (y, d)) in ot
+        .iter_mut()
+        .zip(xat.iter().zip(cat))
+        .zip(xbt.iter().zip(cbt))
+    {
+        let wa = t[0].lo[usize::from(x & 0x0f)] ^ t[0].hi[usize::from(x >> 4)];
+        let wb = t[1].lo[usize::from(y & 0x0f)] ^ t[1].hi[usize::from(y >> 4)];
+        *o = reduce128(clmul_one(wa, *c) ^ clmul_one(wb, *d));
+    }
+}
+
+/// 32 bytes at a time: byte `p` of every image is a `GF(2)`-linear function of the byte, so
+/// `vpshufb` in the byte planes of the two nibble tables gives the eight byte planes of 32
+/// images, transposed into 32 words by [`transpose_planes`]. Constant time (no secret-indexed
+/// memory access).
+#[target_feature(enable = "avx2")]
+fn embed_bytes_impl(t: &NibbleTables<'_>, src: &[u8], dst: &mut [u64]) {
+    let n = src.len().min(dst.len());
+    let (sc, st) = src[..n].as_chunks::<32>();
+    let (dc, dt) = dst[..n].as_chunks_mut::<32>();
+    for (s, d) in sc.iter().zip(dc) {
+        let (w, _) = d.as_chunks_mut::<4>();
+        for (o, v) in w.iter_mut().zip(images32(t, s)) {
+            store_words(o, v);
+        }
+    }
+    portable::embed_bytes(t.lo, t.hi, st, dt);
+}
+
+/// As [`embed_bytes_impl`] for `f(a) + g(b)`: the planes of both images are added before
+/// the transpose.
+#[target_feature(enable = "avx2")]
+fn embed_byte_pairs_impl(t: [&NibbleTables<'_>; 2], a: &[u8], b: &[u8], dst: &mut [u64]) {
+    let n = a.len().min(b.len()).min(dst.len());
+    let (ac, at) = a[..n].as_chunks::<32>();
+    let (bc, bt) = b[..n].as_chunks::<32>();
+    let (dc, dt) = dst[..n].as_chunks_mut::<32>();
+    for ((x, y), d) in ac.iter().zip(bc).zip(dc) {
+        let (w, _) = d.as_chunks_mut::<4>();
+        for (o, v) in w.iter_mut().zip(pair_images32(t, x, y)) {
+            store_words(o, v);
+        }
+    }
+    portable::embed_byte_pairs(t, at, bt, dt);
+}
+
+// ---- AES-128 in counter mode ---------------------------------------------------------------
+
+/// The counter block `ctr` (little-endian) as a 128-bit register.
+#[inline]
+#[target_feature(enable = "sse2")]
+fn counter(ctr: u128) -> __m128i {
+    _mm_set_epi64x((ctr >> 64) as u64 as i64, ctr as u64 as i64)
+}
+
+#[inline]
+#[target_feature(enable = "sse2")]
+fn store16(x: &mut [u8; 16], v: __m128i) {
+    // SAFETY: `x` is 16 writable bytes, uniquely borrowed; `storeu` needs no alignment.
+    unsafe { _mm_storeu_si128(x.as_mut_ptr().cast(), v) }
+}
+
+pub(crate) fn aes128_ctr_aesni(_t: AesNi, rk: &[[u8; 16]; 11], start: u128, out: &mut [u8]) {
+    // SAFETY: the token proves AES-NI and SSE2.
+    unsafe { aes128_ctr_aesni_impl(rk, start, out) }
+}
+
+/// Eight blocks in flight (the AES unit's latency times its throughput), one at a time for
+/// the rest.
+#[target_feature(enable = "aes,sse2")]
+fn aes128_ctr_aesni_impl(rk: &[[u8; 16]; 11], start: u128, out: &mut [u8]) {
+    let k: [__m128i; 11] = core::array::from_fn(|i| {
+        // SAFETY: `rk[i]` is 16 readable bytes; `loadu` has no alignment requirement.
+        unsafe { _mm_loadu_si128(rk[i].as_ptr().cast()) }
+    });
+    let (blocks, _) = out.as_chunks_mut::<16>();
+    let (eights, rest) = blocks.as_chunks_mut::<8>();
+    let mut ctr = start;
+    for c in eights {
+        let mut b = [_mm_setzero_si128(); 8];
+        for (i, b) in b.iter_mut().enumerate() {
+            *b = _mm_xor_si128(counter(ctr.wrapping_add(i as u128)), k[0]);
+        }
+        for key in &k[1..10] {
+            for x in &mut b {
+                *x = _mm_aesenc_si128(*x, *key);
+            }
+        }
+        for (o, x) in c.iter_mut().zip(b) {
+            store16(o, _mm_aesenclast_si128(x, k[10]));
+        }
+        ctr = ctr.wrapping_add(8);
+    }
+    for o in rest {
+        let mut x = _mm_xor_si128(counter(ctr), k[0]);
+        for key in &k[1..10] {
+            x = _mm_aesenc_si128(x, *key);
+        }
+        store16(o, _mm_aesenclast_si128(x, k[10]));
+        ctr = ctr.wrapping_add(1);
+    }
+}
+
+pub(crate) fn aes128_ctr_vaes(_t: Vaes, rk: &[[u8; 16]; 11], start: u128, out: &mut [u8]) {
+    // SAFETY: the token proves AES-NI, AVX2 and VAES.
+    unsafe { aes128_ctr_vaes_impl(rk, start, out) }
+}
+
+/// Sixteen blocks in flight, two per 256-bit register; the rest with AES-NI.
+#[target_feature(enable = "aes,sse2,avx2,vaes")]
+fn aes128_ctr_vaes_impl(rk: &[[u8; 16]; 11], start: u128, out: &mut [u8]) {
+    let mut k = [_mm256_setzero_si256(); 11];
+    for (k, r) in k.iter_mut().zip(rk) {
+        *k = _mm256_broadcastsi128_si256(load16(r));
+    }
+    let full = out.len() / 256 * 256;
+    let (head, tail) = out.split_at_mut(full);
+    let (chunks, _) = head.as_chunks_mut::<256>();
+    let mut ctr = start;
+    for c in chunks {
+        let mut b = [_mm256_setzero_si256(); 8];
+        for (i, b) in b.iter_mut().enumerate() {
+            let j = ctr.wrapping_add(2 * i as u128);
+            let (lo, hi) = (counter(j), counter(j.wrapping_add(1)));
+            *b = _mm256_xor_si256(_mm256_set_m128i(hi, lo), k[0]);
+        }
+        for key in &k[1..10] {
+            for x in &mut b {
+                *x = _mm256_aesenc_epi128(*x, *key);
+            }
+        }
+        let (o, _) = c.as_chunks_mut::<32>();
+        for (o, x) in o.iter_mut().zip(b) {
+            store(o, _mm256_aesenclast_epi128(x, k[10]));
+        }
+        ctr = ctr.wrapping_add(16);
+    }
+    aes128_ctr_aesni_impl(rk, ctr, tail);
 }

@@ -59,6 +59,13 @@ pub(crate) fn gf2p4_as_bytes_mut(s: &mut [Gf2p4]) -> &mut [u8] {
     unsafe { core::slice::from_raw_parts_mut(s.as_mut_ptr().cast::<u8>(), s.len()) }
 }
 
+/// `Gf2p4` slices as bytes (for the nibble-table embedding, which ignores high nibbles).
+#[inline]
+pub(crate) fn gf2p4_as_bytes(s: &[Gf2p4]) -> &[u8] {
+    // SAFETY: `Gf2p4` is `#[repr(transparent)]` over `u8`; same length, borrows `s`.
+    unsafe { core::slice::from_raw_parts(s.as_ptr().cast::<u8>(), s.len()) }
+}
+
 /// `Gf2p64` slices as `u64` slices.
 #[inline]
 pub(crate) fn gf2p64_as_words(s: &[Gf2p64]) -> &[u64] {
@@ -91,4 +98,15 @@ pub(crate) fn vec_u8_into_gf2p8(v: Vec<u8>) -> Vec<Gf2p8> {
     // element. `v` is not dropped (ManuallyDrop), so ownership of the allocation moves to the
     // new vector exactly once.
     unsafe { Vec::from_raw_parts(ptr.cast::<Gf2p8>(), len, cap) }
+}
+
+/// Reuses a `u64` vector's allocation as a vector of `Gf2p64` (no copy).
+pub(crate) fn vec_u64_into_gf2p64(v: Vec<u64>) -> Vec<Gf2p64> {
+    let mut v = core::mem::ManuallyDrop::new(v);
+    let (ptr, len, cap) = (v.as_mut_ptr(), v.len(), v.capacity());
+    // SAFETY: `Gf2p64` is `#[repr(transparent)]` over `u64`: same size (8) and alignment (8),
+    // so the allocation's layout is identical for both element types and every word is a
+    // valid element. `v` is not dropped (ManuallyDrop), so ownership of the allocation moves
+    // to the new vector exactly once.
+    unsafe { Vec::from_raw_parts(ptr.cast::<Gf2p64>(), len, cap) }
 }

@@ -6,6 +6,7 @@
 //! `GF(2^64)` products use the branch-free carry-less multiply of `gf2p64.rs`, built from
 //! integer multiplications. Tails shorter than a word go through a zero-padded word.
 
+use super::NibbleTables;
 use crate::gf2p64::{clmul64, reduce128};
 use crate::gf2p8::mul_u8;
 use crate::LinearMap8;
@@ -141,6 +142,127 @@ pub(crate) fn gf2p64_inner(a: &[u64], b: &[u64]) -> u64 {
         .zip(b)
         .fold(0u128, |acc, (x, y)| acc ^ clmul64(*x, *y));
     reduce128(acc)
+}
+
+/// `sum_k a1[k] (b1[k] + b2[k]) + a2[k] b1[k]` in GF(2^64) (the summed local product of
+/// replicated sharing): unreduced products are summed, then reduced once.
+pub(crate) fn gf2p64_local_inner(a1: &[u64], a2: &[u64], b1: &[u64], b2: &[u64]) -> u64 {
+    let acc = a1
+        .iter()
+        .zip(a2)
+        .zip(b1.iter().zip(b2))
+        .fold(0u128, |acc, ((x1, x2), (y1, y2))| {
+            acc ^ clmul64(*x1, *y1 ^ *y2) ^ clmul64(*x2, *y1)
+        });
+    reduce128(acc)
+}
+
+/// `out[k] = lo[k] + (lo[k] + hi[k]) s` in GF(2^64) on the common prefix.
+pub(crate) fn gf2p64_lerp(out: &mut [u64], lo: &[u64], hi: &[u64], s: u64) {
+    for ((o, l), h) in out.iter_mut().zip(lo).zip(hi) {
+        *o = *l ^ gf2p64_mul_one(*l ^ *h, s);
+    }
+}
+
+/// `v[k] = v[k] + (v[k] + w[k]) s` in GF(2^64) on the common prefix.
+pub(crate) fn gf2p64_lerp_assign(v: &mut [u64], w: &[u64], s: u64) {
+    for (x, h) in v.iter_mut().zip(w) {
+        *x ^= gf2p64_mul_one(*x ^ *h, s);
+    }
+}
+
+/// `dst[k] = f(a[k]) ^ g(b[k])` on the common prefix (`[f, g] = t`).
+pub(crate) fn embed_byte_pairs(t: [&NibbleTables<'_>; 2], a: &[u8], b: &[u8], dst: &mut [u64]) {
+    let [f, g] = t;
+    for ((d, x), y) in dst.iter_mut().zip(a).zip(b) {
+        *d = f.lo[usize::from(*x & 0x0f)]
+            ^ f.hi[usize::from(*x >> 4)]
+            ^ g.lo[usize::from(*y & 0x0f)]
+            ^ g.hi[usize::from(*y >> 4)];
+    }
+}
+
+/// `dst[k] = lo[src[k] & 15] ^ hi[src[k] >> 4]` on the common prefix (a `GF(2)`-linear map
+/// from bytes to 64-bit words given by its nibble tables).
+pub(crate) fn embed_bytes(lo: &[u64; 16], hi: &[u64; 16], src: &[u8], dst: &mut [u64]) {
+    for (d, s) in dst.iter_mut().zip(src) {
+        *d = lo[usize::from(*s & 0x0f)] ^ hi[usize::from(*s >> 4)];
+    }
+}
+
+/// `{02} · x` in GF(2^8).
+#[inline]
+const fn xtime(x: u8) -> u8 {
+    (x << 1) ^ (0x1b & 0u8.wrapping_sub(x >> 7))
+}
+
+/// AES-128 encryption of one block with the expanded key `rk` (FIPS-197 §5.1). The S-box is
+/// a table lookup: not constant time (the keystream is for public seeds; the SIMD backends
+/// use AES-NI).
+pub(crate) fn aes128_encrypt(rk: &[[u8; 16]; 11], block: &mut [u8; 16]) {
+    let sbox = &crate::Gf2p8::SBOX;
+    for (b, k) in block.iter_mut().zip(&rk[0]) {
+        *b ^= k;
+    }
+    for (round, k) in rk.iter().enumerate().skip(1) {
+        // SubBytes and ShiftRows: byte r + 4c of the state (row r, column c) comes from
+        // column c + r.
+        let s = *block;
+        for c in 0..4 {
+            for r in 0..4 {
+                block[r + 4 * c] = sbox[usize::from(s[r + 4 * ((c + r) % 4)])];
+            }
+        }
+        if round < 10 {
+            for col in block.chunks_exact_mut(4) {
+                let [a0, a1, a2, a3] = [col[0], col[1], col[2], col[3]];
+                let t = a0 ^ a1 ^ a2 ^ a3;
+                col[0] = a0 ^ t ^ xtime(a0 ^ a1);
+                col[1] = a1 ^ t ^ xtime(a1 ^ a2);
+                col[2] = a2 ^ t ^ xtime(a2 ^ a3);
+                col[3] = a3 ^ t ^ xtime(a3 ^ a0);
+            }
+        }
+        for (b, x) in block.iter_mut().zip(k) {
+            *b ^= x;
+        }
+    }
+}
+
+/// The AES-128 key schedule (FIPS-197 §5.2).
+pub(crate) fn aes128_expand(key: &[u8; 16]) -> [[u8; 16]; 11] {
+    let sbox = &crate::Gf2p8::SBOX;
+    let mut rk = [[0u8; 16]; 11];
+    rk[0] = *key;
+    let mut rcon = 1u8;
+    for i in 1..11 {
+        let prev = rk[i - 1];
+        let mut t = [prev[13], prev[14], prev[15], prev[12]];
+        for b in &mut t {
+            *b = sbox[usize::from(*b)];
+        }
+        t[0] ^= rcon;
+        rcon = xtime(rcon);
+        for w in 0..4 {
+            for j in 0..4 {
+                t[j] ^= prev[4 * w + j];
+                rk[i][4 * w + j] = t[j];
+            }
+        }
+    }
+    rk
+}
+
+/// Keystream blocks `start, start + 1, ...` (`AES_k(j)`, `j` a little-endian 128-bit
+/// counter) into `out` (whole blocks).
+pub(crate) fn aes128_ctr(rk: &[[u8; 16]; 11], start: u128, out: &mut [u8]) {
+    let (blocks, _) = out.as_chunks_mut::<16>();
+    let mut ctr = start;
+    for b in blocks {
+        *b = ctr.to_le_bytes();
+        aes128_encrypt(rk, b);
+        ctr = ctr.wrapping_add(1);
+    }
 }
 
 #[cfg(test)]
