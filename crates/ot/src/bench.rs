@@ -2,7 +2,7 @@
 //! channel, timed, with the traffic counted. The CLI builds on
 //! [`run_local`]; the criterion benches in `benches/` use the same paths.
 
-use crate::channel::{memory_pair, MemoryChannel};
+use crate::channel::memory_pair;
 use crate::ec::SimplestOt;
 use crate::error::{Error, Result};
 use crate::extension::softspoken::DEFAULT_K;
@@ -11,10 +11,7 @@ use crate::extension::{
 };
 use crate::rlwe::{NoiseDistribution, RlweOt, RlweRot};
 use crate::rotted::Rotted;
-use crate::{
-    Channel, OtBlock, OtReceiver, OtSender, RotReceiver, RotReceiverOutputs, RotSender,
-    RotSenderOutputs,
-};
+use crate::{Channel, OtReceiver, OtSender, RotReceiver, RotSender};
 use rand_chacha::ChaCha12Rng;
 use rand_core::{RngCore, SeedableRng};
 use std::time::Instant;
@@ -89,7 +86,8 @@ pub struct OtBenchReport {
     pub protocol: Protocol,
     /// Number of OTs.
     pub count: usize,
-    /// Wall-clock seconds for both parties (two threads), setup included.
+    /// Seconds of the slower party's side of the protocol (two threads; the parameter
+    /// agreement and the output check of [`run_party`] are not timed).
     pub seconds: f64,
     /// Microseconds per OT.
     pub us_per_ot: f64,
@@ -107,94 +105,6 @@ fn os_rng() -> Result<ChaCha12Rng> {
     ChaCha12Rng::try_from_os_rng().map_err(|_| Error::Randomness)
 }
 
-fn verify_rot<B: OtBlock + PartialEq>(
-    s: &RotSenderOutputs<B>,
-    r: &RotReceiverOutputs<B>,
-) -> Result<()> {
-    let ok = s.messages.len() == r.messages.len()
-        && s.messages
-            .iter()
-            .zip(r.messages.iter().zip(r.choices.iter()))
-            .all(|(pair, (m, &c))| pair[usize::from(c & 1)] == *m);
-    if ok {
-        Ok(())
-    } else {
-        Err(Error::InvalidArgument(
-            "local run produced mismatching outputs",
-        ))
-    }
-}
-
-type Job<T> = Box<dyn FnOnce(&mut MemoryChannel) -> Result<T> + Send>;
-
-/// Runs the sender job in a second thread and the receiver in this one.
-fn two_party<S: Send + 'static, R>(
-    sender: Job<S>,
-    receiver: impl FnOnce(&mut MemoryChannel) -> Result<R>,
-) -> Result<(S, R, f64, u64, u64)> {
-    let (mut a, mut b) = memory_pair();
-    let start = Instant::now();
-    let handle = std::thread::spawn(move || {
-        let out = sender(&mut a);
-        (out, a.stats().bytes_sent)
-    });
-    let r = receiver(&mut b);
-    let receiver_bytes = b.stats().bytes_sent;
-    drop(b);
-    let (s, sender_bytes) = handle
-        .join()
-        .map_err(|_| Error::Channel("sender thread panicked"))?;
-    let seconds = start.elapsed().as_secs_f64();
-    Ok((s?, r?, seconds, sender_bytes, receiver_bytes))
-}
-
-fn random_rot<S, R>(mut sender: S, mut receiver: R, count: usize) -> Result<(f64, u64, u64)>
-where
-    S: RotSender + Send + 'static,
-    R: RotReceiver<Block = S::Block>,
-    S::Block: PartialEq,
-{
-    let mut srng = os_rng()?;
-    let mut rrng = os_rng()?;
-    let (s, r, secs, sb, rb) = two_party(
-        Box::new(move |ch| sender.send_random(ch, count, &mut srng)),
-        |ch| receiver.receive_random(ch, count, &mut rrng),
-    )?;
-    verify_rot(&s, &r)?;
-    Ok((secs, sb, rb))
-}
-
-fn chosen_ot<S, R>(mut sender: S, mut receiver: R, count: usize) -> Result<(f64, u64, u64)>
-where
-    S: OtSender + Send + 'static,
-    R: OtReceiver<Block = S::Block>,
-    S::Block: PartialEq,
-{
-    let mut srng = os_rng()?;
-    let mut rrng = os_rng()?;
-    let mut messages = vec![[S::Block::default(); 2]; count];
-    for m in messages.iter_mut() {
-        srng.fill_bytes(m[0].as_mut());
-        srng.fill_bytes(m[1].as_mut());
-    }
-    let choices: Vec<u8> = (0..count).map(|_| (rrng.next_u32() & 1) as u8).collect();
-    let sent = messages.clone();
-    let (_, got, secs, sb, rb) = two_party(
-        Box::new(move |ch| sender.send(ch, &sent, &mut srng)),
-        |ch| receiver.receive(ch, &choices, &mut rrng),
-    )?;
-    let ok = got
-        .iter()
-        .zip(messages.iter().zip(choices.iter()))
-        .all(|(g, (m, &c))| *g == m[usize::from(c)]);
-    if !ok {
-        return Err(Error::InvalidArgument(
-            "local run produced mismatching outputs",
-        ));
-    }
-    Ok((secs, sb, rb))
-}
-
 /// Runs `count` OTs of `protocol` locally with the default noise.
 pub fn run_local(protocol: Protocol, count: usize) -> Result<OtBenchReport> {
     run_local_with(protocol, count, NoiseDistribution::default())
@@ -207,43 +117,19 @@ pub fn run_local_with(
     count: usize,
     noise: NoiseDistribution,
 ) -> Result<OtBenchReport> {
-    if count == 0 {
-        return Err(Error::InvalidArgument("count must be positive"));
-    }
-    let (seconds, sender_bytes, receiver_bytes) = match protocol {
-        Protocol::Rot => random_rot(RlweRot { noise }, RlweRot { noise }, count)?,
-        Protocol::Ot => chosen_ot(RlweOt { noise }, RlweOt { noise }, count)?,
-        Protocol::Rotted => random_rot(Rotted(RlweOt { noise }), Rotted(RlweOt { noise }), count)?,
-        Protocol::Ec => chosen_ot(SimplestOt, SimplestOt, count)?,
-        Protocol::Iknp => random_rot(
-            IknpSender::new(RlweRot { noise }),
-            IknpReceiver::new(RlweRot { noise }),
-            count,
-        )?,
-        Protocol::Kos => random_rot(
-            IknpSender::with_check(RlweRot { noise }, ConsistencyCheck::Kos),
-            IknpReceiver::with_check(RlweRot { noise }, ConsistencyCheck::Kos),
-            count,
-        )?,
-        Protocol::SoftSpoken => random_rot(
-            SoftSpokenSender::new(RlweRot { noise }, DEFAULT_K)?,
-            SoftSpokenReceiver::new(RlweRot { noise }, DEFAULT_K)?,
-            count,
-        )?,
-        Protocol::SoftSpokenMal => random_rot(
-            SoftSpokenSender::with_check(
-                RlweRot { noise },
-                DEFAULT_K,
-                ConsistencyCheck::SoftSpoken,
-            )?,
-            SoftSpokenReceiver::with_check(
-                RlweRot { noise },
-                DEFAULT_K,
-                ConsistencyCheck::SoftSpoken,
-            )?,
-            count,
-        )?,
-    };
+    // Both sides of `run_party` over an in-memory channel: one dispatch for local and
+    // networked runs, and the same output check.
+    let (mut a, mut b) = memory_pair();
+    let sender =
+        std::thread::spawn(move || run_party(protocol, Role::Sender, &mut a, count, noise));
+    let r = run_party(protocol, Role::Receiver, &mut b, count, noise);
+    drop(b);
+    let s = sender
+        .join()
+        .map_err(|_| Error::Channel("sender thread panicked"))??;
+    let r = r?;
+    let (seconds, sender_bytes, receiver_bytes) =
+        (s.seconds.max(r.seconds), s.bytes_sent, r.bytes_sent);
     let n = count as f64;
     Ok(OtBenchReport {
         protocol,
@@ -298,46 +184,82 @@ pub struct OtPartyReport {
     pub bytes_received: u64,
 }
 
-/// What one side keeps for the output check of [`run_party`].
+/// What one side keeps for the output check of [`run_party`]: its messages as bytes, all of
+/// one length `len`.
 enum Outputs {
-    /// Both messages of every OT, as bytes.
-    Sender(Vec<[Vec<u8>; 2]>),
-    /// Choice bits and the chosen messages.
-    Receiver(Vec<u8>, Vec<Vec<u8>>),
+    /// `M_0 || M_1` of every OT.
+    Sender { len: usize, pairs: Vec<u8> },
+    /// Choice bits and the chosen messages, concatenated.
+    Receiver { choices: Vec<u8>, msgs: Vec<u8> },
 }
 
-fn side_random<S, R, C>(role: Role, mut s: S, mut r: R, ch: &mut C, count: usize) -> Result<Outputs>
+/// Runs one side of a random OT; returns the seconds of the protocol itself (the copy of the
+/// outputs for the check is not timed).
+fn side_random<S, R, C>(
+    role: Role,
+    mut s: S,
+    mut r: R,
+    ch: &mut C,
+    count: usize,
+) -> Result<(f64, Outputs)>
 where
     S: RotSender,
     R: RotReceiver<Block = S::Block>,
     C: Channel + ?Sized,
 {
     let mut rng = os_rng()?;
+    let len = size_of::<S::Block>();
     Ok(match role {
         Role::Sender => {
+            let start = Instant::now();
             let out = s.send_random(ch, count, &mut rng)?;
-            Outputs::Sender(
-                out.messages
-                    .iter()
-                    .map(|m| [m[0].as_ref().to_vec(), m[1].as_ref().to_vec()])
-                    .collect(),
-            )
+            let secs = start.elapsed().as_secs_f64();
+            let pairs = out
+                .messages
+                .iter()
+                .flatten()
+                .flat_map(|m| m.as_ref())
+                .copied()
+                .collect();
+            (secs, Outputs::Sender { len, pairs })
         }
         Role::Receiver => {
+            let start = Instant::now();
             let out = r.receive_random(ch, count, &mut rng)?;
-            let msgs = out.messages.iter().map(|m| m.as_ref().to_vec()).collect();
-            Outputs::Receiver(out.choices.clone(), msgs)
+            let secs = start.elapsed().as_secs_f64();
+            let msgs = out
+                .messages
+                .iter()
+                .flat_map(|m| m.as_ref())
+                .copied()
+                .collect();
+            (
+                secs,
+                Outputs::Receiver {
+                    choices: out.choices.clone(),
+                    msgs,
+                },
+            )
         }
     })
 }
 
-fn side_chosen<S, R, C>(role: Role, mut s: S, mut r: R, ch: &mut C, count: usize) -> Result<Outputs>
+/// Runs one side of a chosen-message OT on random messages and choices (drawn before the
+/// clock starts); returns the seconds of the protocol itself.
+fn side_chosen<S, R, C>(
+    role: Role,
+    mut s: S,
+    mut r: R,
+    ch: &mut C,
+    count: usize,
+) -> Result<(f64, Outputs)>
 where
     S: OtSender,
     R: OtReceiver<Block = S::Block>,
     C: Channel + ?Sized,
 {
     let mut rng = os_rng()?;
+    let len = size_of::<S::Block>();
     Ok(match role {
         Role::Sender => {
             let mut messages = vec![[S::Block::default(); 2]; count];
@@ -345,18 +267,24 @@ where
                 rng.fill_bytes(m[0].as_mut());
                 rng.fill_bytes(m[1].as_mut());
             }
+            let start = Instant::now();
             s.send(ch, &messages, &mut rng)?;
-            Outputs::Sender(
-                messages
-                    .iter()
-                    .map(|m| [m[0].as_ref().to_vec(), m[1].as_ref().to_vec()])
-                    .collect(),
-            )
+            let secs = start.elapsed().as_secs_f64();
+            let pairs = messages
+                .iter()
+                .flatten()
+                .flat_map(|m| m.as_ref())
+                .copied()
+                .collect();
+            (secs, Outputs::Sender { len, pairs })
         }
         Role::Receiver => {
             let choices: Vec<u8> = (0..count).map(|_| (rng.next_u32() & 1) as u8).collect();
+            let start = Instant::now();
             let got = r.receive(ch, &choices, &mut rng)?;
-            Outputs::Receiver(choices, got.iter().map(|m| m.as_ref().to_vec()).collect())
+            let secs = start.elapsed().as_secs_f64();
+            let msgs = got.iter().flat_map(|m| m.as_ref()).copied().collect();
+            (secs, Outputs::Receiver { choices, msgs })
         }
     })
 }
@@ -377,25 +305,26 @@ fn chosen_digest<'a>(msgs: impl Iterator<Item = &'a [u8]>) -> [u8; 32] {
 fn check_outputs<C: Channel + ?Sized>(ch: &mut C, out: &Outputs) -> Result<()> {
     const MISMATCH: Error = Error::InvalidArgument("the two parties' OT outputs do not match");
     match out {
-        Outputs::Receiver(choices, msgs) => {
+        Outputs::Receiver { choices, msgs } => {
             ch.send(choices.clone())?;
             let theirs = ch.recv()?;
-            let ok = theirs.as_slice() == chosen_digest(msgs.iter().map(Vec::as_slice));
+            let ok = theirs.as_slice() == chosen_digest(core::iter::once(msgs.as_slice()));
             ch.send(vec![u8::from(ok)])?;
             ok.then_some(()).ok_or(MISMATCH)
         }
-        Outputs::Sender(pairs) => {
+        Outputs::Sender { len, pairs } => {
             let choices = ch.recv()?;
-            if choices.len() != pairs.len() || choices.iter().any(|c| *c > 1) {
+            let len = (*len).max(1);
+            if choices.len() * 2 * len != pairs.len() || choices.iter().any(|c| *c > 1) {
                 return Err(Error::Malformed {
                     what: "output check",
                     detail: "choice bits of the wrong length or not 0/1",
                 });
             }
             let chosen = pairs
-                .iter()
+                .chunks_exact(2 * len)
                 .zip(&choices)
-                .map(|(m, c)| m[usize::from(*c)].as_slice());
+                .map(|(m, c)| &m[usize::from(*c) * len..][..len]);
             ch.send(chosen_digest(chosen).to_vec())?;
             match ch.recv()?.as_slice() {
                 [1] => Ok(()),
@@ -427,8 +356,7 @@ pub fn run_party<C: Channel + ?Sized>(
         return Err(Error::ParameterMismatch("protocol, --count or --noise"));
     }
     let before = ch.stats();
-    let start = Instant::now();
-    let out = match protocol {
+    let (seconds, out) = match protocol {
         Protocol::Rot => side_random(role, RlweRot { noise }, RlweRot { noise }, ch, count)?,
         Protocol::Ot => side_chosen(role, RlweOt { noise }, RlweOt { noise }, ch, count)?,
         Protocol::Rotted => side_random(
@@ -476,7 +404,6 @@ pub fn run_party<C: Channel + ?Sized>(
             count,
         )?,
     };
-    let seconds = start.elapsed().as_secs_f64();
     let after = ch.stats();
     check_outputs(ch, &out)?;
     let n = count as f64;
@@ -597,15 +524,23 @@ mod tests {
     #[test]
     fn output_check_catches_a_mismatch() {
         let (mut a, mut b) = memory_pair();
-        let pairs = vec![[vec![1u8; 16], vec![2u8; 16]]; 3];
-        let h = std::thread::spawn(move || check_outputs(&mut a, &Outputs::Sender(pairs)));
-        let wrong = Outputs::Receiver(vec![0, 1, 1], vec![vec![1; 16], vec![2; 16], vec![1; 16]]);
+        let pairs = [[1u8; 16], [2u8; 16]].concat().repeat(3);
+        let sender = Outputs::Sender { len: 16, pairs };
+        let h = std::thread::spawn(move || check_outputs(&mut a, &sender));
+        let wrong = Outputs::Receiver {
+            choices: vec![0, 1, 1],
+            msgs: [[1u8; 16], [2; 16], [1; 16]].concat(),
+        };
         assert!(check_outputs(&mut b, &wrong).is_err());
         assert!(h.join().unwrap().is_err());
         let (mut a, mut b) = memory_pair();
-        let pairs = vec![[vec![1u8; 16], vec![2u8; 16]]; 2];
-        let h = std::thread::spawn(move || check_outputs(&mut a, &Outputs::Sender(pairs)));
-        let right = Outputs::Receiver(vec![1, 0], vec![vec![2; 16], vec![1; 16]]);
+        let pairs = [[1u8; 16], [2u8; 16]].concat().repeat(2);
+        let sender = Outputs::Sender { len: 16, pairs };
+        let h = std::thread::spawn(move || check_outputs(&mut a, &sender));
+        let right = Outputs::Receiver {
+            choices: vec![1, 0],
+            msgs: [[2u8; 16], [1; 16]].concat(),
+        };
         check_outputs(&mut b, &right).unwrap();
         h.join().unwrap().unwrap();
     }
