@@ -4,12 +4,12 @@
 
 mod common;
 
-use common::three;
+use common::{run_fips197 as run, three, FIPS_CT as CT};
 use rand::SeedableRng;
 use rand_chacha::ChaCha20Rng;
 use triskele_aes::sbox::mal_chida_bucket::MalChida;
 use triskele_aes::sbox::SboxProtocol;
-use triskele_aes::{aes_tamper, bench_party, compute_party, KeySize, Mode, RunReport, Target};
+use triskele_aes::{aes_tamper, bench_party, KeySize, RunReport, Target};
 use triskele_engine::{EngineError, Malicious, Party};
 use triskele_field::Gf2p8;
 use triskele_net::{NetOptions, Phase, Tamper};
@@ -131,27 +131,6 @@ fn aes256_exact_bytes_and_messages() {
 
 // ---------------------------------------------------------------------------------------------
 // Abort matrix
-
-/// FIPS-197 C.1.
-const KEY: &str = "000102030405060708090a0b0c0d0e0f";
-const PT: &str = "00112233445566778899aabbccddeeff";
-const CT: &str = "69c4e0d86a7b0430d8cdb78070b4c55a";
-
-fn run(target: Target, tamper: Option<Tamper>) -> [Result<Vec<u8>, EngineError>; 3] {
-    let opts = NetOptions {
-        tamper,
-        ..NetOptions::default()
-    };
-    let mut rng = ChaCha20Rng::seed_from_u64(1);
-    let k: Vec<Gf2p8> = hex::decode(KEY).unwrap().into_iter().map(Gf2p8).collect();
-    let x: Vec<Gf2p8> = hex::decode(PT).unwrap().into_iter().map(Gf2p8).collect();
-    let ks = deal(&k, &mut rng);
-    let xs = deal(&x, &mut rng);
-    three(triskele_net::in_memory(&opts), |net| {
-        let i = net.party().index();
-        compute_party(target, net, &ks[i], xs[i].clone(), Mode::Encrypt)
-    })
-}
 
 /// Runs mal-chida with `tamper` and checks the abort promise: every honest party returns
 /// `EngineError::Abort`, none an output. Returns the length of the flipped message.

@@ -9,36 +9,13 @@
 
 mod common;
 
-use common::three;
-use rand::SeedableRng;
-use rand_chacha::ChaCha20Rng;
-use triskele_aes::{aes_tamper, compute_party, KeySize, Mode, Target};
+use common::{run_fips197 as run, three, FIPS_CT as CT};
+use triskele_aes::{aes_tamper, KeySize, Target};
 use triskele_engine::verify::levels;
 use triskele_engine::EngineError;
 use triskele_field::Gf2p8;
 use triskele_net::{NetOptions, Phase, Tamper};
-use triskele_share::{deal, Direction, PartyId};
-
-/// FIPS-197 C.1.
-const KEY: &str = "000102030405060708090a0b0c0d0e0f";
-const PT: &str = "00112233445566778899aabbccddeeff";
-const CT: &str = "69c4e0d86a7b0430d8cdb78070b4c55a";
-
-fn run(target: Target, tamper: Option<Tamper>) -> [Result<Vec<u8>, EngineError>; 3] {
-    let opts = NetOptions {
-        tamper,
-        ..NetOptions::default()
-    };
-    let mut rng = ChaCha20Rng::seed_from_u64(1);
-    let k: Vec<Gf2p8> = hex::decode(KEY).unwrap().into_iter().map(Gf2p8).collect();
-    let x: Vec<Gf2p8> = hex::decode(PT).unwrap().into_iter().map(Gf2p8).collect();
-    let ks = deal(&k, &mut rng);
-    let xs = deal(&x, &mut rng);
-    three(triskele_net::in_memory(&opts), |net| {
-        let i = net.party().index();
-        compute_party(target, net, &ks[i], xs[i].clone(), Mode::Encrypt)
-    })
-}
+use triskele_share::{Direction, PartyId};
 
 /// Recorded `GF(2^64)` triples per S-box (PROTOCOLS.md §5.5).
 fn triples_per_sbox(target: Target) -> usize {

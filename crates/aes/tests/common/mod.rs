@@ -5,8 +5,9 @@
 use rand::SeedableRng;
 use rand_chacha::ChaCha20Rng;
 use triskele_aes::{compute_party, Mode, Target};
+use triskele_engine::EngineError;
 use triskele_field::Gf2p8;
-use triskele_net::{NetOptions, Network};
+use triskele_net::{NetOptions, Network, Tamper};
 use triskele_share::deal;
 
 /// One CAVP record.
@@ -251,4 +252,35 @@ macro_rules! sbox_protocol_tests {
             }
         }
     };
+}
+
+/// FIPS-197 C.1: key, plaintext and ciphertext.
+pub const FIPS_KEY: &str = "000102030405060708090a0b0c0d0e0f";
+pub const FIPS_PT: &str = "00112233445566778899aabbccddeeff";
+pub const FIPS_CT: &str = "69c4e0d86a7b0430d8cdb78070b4c55a";
+
+/// FIPS-197 C.1 (key schedule and one block) through `target` with three parties over
+/// in-memory links, optionally with a cheating party; every party's result.
+pub fn run_fips197(target: Target, tamper: Option<Tamper>) -> [Result<Vec<u8>, EngineError>; 3] {
+    let opts = NetOptions {
+        tamper,
+        ..NetOptions::default()
+    };
+    let mut rng = ChaCha20Rng::seed_from_u64(1);
+    let k: Vec<Gf2p8> = hex::decode(FIPS_KEY)
+        .unwrap()
+        .into_iter()
+        .map(Gf2p8)
+        .collect();
+    let x: Vec<Gf2p8> = hex::decode(FIPS_PT)
+        .unwrap()
+        .into_iter()
+        .map(Gf2p8)
+        .collect();
+    let ks = deal(&k, &mut rng);
+    let xs = deal(&x, &mut rng);
+    three(triskele_net::in_memory(&opts), |net| {
+        let i = net.party().index();
+        compute_party(target, net, &ks[i], xs[i].clone(), Mode::Encrypt)
+    })
 }
