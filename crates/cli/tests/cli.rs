@@ -138,10 +138,9 @@ fn bench_local_writes_three_csv_files_and_a_summary() {
     assert!(stderr(&o).contains(".svg"), "{}", stderr(&o));
 }
 
-#[test]
-fn keygen_then_three_config_processes_form_a_run() {
-    let dir = tempfile::tempdir().unwrap();
-    // Ports picked by the OS, released just before use.
+/// `triskele keygen` into `dir` for three parties on 127.0.0.1, on ports picked by the OS
+/// and released just before use.
+fn keygen_on_free_ports(dir: &str) {
     let ports: Vec<u16> = (0..3)
         .map(|_| {
             std::net::TcpListener::bind("127.0.0.1:0")
@@ -155,9 +154,15 @@ fn keygen_then_three_config_processes_form_a_run() {
         "127.0.0.1:{},127.0.0.1:{},127.0.0.1:{}",
         ports[0], ports[1], ports[2]
     );
-    let d = dir.path().to_str().unwrap();
-    let o = triskele(&["keygen", "--dir", d, "--hosts", &hosts]);
+    let o = triskele(&["keygen", "--dir", dir, "--hosts", &hosts]);
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+}
+
+#[test]
+fn keygen_then_three_config_processes_form_a_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path().to_str().unwrap();
+    keygen_on_free_ports(d);
     let prefix = dir.path().join("run");
     let prefix = prefix.to_str().unwrap().to_string();
     let children: Vec<_> = (1..=3)
@@ -477,22 +482,8 @@ fn bench_runs_prf_targets() {
 #[test]
 fn ot_bench_two_config_processes() {
     let dir = tempfile::tempdir().unwrap();
-    let ports: Vec<u16> = (0..3)
-        .map(|_| {
-            std::net::TcpListener::bind("127.0.0.1:0")
-                .unwrap()
-                .local_addr()
-                .unwrap()
-                .port()
-        })
-        .collect();
-    let hosts = format!(
-        "127.0.0.1:{},127.0.0.1:{},127.0.0.1:{}",
-        ports[0], ports[1], ports[2]
-    );
     let d = dir.path().to_str().unwrap();
-    let o = triskele(&["keygen", "--dir", d, "--hosts", &hosts]);
-    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    keygen_on_free_ports(d);
     let p3 = format!("{d}/p3.toml");
     let o = triskele(&[
         "ot",
