@@ -520,19 +520,58 @@ pub(crate) fn aes128_expand(key: &[u8; 16]) -> [[u8; 16]; 11] {
 /// AES-128-CTR keystream blocks `start, start + 1, ...` into `out` (whole blocks; a partial
 /// last block is left as it is): VAES, else AES-NI, on every backend but the portable one.
 pub(crate) fn aes128_ctr(be: Backend, rk: &[[u8; 16]; 11], start: u128, out: &mut [u8]) {
-    #[cfg(target_arch = "x86_64")]
     if be != Backend::Portable {
-        let c = caps();
-        if let Some(t) = c.vaes {
-            return avx2::aes128_ctr_vaes(t, rk, start, out);
-        }
-        if let Some(t) = c.aesni {
-            return avx2::aes128_ctr_aesni(t, rk, start, out);
+        if let Some(hw) = HwAes::detect() {
+            return hw.ctr::<false>(rk, start, out);
         }
     }
-    #[cfg(not(target_arch = "x86_64"))]
-    let _ = be;
     portable::aes128_ctr(rk, start, out)
+}
+
+/// The CPU's AES instructions (constant time, unlike the portable table S-box): VAES with
+/// AES-NI, or AES-NI alone.
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum HwAes {
+    #[cfg(target_arch = "x86_64")]
+    Vaes(avx2::Vaes, avx2::AesNi),
+    #[cfg(target_arch = "x86_64")]
+    AesNi(avx2::AesNi),
+}
+
+impl HwAes {
+    /// The best AES instructions of this CPU, if it has any.
+    pub(crate) fn detect() -> Option<HwAes> {
+        #[cfg(target_arch = "x86_64")]
+        {
+            let c = caps();
+            match (c.vaes, c.aesni) {
+                (Some(v), Some(a)) => Some(HwAes::Vaes(v, a)),
+                (None, Some(a)) => Some(HwAes::AesNi(a)),
+                _ => None,
+            }
+        }
+        #[cfg(not(target_arch = "x86_64"))]
+        None
+    }
+
+    /// The AES-128 key schedule.
+    pub(crate) fn expand(self, key: &[u8; 16]) -> [[u8; 16]; 11] {
+        match self {
+            #[cfg(target_arch = "x86_64")]
+            HwAes::Vaes(_, t) | HwAes::AesNi(t) => avx2::aes128_expand_aesni(t, key),
+        }
+    }
+
+    /// Keystream blocks `start, start + 1, ...` into `out` (`XOR = false`) or XORed into it
+    /// (`XOR = true`); whole blocks only, a partial last block is left as it is.
+    pub(crate) fn ctr<const XOR: bool>(self, rk: &[[u8; 16]; 11], start: u128, out: &mut [u8]) {
+        match self {
+            #[cfg(target_arch = "x86_64")]
+            HwAes::Vaes(t, _) => avx2::aes128_ctr_vaes::<XOR>(t, rk, start, out),
+            #[cfg(target_arch = "x86_64")]
+            HwAes::AesNi(t) => avx2::aes128_ctr_aesni::<XOR>(t, rk, start, out),
+        }
+    }
 }
 
 /// One GF(2^64) product on the active backend (PCLMULQDQ unless it is `Portable`).

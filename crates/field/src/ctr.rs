@@ -5,11 +5,13 @@
 //! read in order: the same stream as `triskele_share::Prg` under the same key. Sixteen blocks
 //! per step with VAES, eight with AES-NI (on every backend but `portable`), otherwise the
 //! portable implementation, whose table S-box is not constant time: do not use this type for
-//! secret keys.
+//! secret keys. [`HwAes128Ctr`] is the same stream for secret keys: it exists only where the
+//! CPU has AES instructions, and its callers fall back to a constant-time software AES.
 
 use rand_core::RngCore;
+use zeroize::Zeroize;
 
-use crate::backend::{self, Backend};
+use crate::backend::{self, Backend, HwAes};
 
 /// Blocks generated per internal step when a request does not start on a block boundary.
 const BLOCK: usize = 16;
@@ -89,6 +91,58 @@ impl RngCore for Aes128Ctr {
     }
 }
 
+/// AES-128-CTR under a secret key on the CPU's AES instructions (VAES or AES-NI, constant
+/// time; the key schedule too), random access: block `j` is `AES_k(j)`, `j` a little-endian
+/// 128-bit counter, as in [`Aes128Ctr`]. The round keys are zeroized on drop.
+pub struct HwAes128Ctr {
+    rk: [[u8; 16]; 11],
+    hw: HwAes,
+}
+
+impl core::fmt::Debug for HwAes128Ctr {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.write_str("HwAes128Ctr(..)")
+    }
+}
+
+impl Drop for HwAes128Ctr {
+    fn drop(&mut self) {
+        self.rk.zeroize();
+    }
+}
+
+impl HwAes128Ctr {
+    /// The stream under `key`, or `None` when the active backend is `portable` (e.g.
+    /// `TRISKELE_BACKEND=portable`) or the CPU has no AES instructions.
+    pub fn new(key: &[u8; 16]) -> Option<Self> {
+        Self::new_with(backend::active(), key)
+    }
+
+    /// [`HwAes128Ctr::new`] for an explicit backend.
+    pub fn new_with(be: Backend, key: &[u8; 16]) -> Option<Self> {
+        if be == Backend::Portable {
+            return None;
+        }
+        let hw = HwAes::detect()?;
+        Some(HwAes128Ctr {
+            rk: hw.expand(key),
+            hw,
+        })
+    }
+
+    /// Keystream blocks `start, start + 1, ...` into `out`. Whole blocks only: a partial last
+    /// block of `out` is left as it is.
+    pub fn keystream(&self, start: u128, out: &mut [u8]) {
+        self.hw.ctr::<false>(&self.rk, start, out);
+    }
+
+    /// XORs keystream blocks `start, start + 1, ...` into `out` (whole blocks only, as
+    /// [`HwAes128Ctr::keystream`]).
+    pub fn xor_keystream(&self, start: u128, out: &mut [u8]) {
+        self.hw.ctr::<true>(&self.rk, start, out);
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -113,6 +167,41 @@ mod tests {
             let mut one = [0u8; 16];
             backend::aes128_ctr(Backend::Portable, &rk, pt + 33, &mut one);
             assert_eq!(out[16 * 33..16 * 34], one, "{be}");
+        }
+    }
+
+    /// The hardware stream for secret keys: its key schedule matches FIPS-197's, its blocks
+    /// the portable stream's, the XOR form XORs exactly those blocks; a partial last block is
+    /// untouched. Where the CPU has no AES instructions, it does not exist.
+    #[test]
+    fn hardware_stream_matches_portable() {
+        use rand::{Rng, SeedableRng};
+        let mut rng = rand_chacha::ChaCha20Rng::seed_from_u64(7);
+        for _ in 0..20 {
+            let key: [u8; 16] = rng.random();
+            let Some(hw) = HwAes128Ctr::new_with(Backend::Avx2, &key) else {
+                assert!(HwAes::detect().is_none());
+                return;
+            };
+            assert_eq!(hw.rk, backend::aes128_expand(&key));
+            assert!(HwAes128Ctr::new_with(Backend::Portable, &key).is_none());
+            let start = u128::from(rng.random::<u64>()) << 64 | u128::from(u64::MAX - 3);
+            // 300 blocks: the 16-block VAES steps, the 8-block AES-NI steps, single blocks;
+            // plus 5 bytes of a partial block.
+            let n = 16 * 300 + 5;
+            let mut want = vec![0u8; n];
+            backend::aes128_ctr(Backend::Portable, &hw.rk, start, &mut want);
+            let mut got = vec![0xa5u8; n];
+            hw.keystream(start, &mut got);
+            assert_eq!(got[..n - 5], want[..n - 5]);
+            assert_eq!(got[n - 5..], [0xa5; 5]);
+            let base: Vec<u8> = (0..n).map(|_| rng.random()).collect();
+            let mut x = base.clone();
+            hw.xor_keystream(start, &mut x);
+            for i in 0..n - 5 {
+                assert_eq!(x[i], base[i] ^ want[i], "byte {i}");
+            }
+            assert_eq!(x[n - 5..], base[n - 5..]);
         }
     }
 }

@@ -187,6 +187,9 @@ impl Random for Gf2p4 {
             *b &= 0x0f;
         }
     }
+    fn xor_bytes_mut(out: &mut [Self]) -> Option<(&mut [u8], u8)> {
+        Some((cast::gf2p4_as_bytes_mut(out), 0x0f))
+    }
 }
 
 /// Eight elements (one per byte, low nibbles) as a little-endian word.

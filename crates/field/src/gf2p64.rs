@@ -260,6 +260,14 @@ impl Random for Gf2p64 {
             x.0 = u64::from_le(x.0);
         }
     }
+    /// Little-endian targets only: there the memory of an element is its stream bytes.
+    fn xor_bytes_mut(out: &mut [Self]) -> Option<(&mut [u8], u8)> {
+        if cfg!(target_endian = "little") {
+            Some((cast::gf2p64_as_bytes_mut(out), 0xff))
+        } else {
+            None
+        }
+    }
 }
 
 /// Products and inner products run on [`backend::active`].

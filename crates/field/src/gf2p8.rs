@@ -238,6 +238,9 @@ impl Random for Gf2p8 {
     fn fill_random<R: rand_core::RngCore + ?Sized>(rng: &mut R, out: &mut [Self]) {
         rng.fill_bytes(cast::gf2p8_as_bytes_mut(out));
     }
+    fn xor_bytes_mut(out: &mut [Self]) -> Option<(&mut [u8], u8)> {
+        Some((cast::gf2p8_as_bytes_mut(out), 0xff))
+    }
 }
 
 /// Products and inner products run on [`backend::active`].

@@ -205,6 +205,16 @@ pub trait Random: Field {
             *x = Self::random(rng);
         }
     }
+    /// For types where adding random elements is XOR on memory: `Some((bytes, mask))` with
+    /// `bytes` the memory of `out`, such that `fill_random` writes the stream's bytes in order
+    /// into `bytes`, each ANDed with `mask`, and `out[k] += r[k]` XORs the bytes of `r[k]`
+    /// into those of `out[k]` (then, since elements of `out` have no bits outside `mask`,
+    /// adding `fill_random`'s output is XORing the stream and masking). `None` (the default)
+    /// for all other types.
+    fn xor_bytes_mut(out: &mut [Self]) -> Option<(&mut [u8], u8)> {
+        let _ = out;
+        None
+    }
 }
 
 /// Bulk operations on slices. Lengths must match (checked with debug assertions;

@@ -198,6 +198,9 @@ impl Random for Gf4Tower {
     fn fill_random<R: rand_core::RngCore + ?Sized>(rng: &mut R, out: &mut [Self]) {
         rng.fill_bytes(cast::tower_as_bytes_mut(out));
     }
+    fn xor_bytes_mut(out: &mut [Self]) -> Option<(&mut [u8], u8)> {
+        Some((cast::tower_as_bytes_mut(out), 0xff))
+    }
 }
 
 impl Bulk for Gf4Tower {}

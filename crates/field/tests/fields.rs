@@ -11,6 +11,27 @@ fn rng(tag: u64) -> ChaCha20Rng {
     ChaCha20Rng::seed_from_u64(0x7269_736b_656c_6500 ^ tag)
 }
 
+/// A scripted byte stream: the given bytes in order, repeated.
+struct Script(Vec<u8>, usize);
+impl RngCore for Script {
+    fn next_u32(&mut self) -> u32 {
+        let mut b = [0u8; 4];
+        self.fill_bytes(&mut b);
+        u32::from_le_bytes(b)
+    }
+    fn next_u64(&mut self) -> u64 {
+        let mut b = [0u8; 8];
+        self.fill_bytes(&mut b);
+        u64::from_le_bytes(b)
+    }
+    fn fill_bytes(&mut self, dst: &mut [u8]) {
+        for d in dst {
+            *d = self.0[self.1 % self.0.len()];
+            self.1 += 1;
+        }
+    }
+}
+
 fn randoms<F: Random>(r: &mut ChaCha20Rng, n: usize) -> Vec<F> {
     (0..n).map(|_| F::random(r)).collect()
 }
@@ -152,6 +173,28 @@ pub fn sampling<F: Encode + Random + core::hash::Hash>(field_size: Option<usize>
     assert_eq!(again, filled);
     let distinct: std::collections::HashSet<F> = filled.iter().copied().collect();
     assert_eq!(distinct.len(), field_size.unwrap_or(filled.len()));
+    xor_bytes_contract::<F>(&filled);
+}
+
+/// `Random::xor_bytes_mut`: where a type offers the byte view, adding `fill_random`'s output
+/// is XORing the stream's bytes into the view and masking.
+fn xor_bytes_contract<F: Random>(base: &[F]) {
+    let mut r = rng(8);
+    let mut stream = vec![0u8; 16 * base.len()];
+    r.fill_bytes(&mut stream);
+    let mut viewed = base.to_vec();
+    let Some((bytes, mask)) = F::xor_bytes_mut(&mut viewed) else {
+        return;
+    };
+    let n = bytes.len();
+    assert!(n > 0 && n.is_multiple_of(base.len()));
+    for (b, s) in bytes.iter_mut().zip(&stream) {
+        *b = (*b ^ *s) & mask;
+    }
+    let mut rs = vec![F::ZERO; base.len()];
+    F::fill_random(&mut Script(stream[..n].to_vec(), 0), &mut rs);
+    let added: Vec<F> = base.iter().zip(&rs).map(|(a, r)| *a + *r).collect();
+    assert_eq!(viewed, added);
 }
 
 pub fn decode_never_panics<F: Encode>(bytes: &[u8], n: usize) {
@@ -229,6 +272,7 @@ field_tests!(fp, triskele_field::Fp, size = None);
 // ---- type-specific encoding and sampling details ------------------------------------------
 
 mod details {
+    use super::Script;
     use triskele_field::{Encode, FieldError, Fp, Gf2p4, Gf2p64, Random};
 
     #[test]
@@ -271,27 +315,6 @@ mod details {
             Fp::decode_to_vec(&(Fp::MODULUS - 1).to_le_bytes(), 1).unwrap(),
             vec![-Fp::from(1)]
         );
-    }
-
-    /// A stream that is all ones first (>= p, rejected), then counts up.
-    struct Script(Vec<u8>, usize);
-    impl rand::RngCore for Script {
-        fn next_u32(&mut self) -> u32 {
-            let mut b = [0u8; 4];
-            self.fill_bytes(&mut b);
-            u32::from_le_bytes(b)
-        }
-        fn next_u64(&mut self) -> u64 {
-            let mut b = [0u8; 8];
-            self.fill_bytes(&mut b);
-            u64::from_le_bytes(b)
-        }
-        fn fill_bytes(&mut self, dst: &mut [u8]) {
-            for d in dst {
-                *d = self.0[self.1 % self.0.len()];
-                self.1 += 1;
-            }
-        }
     }
 
     #[test]

@@ -5,6 +5,7 @@ use aes::{Aes128, Block};
 use rand_core::RngCore;
 use rayon::prelude::*;
 use sha2::{Digest, Sha256};
+use triskele_field::ctr::HwAes128Ctr;
 use triskele_field::{Bulk, Random};
 use zeroize::{Zeroize, ZeroizeOnDrop};
 
@@ -21,14 +22,15 @@ impl core::fmt::Debug for PrgKey {
 }
 
 /// A deterministic PRG stream: AES-128 in counter mode under a 128-bit key (block `j` of the
-/// stream is `AES_k(j)`, `j` a little-endian 128-bit counter). AES-NI is used when the CPU has
-/// it (the `aes` crate detects it at run time).
+/// stream is `AES_k(j)`, `j` a little-endian 128-bit counter). On the CPU's AES instructions
+/// (VAES or AES-NI, [`HwAes128Ctr`]) unless the backend is forced to `portable`, else the `aes`
+/// crate's constant-time software AES; the stream is the same.
 ///
 /// Both holders of a key draw from it in the same order, so they obtain the same values. The
 /// stream is random-access, so large requests are generated in parallel with output identical
 /// to sequential generation, whatever the number of threads.
 pub struct Prg {
-    cipher: Aes128,
+    cipher: Cipher,
     /// Index of the next keystream block to generate.
     counter: u128,
     /// Unused keystream bytes of the last generated batch: `buf[pos..]`.
@@ -54,20 +56,57 @@ const BATCH_BYTES: usize = 16 * BATCH_BLOCKS;
 /// Bytes per parallel chunk when filling large buffers (a multiple of the batch).
 const PAR_CHUNK: usize = 1 << 16;
 
-/// Writes keystream blocks `start, start+1, ...` into `out` (any length; a partial last block
-/// is truncated).
-fn keystream(cipher: &Aes128, start: u128, out: &mut [u8]) {
+/// The block cipher behind a [`Prg`].
+enum Cipher {
+    Hw(HwAes128Ctr),
+    Soft(Box<Aes128>),
+}
+
+impl Cipher {
+    /// Writes (`XOR = false`) or XORs (`XOR = true`) keystream blocks `start, start+1, ...`
+    /// into `out`, whose length is a multiple of 16.
+    fn blocks<const XOR: bool>(&self, start: u128, out: &mut [u8]) {
+        debug_assert!(out.len().is_multiple_of(16));
+        match self {
+            Cipher::Hw(c) if XOR => c.xor_keystream(start, out),
+            Cipher::Hw(c) => c.keystream(start, out),
+            Cipher::Soft(c) => soft_blocks::<XOR>(c, start, out),
+        }
+    }
+
+    /// [`Cipher::blocks`] on a large buffer: in parallel chunks on the current rayon pool.
+    fn blocks_par<const XOR: bool>(&self, start: u128, out: &mut [u8]) {
+        if out.len() >= 2 * PAR_CHUNK {
+            out.par_chunks_mut(PAR_CHUNK)
+                .enumerate()
+                .for_each(|(i, c)| {
+                    self.blocks::<XOR>(start + (i * PAR_CHUNK / 16) as u128, c);
+                });
+        } else {
+            self.blocks::<XOR>(start, out);
+        }
+    }
+}
+
+/// The `aes` crate's keystream (whole blocks), written or XORed into `out`.
+fn soft_blocks<const XOR: bool>(cipher: &Aes128, start: u128, out: &mut [u8]) {
     let mut ctr = start;
     let mut blocks = [Block::default(); BATCH_BLOCKS];
     for chunk in out.chunks_mut(BATCH_BYTES) {
-        let nb = chunk.len().div_ceil(16);
+        let nb = chunk.len() / 16;
         for b in blocks.iter_mut().take(nb) {
             b.copy_from_slice(&ctr.to_le_bytes());
             ctr = ctr.wrapping_add(1);
         }
         cipher.encrypt_blocks(&mut blocks[..nb]);
         for (dst, src) in chunk.chunks_mut(16).zip(blocks.iter()) {
-            dst.copy_from_slice(&src[..dst.len()]);
+            if XOR {
+                for (d, s) in dst.iter_mut().zip(src.iter()) {
+                    *d ^= *s;
+                }
+            } else {
+                dst.copy_from_slice(src);
+            }
         }
     }
     for b in blocks.iter_mut() {
@@ -77,8 +116,12 @@ fn keystream(cipher: &Aes128, start: u128, out: &mut [u8]) {
 
 impl Prg {
     pub fn new(key: &PrgKey) -> Self {
+        let cipher = match HwAes128Ctr::new(&key.0) {
+            Some(c) => Cipher::Hw(c),
+            None => Cipher::Soft(Box::new(Aes128::new(&key.0.into()))),
+        };
         Prg {
-            cipher: Aes128::new(&key.0.into()),
+            cipher,
             counter: 0,
             buf: [0u8; BATCH_BYTES],
             pos: BATCH_BYTES,
@@ -103,23 +146,44 @@ impl Prg {
         }
         let full = rest.len() / 16 * 16;
         let (whole, tail) = rest.split_at_mut(full);
-        let start = self.counter;
-        if whole.len() >= 2 * PAR_CHUNK {
-            let cipher = &self.cipher;
-            whole
-                .par_chunks_mut(PAR_CHUNK)
-                .enumerate()
-                .for_each(|(i, c)| keystream(cipher, start + (i * PAR_CHUNK / 16) as u128, c));
-        } else {
-            keystream(&self.cipher, start, whole);
-        }
-        self.counter = start + (full / 16) as u128;
+        self.cipher.blocks_par::<false>(self.counter, whole);
+        self.counter += (full / 16) as u128;
         if !tail.is_empty() {
-            keystream(&self.cipher, self.counter, &mut self.buf);
-            self.counter += BATCH_BLOCKS as u128;
+            self.refill();
             tail.copy_from_slice(&self.buf[..tail.len()]);
             self.pos = tail.len();
         }
+    }
+
+    /// XORs the next `out.len()` bytes of the stream into `out`: the same stream use as
+    /// [`Prg::fill_stream`] of that length.
+    pub fn xor_stream(&mut self, out: &mut [u8]) {
+        let take = (BATCH_BYTES - self.pos).min(out.len());
+        for (o, b) in out.iter_mut().zip(&self.buf[self.pos..self.pos + take]) {
+            *o ^= *b;
+        }
+        self.pos += take;
+        let rest = &mut out[take..];
+        if rest.is_empty() {
+            return;
+        }
+        let full = rest.len() / 16 * 16;
+        let (whole, tail) = rest.split_at_mut(full);
+        self.cipher.blocks_par::<true>(self.counter, whole);
+        self.counter += (full / 16) as u128;
+        if !tail.is_empty() {
+            self.refill();
+            for (o, b) in tail.iter_mut().zip(&self.buf) {
+                *o ^= *b;
+            }
+            self.pos = tail.len();
+        }
+    }
+
+    /// Generates the next batch of the stream into the leftover buffer.
+    fn refill(&mut self) {
+        self.cipher.blocks::<false>(self.counter, &mut self.buf);
+        self.counter += BATCH_BLOCKS as u128;
     }
 
     /// Draws a fresh key from this stream (for deriving child streams).
@@ -174,6 +238,18 @@ impl Prss {
     /// Adds this party's component of a fresh zero-sharing, `alpha_i = PRG_next() - PRG_prev()`,
     /// to `out`; the three components sum to zero.
     pub fn add_zero_share<F: Random + Bulk>(&mut self, out: &mut [F], scratch: &mut Vec<F>) {
+        if let Some((bytes, mask)) = F::xor_bytes_mut(out) {
+            // Characteristic two with elements as stream bytes: XOR both streams in place, the
+            // same stream use as the general path below.
+            self.next.xor_stream(bytes);
+            self.prev.xor_stream(bytes);
+            if mask != 0xff {
+                for b in bytes.iter_mut() {
+                    *b &= mask;
+                }
+            }
+            return;
+        }
         scratch.clear();
         scratch.resize(out.len(), F::ZERO);
         self.next.fill(scratch);
@@ -320,6 +396,119 @@ mod tests {
         let mut other = vec![0u8; total];
         Prg::new(&key(8)).fill_stream(&mut other);
         assert_ne!(other, one);
+    }
+
+    /// A stream on the `aes` crate's software AES, whatever the CPU has.
+    fn soft(k: &PrgKey) -> Prg {
+        Prg {
+            cipher: Cipher::Soft(Box::new(Aes128::new(&k.0.into()))),
+            ..Prg::new(k)
+        }
+    }
+
+    /// Reads `total` bytes in pieces of the given sizes (then all the rest), alternating
+    /// `fill_stream` and `xor_stream` (into `base`'s bytes).
+    fn read_mixed(mut prg: Prg, splits: &[usize], base: &[u8]) -> Vec<u8> {
+        let mut got = base.to_vec();
+        let mut off = 0;
+        for (i, s) in splits
+            .iter()
+            .copied()
+            .chain(core::iter::repeat(base.len()))
+            .enumerate()
+        {
+            if off == base.len() {
+                break;
+            }
+            let piece = &mut got[off..(off + s).min(base.len())];
+            if i % 2 == 0 {
+                prg.fill_stream(piece);
+            } else {
+                prg.xor_stream(piece);
+            }
+            off += piece.len();
+        }
+        got
+    }
+
+    /// `xor_stream` uses the stream exactly as `fill_stream`, on hardware AES (where the CPU
+    /// has it) and on the software AES alike, in any split, in parallel or not.
+    #[test]
+    fn xor_stream_matches_fill_stream_on_both_ciphers() {
+        let total = 3 * PAR_CHUNK + 1000;
+        let mut one = vec![0u8; total];
+        soft(&key(5)).fill_stream(&mut one);
+        let base: Vec<u8> = (0..total).map(|i| (i * 37 % 251) as u8).collect();
+        for splits in [
+            vec![1, 2, 3, 2 * PAR_CHUNK + 7, 100],
+            vec![15, 17, 128, 129, 2 * PAR_CHUNK],
+            vec![5, total],
+        ] {
+            // Pieces at even positions were filled, at odd ones XORed into `base`.
+            let mut want = one.clone();
+            let mut off = 0;
+            for (i, s) in splits
+                .iter()
+                .copied()
+                .chain(core::iter::repeat(total))
+                .enumerate()
+            {
+                if off == total {
+                    break;
+                }
+                let end = (off + s).min(total);
+                if i % 2 == 1 {
+                    for k in off..end {
+                        want[k] ^= base[k];
+                    }
+                }
+                off = end;
+            }
+            for prg in [soft(&key(5)), Prg::new(&key(5))] {
+                assert_eq!(read_mixed(prg, &splits, &base), want, "splits {splits:?}");
+            }
+            let pool = rayon::ThreadPoolBuilder::new()
+                .num_threads(3)
+                .build()
+                .unwrap();
+            let par = pool.install(|| read_mixed(Prg::new(&key(5)), &splits, &base));
+            assert_eq!(par, want);
+        }
+    }
+
+    /// The in-place zero-share of the byte-oriented fields equals the general path (two
+    /// `fill`s and additions) on the same keys.
+    #[test]
+    fn zero_share_in_place_matches_general_path() {
+        fn check<F: Random + Bulk>(n: usize) {
+            let mut x = vec![F::ZERO; n];
+            Prg::new(&key(9)).fill(&mut x);
+            let mut fast = Prss::new(&key(3), &key(4));
+            // Use the streams first, so the requests do not start on a block boundary.
+            let _ = fast.prev.next_u32();
+            let mut got = x.clone();
+            fast.add_zero_share(&mut got, &mut Vec::new());
+            let mut slow = Prss::new(&key(3), &key(4));
+            let _ = slow.prev.next_u32();
+            let mut r = vec![F::ZERO; n];
+            slow.next.fill(&mut r);
+            let mut want: Vec<F> = x.iter().zip(&r).map(|(a, b)| *a + *b).collect();
+            slow.prev.fill(&mut r);
+            for (w, b) in want.iter_mut().zip(&r) {
+                *w -= *b;
+            }
+            assert_eq!(got, want);
+            assert!(F::xor_bytes_mut(&mut x).is_some());
+            // The streams continue in step.
+            assert_eq!(fast.next.next_u64(), slow.next.next_u64());
+            assert_eq!(fast.prev.next_u64(), slow.prev.next_u64());
+        }
+        for n in [1, 7, 1000, 2 * PAR_CHUNK + 3] {
+            check::<Gf2p8>(n);
+            check::<triskele_field::Gf2p4>(n);
+            check::<triskele_field::Gf4Tower>(n);
+            check::<triskele_field::Gf2p64>(n);
+        }
     }
 
     #[test]

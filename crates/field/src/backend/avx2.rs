@@ -110,7 +110,7 @@ fn store_words(x: &mut [u64; 4], v: __m256i) {
 }
 
 #[inline]
-#[target_feature(enable = "avx2")]
+#[target_feature(enable = "sse2")]
 fn load16(x: &[u8; 16]) -> __m128i {
     // SAFETY: `x` is 16 readable bytes; `loadu` has no alignment requirement.
     unsafe { _mm_loadu_si128(x.as_ptr().cast()) }
@@ -857,15 +857,32 @@ fn store16(x: &mut [u8; 16], v: __m128i) {
     unsafe { _mm_storeu_si128(x.as_mut_ptr().cast(), v) }
 }
 
-pub(crate) fn aes128_ctr_aesni(_t: AesNi, rk: &[[u8; 16]; 11], start: u128, out: &mut [u8]) {
+/// Keystream blocks into `out` (`XOR = false`) or XORed into it (`XOR = true`).
+pub(crate) fn aes128_ctr_aesni<const XOR: bool>(
+    _t: AesNi,
+    rk: &[[u8; 16]; 11],
+    start: u128,
+    out: &mut [u8],
+) {
     // SAFETY: the token proves AES-NI and SSE2.
-    unsafe { aes128_ctr_aesni_impl(rk, start, out) }
+    unsafe { aes128_ctr_aesni_impl::<XOR>(rk, start, out) }
+}
+
+/// Writes `x` to `o`, or XORs it into `o`.
+#[inline]
+#[target_feature(enable = "sse2")]
+fn put16<const XOR: bool>(o: &mut [u8; 16], x: __m128i) {
+    if XOR {
+        store16(o, _mm_xor_si128(load16(o), x));
+    } else {
+        store16(o, x);
+    }
 }
 
 /// Eight blocks in flight (the AES unit's latency times its throughput), one at a time for
 /// the rest.
 #[target_feature(enable = "aes,sse2")]
-fn aes128_ctr_aesni_impl(rk: &[[u8; 16]; 11], start: u128, out: &mut [u8]) {
+fn aes128_ctr_aesni_impl<const XOR: bool>(rk: &[[u8; 16]; 11], start: u128, out: &mut [u8]) {
     let k: [__m128i; 11] = core::array::from_fn(|i| {
         // SAFETY: `rk[i]` is 16 readable bytes; `loadu` has no alignment requirement.
         unsafe { _mm_loadu_si128(rk[i].as_ptr().cast()) }
@@ -884,7 +901,7 @@ fn aes128_ctr_aesni_impl(rk: &[[u8; 16]; 11], start: u128, out: &mut [u8]) {
             }
         }
         for (o, x) in c.iter_mut().zip(b) {
-            store16(o, _mm_aesenclast_si128(x, k[10]));
+            put16::<XOR>(o, _mm_aesenclast_si128(x, k[10]));
         }
         ctr = ctr.wrapping_add(8);
     }
@@ -893,19 +910,25 @@ fn aes128_ctr_aesni_impl(rk: &[[u8; 16]; 11], start: u128, out: &mut [u8]) {
         for key in &k[1..10] {
             x = _mm_aesenc_si128(x, *key);
         }
-        store16(o, _mm_aesenclast_si128(x, k[10]));
+        put16::<XOR>(o, _mm_aesenclast_si128(x, k[10]));
         ctr = ctr.wrapping_add(1);
     }
 }
 
-pub(crate) fn aes128_ctr_vaes(_t: Vaes, rk: &[[u8; 16]; 11], start: u128, out: &mut [u8]) {
+/// Keystream blocks into `out` (`XOR = false`) or XORed into it (`XOR = true`).
+pub(crate) fn aes128_ctr_vaes<const XOR: bool>(
+    _t: Vaes,
+    rk: &[[u8; 16]; 11],
+    start: u128,
+    out: &mut [u8],
+) {
     // SAFETY: the token proves AES-NI, AVX2 and VAES.
-    unsafe { aes128_ctr_vaes_impl(rk, start, out) }
+    unsafe { aes128_ctr_vaes_impl::<XOR>(rk, start, out) }
 }
 
 /// Sixteen blocks in flight, two per 256-bit register; the rest with AES-NI.
 #[target_feature(enable = "aes,sse2,avx2,vaes")]
-fn aes128_ctr_vaes_impl(rk: &[[u8; 16]; 11], start: u128, out: &mut [u8]) {
+fn aes128_ctr_vaes_impl<const XOR: bool>(rk: &[[u8; 16]; 11], start: u128, out: &mut [u8]) {
     let mut k = [_mm256_setzero_si256(); 11];
     for (k, r) in k.iter_mut().zip(rk) {
         *k = _mm256_broadcastsi128_si256(load16(r));
@@ -928,9 +951,53 @@ fn aes128_ctr_vaes_impl(rk: &[[u8; 16]; 11], start: u128, out: &mut [u8]) {
         }
         let (o, _) = c.as_chunks_mut::<32>();
         for (o, x) in o.iter_mut().zip(b) {
-            store(o, _mm256_aesenclast_epi128(x, k[10]));
+            let x = _mm256_aesenclast_epi128(x, k[10]);
+            if XOR {
+                store(o, _mm256_xor_si256(load(o), x));
+            } else {
+                store(o, x);
+            }
         }
         ctr = ctr.wrapping_add(16);
     }
-    aes128_ctr_aesni_impl(rk, ctr, tail);
+    aes128_ctr_aesni_impl::<XOR>(rk, ctr, tail);
+}
+
+/// The AES-128 key schedule with `AESKEYGENASSIST` (constant time, for secret keys).
+pub(crate) fn aes128_expand_aesni(_t: AesNi, key: &[u8; 16]) -> [[u8; 16]; 11] {
+    // SAFETY: the token proves AES-NI and SSE2.
+    unsafe { aes128_expand_aesni_impl(key) }
+}
+
+/// One round key from the previous one (FIPS-197 §5.2 with `RCON` the round constant).
+#[inline]
+#[target_feature(enable = "aes,sse2")]
+fn expand_step<const RCON: i32>(k: __m128i) -> __m128i {
+    let t = _mm_shuffle_epi32::<0xff>(_mm_aeskeygenassist_si128::<RCON>(k));
+    let mut k = k;
+    k = _mm_xor_si128(k, _mm_slli_si128::<4>(k));
+    k = _mm_xor_si128(k, _mm_slli_si128::<4>(k));
+    k = _mm_xor_si128(k, _mm_slli_si128::<4>(k));
+    _mm_xor_si128(k, t)
+}
+
+#[target_feature(enable = "aes,sse2")]
+fn aes128_expand_aesni_impl(key: &[u8; 16]) -> [[u8; 16]; 11] {
+    let mut k = [_mm_setzero_si128(); 11];
+    k[0] = load16(key);
+    k[1] = expand_step::<0x01>(k[0]);
+    k[2] = expand_step::<0x02>(k[1]);
+    k[3] = expand_step::<0x04>(k[2]);
+    k[4] = expand_step::<0x08>(k[3]);
+    k[5] = expand_step::<0x10>(k[4]);
+    k[6] = expand_step::<0x20>(k[5]);
+    k[7] = expand_step::<0x40>(k[6]);
+    k[8] = expand_step::<0x80>(k[7]);
+    k[9] = expand_step::<0x1b>(k[8]);
+    k[10] = expand_step::<0x36>(k[9]);
+    let mut rk = [[0u8; 16]; 11];
+    for (r, x) in rk.iter_mut().zip(k) {
+        store16(r, x);
+    }
+    rk
 }
