@@ -47,7 +47,7 @@ use triskele_field::{Gf2p4, Gf2p64, Gf2p8};
 use triskele_share::RssVec;
 
 use super::SboxProtocol;
-use crate::sbox::tower::{from_halves, nibble_map, split_tower, NibbleTable};
+use crate::sbox::tower::{from_halves, split_tower, square_powers, NibbleLinear};
 
 /// The `gf4-circuit` protocol; under [`Malicious`] it is `mal-gf4-circuit` (all five products
 /// recorded).
@@ -68,8 +68,8 @@ enum Record {
     Gf4p4,
 }
 
-const SQUARE: NibbleTable = NibbleTable::SQUARE;
-const LAMBDA_SQUARE: NibbleTable = NibbleTable::LAMBDA_SQUARE;
+const SQUARE: NibbleLinear = NibbleLinear::SQUARE;
+const LAMBDA_SQUARE: NibbleLinear = NibbleLinear::LAMBDA_SQUARE;
 
 impl SboxProtocol<SemiHonest> for Gf4Circuit {
     fn invert(
@@ -244,12 +244,10 @@ fn invert<M: SecurityModel>(
         (&mut d.second, (&a_h.second, &a_l.second)),
     ] {
         for ((o, h), l) in dc.iter_mut().zip(hc).zip(lc) {
-            o.0 ^= LAMBDA_SQUARE.get(*h) ^ SQUARE.get(*l);
+            o.0 ^= LAMBDA_SQUARE.apply(h.0) ^ SQUARE.apply(l.0);
         }
     }
-    let d2 = nibble_map(&d, &SQUARE);
-    let d4 = nibble_map(&d2, &SQUARE);
-    let d8 = nibble_map(&d4, &SQUARE);
+    let [d2, d4, d8] = square_powers(&d);
     drop(d);
 
     // Round 2: d^6 = d^2 d^4. Round 3: d^14 = d^6 d^8 = d^-1.

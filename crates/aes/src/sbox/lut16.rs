@@ -30,7 +30,7 @@ use triskele_field::{Bulk, Encode, Gf2p4, Gf2p8};
 use triskele_share::{local_product, Direction, Prss, RssVec};
 
 use super::ohv16::{random_ohv16, Ohv16, OhvCheck};
-use super::tower::{from_halves, split_tower, NibbleTable};
+use super::tower::{from_halves, split_tower, NibbleLinear};
 use super::SboxProtocol;
 
 /// Instances per parallel work item.
@@ -136,7 +136,7 @@ pub(crate) fn masked_norm_share(
     let n = a_h.len();
     let mut c = vec![Gf2p4(0); n];
     local_product(&mut c, a_h, a_l);
-    let (ls, sq) = (NibbleTable::LAMBDA_SQUARE, NibbleTable::SQUARE);
+    let (ls, sq) = (NibbleLinear::LAMBDA_SQUARE, NibbleLinear::SQUARE);
     for (((c, h), l), r) in c.iter_mut().zip(&a_h.first).zip(&a_l.first).zip(r_first) {
         c.0 ^= ls.get(*h) ^ sq.get(*l) ^ r.0;
     }
@@ -373,8 +373,8 @@ mod tests {
                 let (h2, l2) = (h.second[k], l.second[k]);
                 let h3 = h.first[k] + h2 + t.high();
                 let l3 = l.first[k] + l2 + t.low();
-                let ls = Gf2p4(NibbleTable::LAMBDA_SQUARE.get(h2));
-                let sq = Gf2p4(NibbleTable::SQUARE.get(l2));
+                let ls = Gf2p4(NibbleLinear::LAMBDA_SQUARE.get(h2));
+                let sq = Gf2p4(NibbleLinear::SQUARE.get(l2));
                 ls + sq + h2 * l2 + h2 * l3 + h3 * l2
             })
             .collect()
@@ -426,7 +426,7 @@ mod tests {
         let mut unmasked = vec![Gf2p4(0); n];
         local_product(&mut unmasked, &h, &l);
         for (((c, h), l), r) in unmasked.iter_mut().zip(&h.first).zip(&l.first).zip(&r) {
-            c.0 ^= NibbleTable::LAMBDA_SQUARE.get(*h) ^ NibbleTable::SQUARE.get(*l) ^ r.0;
+            c.0 ^= NibbleLinear::LAMBDA_SQUARE.get(*h) ^ NibbleLinear::SQUARE.get(*l) ^ r.0;
         }
         let p1 = split_tower(&xs[0]);
         let hist = histogram(&unmasked, &r, &predicted_v2(&p1, secret));

@@ -74,7 +74,7 @@ use triskele_share::{PartyId, RssVec};
 use super::gf4_circuit::Gf4p4Relations;
 use super::lut16::{online_layer, Ohv16Pool};
 use super::ohv16::{assemble, lift_bitsliced, random_ohv16, transpose16, Ohv16, OhvCheck};
-use super::tower::NibbleTable;
+use super::tower::NibbleLinear;
 use super::SboxProtocol;
 
 /// How [`MalLut16`] makes its one-hot vectors and certifies their bit products
@@ -128,7 +128,7 @@ impl SboxProtocol<Malicious> for MalLut16 {
             second: r.second[layer.used.clone()].to_vec(),
         };
         p.add_constant(party.id(), &layer.c);
-        let (ls, sq) = (NibbleTable::LAMBDA_SQUARE, NibbleTable::SQUARE);
+        let (ls, sq) = (NibbleLinear::LAMBDA_SQUARE, NibbleLinear::SQUARE);
         for (pc, (hc, lc)) in [
             (&mut p.first, (&layer.left.first, &layer.a_l.first)),
             (&mut p.second, (&layer.left.second, &layer.a_l.second)),

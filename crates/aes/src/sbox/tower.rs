@@ -1,6 +1,6 @@
 //! Local helpers shared by the tower-field protocols (`gf4-circuit`, `lut16`): the WOL map
 //! from shared `GF(2^8)` bytes to shared `GF(2^4)` halves and back (PROTOCOLS.md §2.3), and
-//! `GF(2)`-linear maps on `GF(2^4)` given by 16-entry tables, applied per component.
+//! `GF(2)`-linear maps on `GF(2^4)` (squarings), applied per component.
 
 use rayon::prelude::*;
 use triskele_field::{Gf2p4, Gf2p8, Gf4Tower};
@@ -9,38 +9,83 @@ use triskele_share::RssVec;
 /// Elements per parallel work item.
 const PAR: usize = 1 << 14;
 
-/// A map on `GF(2^4)` as a table (index = element).
-#[derive(Debug, Clone, Copy)]
-pub(crate) struct NibbleTable([u8; 16]);
+/// A `GF(2)`-linear map on `GF(2^4)` given by the images of the four basis bits, applied
+/// branch-free (`f(x) = XOR of col_i over the set bits i of x`) so that slice loops vectorise.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct NibbleLinear([u8; 4]);
 
-impl NibbleTable {
+impl NibbleLinear {
     /// `x -> x^2`.
-    pub(crate) const SQUARE: NibbleTable = NibbleTable(Gf2p4::SQUARE_TABLE);
+    pub(crate) const SQUARE: NibbleLinear = NibbleLinear::from_table(&Gf2p4::SQUARE_TABLE);
+    /// `x -> x^4`.
+    pub(crate) const FOURTH: NibbleLinear = Self::SQUARE.then(Self::SQUARE);
+    /// `x -> x^8`.
+    pub(crate) const EIGHTH: NibbleLinear = Self::FOURTH.then(Self::SQUARE);
     /// `x -> λ x^2` (λ = `0xE`, PROTOCOLS.md §2.3).
-    pub(crate) const LAMBDA_SQUARE: NibbleTable = {
-        let mut t = [0u8; 16];
-        let mut x = 0;
-        while x < 16 {
-            t[x] = Gf4Tower::LAMBDA.const_mul(Gf2p4(Gf2p4::SQUARE_TABLE[x])).0;
-            x += 1;
+    pub(crate) const LAMBDA_SQUARE: NibbleLinear = {
+        let mut c = Self::SQUARE.0;
+        let mut i = 0;
+        while i < 4 {
+            c[i] = Gf4Tower::LAMBDA.const_mul(Gf2p4(c[i])).0;
+            i += 1;
         }
-        NibbleTable(t)
+        NibbleLinear(c)
     };
+
+    /// The map of a table that is `GF(2)`-linear (checked by the tests for every constant).
+    const fn from_table(t: &[u8; 16]) -> NibbleLinear {
+        NibbleLinear([t[1], t[2], t[4], t[8]])
+    }
+
+    /// `g ∘ self`.
+    const fn then(self, g: NibbleLinear) -> NibbleLinear {
+        let mut c = [0u8; 4];
+        let mut i = 0;
+        while i < 4 {
+            c[i] = g.apply(self.0[i]);
+            i += 1;
+        }
+        NibbleLinear(c)
+    }
 
     /// `f(x)` as a byte.
     #[inline]
-    pub(crate) fn get(&self, x: Gf2p4) -> u8 {
-        self.0[(x.0 & 0x0f) as usize]
+    pub(crate) const fn get(self, x: Gf2p4) -> u8 {
+        self.apply(x.0)
+    }
+
+    /// `f(x)` (the high nibble of `x` is ignored).
+    #[inline]
+    pub(crate) const fn apply(self, x: u8) -> u8 {
+        let mut r = 0u8;
+        let mut i = 0;
+        while i < 4 {
+            r ^= self.0[i] & 0u8.wrapping_sub((x >> i) & 1);
+            i += 1;
+        }
+        r
     }
 }
 
-/// `f` applied to both components (valid for additive `f`, e.g. squaring).
-pub(crate) fn nibble_map(x: &RssVec<Gf2p4>, f: &NibbleTable) -> RssVec<Gf2p4> {
-    let map = |c: &[Gf2p4]| -> Vec<Gf2p4> { c.iter().map(|v| Gf2p4(f.get(*v))).collect() };
-    RssVec {
-        first: map(&x.first),
-        second: map(&x.second),
+/// `(x^2, x^4, x^8)` of a shared vector, component-wise (squaring is additive), in one pass.
+pub(crate) fn square_powers(x: &RssVec<Gf2p4>) -> [RssVec<Gf2p4>; 3] {
+    let n = x.len();
+    let mut out: [RssVec<Gf2p4>; 3] = core::array::from_fn(|_| RssVec::zeros(n));
+    let [o2, o4, o8] = &mut out;
+    for (src, (d2, (d4, d8))) in [
+        (&x.first, (&mut o2.first, (&mut o4.first, &mut o8.first))),
+        (
+            &x.second,
+            (&mut o2.second, (&mut o4.second, &mut o8.second)),
+        ),
+    ] {
+        for (((v, a), b), c) in src.iter().zip(d2.iter_mut()).zip(d4.iter_mut()).zip(d8) {
+            *a = Gf2p4(NibbleLinear::SQUARE.apply(v.0));
+            *b = Gf2p4(NibbleLinear::FOURTH.apply(v.0));
+            *c = Gf2p4(NibbleLinear::EIGHTH.apply(v.0));
+        }
     }
+    out
 }
 
 /// `φ` of one component, split into the high and low halves `(a_h, a_l)`.
@@ -110,6 +155,43 @@ pub(crate) fn from_halves(b: &RssVec<Gf2p4>, n: usize) -> RssVec<Gf2p8> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Every constant map equals its definition on all 16 elements (so the tables behind
+    /// them are linear), and `square_powers` applies them to both components.
+    #[test]
+    fn linear_nibble_maps_match_their_definitions() {
+        for v in 0..16u8 {
+            let x = Gf2p4(v);
+            let sq = x * x;
+            assert_eq!(
+                NibbleLinear::SQUARE.apply(v),
+                Gf2p4::SQUARE_TABLE[usize::from(v)]
+            );
+            assert_eq!(NibbleLinear::SQUARE.apply(v), sq.0);
+            assert_eq!(NibbleLinear::FOURTH.apply(v), (sq * sq).0);
+            assert_eq!(NibbleLinear::EIGHTH.apply(v), (sq * sq * sq * sq).0);
+            assert_eq!(
+                NibbleLinear::LAMBDA_SQUARE.apply(v),
+                Gf4Tower::LAMBDA.const_mul(sq).0
+            );
+            // The high nibble is ignored.
+            assert_eq!(NibbleLinear::SQUARE.apply(v | 0xa0), sq.0);
+        }
+        let x = RssVec {
+            first: (0..40u8).map(|k| Gf2p4(k % 16)).collect(),
+            second: (0..40u8).map(|k| Gf2p4((k % 16 * 7 + 1) % 16)).collect(),
+        };
+        let [p2, p4, p8] = square_powers(&x);
+        for (src, (a, b, c)) in [
+            (&x.first, (&p2.first, &p4.first, &p8.first)),
+            (&x.second, (&p2.second, &p4.second, &p8.second)),
+        ] {
+            for (k, v) in src.iter().enumerate() {
+                let s = *v * *v;
+                assert_eq!((a[k], b[k], c[k]), (s, s * s, (s * s) * (s * s)));
+            }
+        }
+    }
 
     #[test]
     fn split_and_join_round_trip_and_match_wol() {
