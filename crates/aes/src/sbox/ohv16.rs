@@ -188,12 +188,43 @@ const RELATIONS: [[&[(Mask, u8)]; 3]; 2] = [
 /// requested instances of the last word are checked too: they were computed by the same
 /// multiplications on random bits, so they satisfy the relations as well.
 pub(crate) struct OhvRelations {
-    /// `mono[m - 1][c][w]`: component `c` of monomial `μ_m`, word `w`.
-    mono: Vec<[Vec<Bits16>; 2]>,
+    /// The products of each round of Protocol 8, `words` words per part: round 0 the random
+    /// bits `r_0..r_3`, round 1 the 6 pairs, round 2 the 5 larger monomials ([`MONOMIAL`]).
+    rounds: [RssVec<Bits16>; 3],
     words: usize,
 }
 
+/// Where monomial `μ_m` (`m` a subset mask of `r_0..r_3`, bit `b` = `r_b`; index 0 unused)
+/// is kept: `(round, part)` in [`OhvRelations::rounds`].
+const MONOMIAL: [(usize, usize); 16] = [
+    (0, 0), // unused: μ_0 = 1
+    (0, 0), // 0
+    (0, 1), // 1
+    (1, 0), // 01
+    (0, 2), // 2
+    (1, 1), // 02
+    (1, 3), // 12
+    (2, 0), // 012
+    (0, 3), // 3
+    (1, 2), // 03
+    (1, 4), // 13
+    (2, 1), // 013
+    (1, 5), // 23
+    (2, 2), // 023
+    (2, 3), // 123
+    (2, 4), // 0123
+];
+
 impl OhvRelations {
+    /// Component `c` of monomial `μ_m`, `m` in `1..16`.
+    fn mono(&self, m: usize, c: usize) -> &[Bits16] {
+        let (round, part) = MONOMIAL[m];
+        let v = &self.rounds[round];
+        let comp = if c == 0 { &v.first } else { &v.second };
+        comp.get(part * self.words..(part + 1) * self.words)
+            .unwrap_or(&[])
+    }
+
     /// `(X, Y, Z)` of both relations for the 16 lanes of word `w`, component `c`
     /// (for [`lift_bitsliced`]): each part's monomial words are put at their powers of `u` and
     /// transposed, so lane `l` holds the bit polynomial.
@@ -202,8 +233,7 @@ impl OhvRelations {
         for (rel, lists) in out.iter_mut().zip(&RELATIONS) {
             for (o, list) in rel.iter_mut().zip(lists) {
                 for &(m, pow) in list.iter() {
-                    o[usize::from(pow)] =
-                        self.mono[usize::from(m) - 1][c].get(w).map_or(0, |x| x.0);
+                    o[usize::from(pow)] = self.mono(usize::from(m), c).get(w).map_or(0, |x| x.0);
                 }
                 transpose16(o);
             }
@@ -288,27 +318,18 @@ pub(crate) fn random_ohv16<M: SecurityModel>(
 ) -> Result<Ohv16, EngineError> {
     let w = n.div_ceil(16);
     let r = party.random_rss::<Bits16>(4 * w);
-    let part = |x: &RssVec<Bits16>, k: usize| -> RssVec<Bits16> {
-        RssVec {
-            first: x.first[k * w..(k + 1) * w].to_vec(),
-            second: x.second[k * w..(k + 1) * w].to_vec(),
-        }
-    };
-    let cat = |parts: &[RssVec<Bits16>]| -> RssVec<Bits16> {
+    // Concatenates parts (each `w` words) of the given vectors, one copy per component.
+    let gather = |parts: &[(&RssVec<Bits16>, usize)]| -> RssVec<Bits16> {
         let mut out = RssVec {
             first: Vec::with_capacity(parts.len() * w),
             second: Vec::with_capacity(parts.len() * w),
         };
-        for p in parts {
-            out.extend(p);
+        for (x, k) in parts {
+            out.first.extend_from_slice(&x.first[k * w..(k + 1) * w]);
+            out.second.extend_from_slice(&x.second[k * w..(k + 1) * w]);
         }
         out
     };
-    let rb: Vec<RssVec<Bits16>> = (0..4).map(|b| part(&r, b)).collect();
-    // Round 1: r01 r02 r03 r12 r13 r23.
-    let pairs = [(0, 1), (0, 2), (0, 3), (1, 2), (1, 3), (2, 3)];
-    let left = cat(&pairs.map(|(a, _)| rb[a].clone()));
-    let right = cat(&pairs.map(|(_, b)| rb[b].clone()));
     let packed = M::MALICIOUS && check == OhvCheck::Packed;
     let mul = |party: &mut Party<M>, x: &RssVec<Bits16>, y: &RssVec<Bits16>| {
         if packed {
@@ -317,63 +338,28 @@ pub(crate) fn random_ohv16<M: SecurityModel>(
             party.mul(x, y)
         }
     };
+    // Round 1: r01 r02 r03 r12 r13 r23.
+    let left = gather(&[(&r, 0), (&r, 0), (&r, 0), (&r, 1), (&r, 1), (&r, 2)]);
+    let right = gather(&[(&r, 1), (&r, 2), (&r, 3), (&r, 2), (&r, 3), (&r, 3)]);
     let p2 = mul(party, &left, &right)?;
-    let r2: Vec<RssVec<Bits16>> = (0..6).map(|k| part(&p2, k)).collect();
-    let (r01, r02, r12, r23) = (&r2[0], &r2[1], &r2[3], &r2[5]);
-    // Round 2: r012 r013 r023 r123 r0123.
-    let left = cat(&[
-        r01.clone(),
-        r01.clone(),
-        r02.clone(),
-        r12.clone(),
-        r01.clone(),
-    ]);
-    let right = cat(&[
-        rb[2].clone(),
-        rb[3].clone(),
-        rb[3].clone(),
-        rb[3].clone(),
-        r23.clone(),
-    ]);
+    // Round 2: r012 = r01 r2, r013 = r01 r3, r023 = r02 r3, r123 = r12 r3, r0123 = r01 r23.
+    let left = gather(&[(&p2, 0), (&p2, 0), (&p2, 1), (&p2, 3), (&p2, 0)]);
+    let right = gather(&[(&r, 2), (&r, 3), (&r, 3), (&r, 3), (&p2, 5)]);
     let p3 = mul(party, &left, &right)?;
-    let r3: Vec<RssVec<Bits16>> = (0..5).map(|k| part(&p3, k)).collect();
+    drop((left, right));
 
-    // μ_m by subset mask m (bit b = r_b).
-    let by_mask: [Option<&RssVec<Bits16>>; 16] = [
-        None,
-        Some(&rb[0]),
-        Some(&rb[1]),
-        Some(&r2[0]), // 01
-        Some(&rb[2]),
-        Some(&r2[1]), // 02
-        Some(&r2[3]), // 12
-        Some(&r3[0]), // 012
-        Some(&rb[3]),
-        Some(&r2[2]), // 03
-        Some(&r2[4]), // 13
-        Some(&r3[1]), // 013
-        Some(&r2[5]), // 23
-        Some(&r3[2]), // 023
-        Some(&r3[3]), // 123
-        Some(&r3[4]), // 0123
-    ];
+    let rel = Arc::new(OhvRelations {
+        rounds: [r, p2, p3],
+        words: w,
+    });
     if packed {
-        let mono = by_mask[1..]
-            .iter()
-            .map(|m| {
-                m.map_or_else(
-                    || [Vec::new(), Vec::new()],
-                    |x| [x.first.clone(), x.second.clone()],
-                )
-            })
-            .collect();
-        party
-            .model()
-            .record_source(Arc::new(OhvRelations { mono, words: w }));
+        party.model().record_source(rel.clone());
     }
     let empty: &[Bits16] = &[];
-    let first: [&[Bits16]; 16] = by_mask.map(|m| m.map_or(empty, |x| &x.first[..]));
-    let second: [&[Bits16]; 16] = by_mask.map(|m| m.map_or(empty, |x| &x.second[..]));
+    let first: [&[Bits16]; 16] =
+        core::array::from_fn(|m| if m == 0 { empty } else { rel.mono(m, 0) });
+    let second: [&[Bits16]; 16] =
+        core::array::from_fn(|m| if m == 0 { empty } else { rel.mono(m, 1) });
     // The constant 1 (all lanes): x_1 = 1, i.e. P1's first and P3's second component.
     let (one_first, one_second) = match party.id() {
         PartyId::P1 => (Bits16::ONE.0, 0),
@@ -409,12 +395,15 @@ mod tests {
     #[test]
     fn packed_relations_hold_exactly_for_correct_products() {
         let lift = |mono: [u16; 16]| {
-            let rel = OhvRelations {
-                mono: (1..16)
-                    .map(|m| [vec![Bits16(mono[m])], vec![Bits16(0)]])
-                    .collect(),
-                words: 1,
-            };
+            // One word per part, placed by `MONOMIAL`; second components zero.
+            let mut rounds: [RssVec<Bits16>; 3] = [4, 6, 5].map(RssVec::zeros);
+            for (m, &(round, part)) in MONOMIAL.iter().enumerate().skip(1) {
+                rounds[round].first[part] = Bits16(mono[m]);
+            }
+            let rel = OhvRelations { rounds, words: 1 };
+            for (m, v) in mono.iter().enumerate().skip(1) {
+                assert_eq!(rel.mono(m, 0), [Bits16(*v)]);
+            }
             let mut out = LiftedTriples {
                 x: RssVec::zeros(32),
                 y: RssVec::zeros(32),
