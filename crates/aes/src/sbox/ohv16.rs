@@ -180,22 +180,9 @@ const RELATIONS: [[&[(Mask, u8)]; 3]; 2] = [
     ],
 ];
 
-/// The packed relations of a batch of Protocol-8 runs, kept compact: the 15 bit-sliced
-/// monomials `μ_1..μ_15` of both components (60 bytes per 16 instances and party) and
-/// lifted to two `GF(2^64)` triples per instance while `Verify` streams over them.
-///
-/// Triple `2 (16 w + l) + k` is relation `k` of lane `l` of word `w`. Lanes beyond the
-/// requested instances of the last word are checked too: they were computed by the same
-/// multiplications on random bits, so they satisfy the relations as well.
-pub(crate) struct OhvRelations {
-    /// The products of each round of Protocol 8, `words` words per part: round 0 the random
-    /// bits `r_0..r_3`, round 1 the 6 pairs, round 2 the 5 larger monomials ([`MONOMIAL`]).
-    rounds: [RssVec<Bits16>; 3],
-    words: usize,
-}
-
 /// Where monomial `μ_m` (`m` a subset mask of `r_0..r_3`, bit `b` = `r_b`; index 0 unused)
-/// is kept: `(round, part)` in [`OhvRelations::rounds`].
+/// is computed in Protocol 8: `(round, part)`, round 0 the random bits `r_0..r_3`, round 1
+/// the 6 pairs, round 2 the 5 larger monomials, `part` the position in that round's batch.
 const MONOMIAL: [(usize, usize); 16] = [
     (0, 0), // unused: μ_0 = 1
     (0, 0), // 0
@@ -215,40 +202,115 @@ const MONOMIAL: [(usize, usize); 16] = [
     (2, 4), // 0123
 ];
 
-impl OhvRelations {
-    /// Component `c` of monomial `μ_m`, `m` in `1..16`.
-    fn mono(&self, m: usize, c: usize) -> &[Bits16] {
-        let (round, part) = MONOMIAL[m];
-        let v = &self.rounds[round];
-        let comp = if c == 0 { &v.first } else { &v.second };
-        comp.get(part * self.words..(part + 1) * self.words)
-            .unwrap_or(&[])
-    }
+/// The packed relations of a batch of Protocol-8 runs, kept compact: per instance and
+/// component the 15 monomials `μ_1..μ_15` as one `u16` (bit `m - 1` = `μ_m`, 4 bytes per
+/// instance and party), lifted to two `GF(2^64)` triples per instance by table lookups while
+/// `Verify` streams over them.
+///
+/// Triple `2 j + k` is relation `k` of instance `j`. The instances fill whole words of 16
+/// (the bit-sliced computation's lanes): lanes beyond the requested instances of the last
+/// word are checked too, since they were computed by the same multiplications on random bits
+/// and satisfy the relations as well.
+pub(crate) struct OhvRelations {
+    /// `inst[c][j]`: component `c` of instance `j`'s monomials.
+    inst: [Vec<u16>; 2],
+}
 
-    /// `(X, Y, Z)` of both relations for the 16 lanes of word `w`, component `c`
-    /// (for [`lift_bitsliced`]): each part's monomial words are put at their powers of `u` and
-    /// transposed, so lane `l` holds the bit polynomial.
-    fn word(&self, c: usize, w: usize) -> [[[u16; 16]; 3]; 2] {
-        let mut out = [[[0u16; 16]; 3]; 2];
-        for (rel, lists) in out.iter_mut().zip(&RELATIONS) {
-            for (o, list) in rel.iter_mut().zip(lists) {
-                for &(m, pow) in list.iter() {
-                    o[usize::from(pow)] = self.mono(usize::from(m), c).get(w).map_or(0, |x| x.0);
+/// `PART_TABLES[k][p][h][b]`: part `p` (`X`, `Y`, `Z`) of relation `k` for the monomials of
+/// byte `h` of an instance's `u16` (`h = 0`: `μ_1..μ_8`, `h = 1`: `μ_9..μ_15`) equal to `b`;
+/// the two halves' values are XORed (disjoint monomials, so OR-ed) together.
+static PART_TABLES: [[[[u16; 256]; 2]; 3]; 2] = part_tables();
+
+const fn part_tables() -> [[[[u16; 256]; 2]; 3]; 2] {
+    let mut t = [[[[0u16; 256]; 2]; 3]; 2];
+    let mut k = 0;
+    while k < 2 {
+        let mut p = 0;
+        while p < 3 {
+            let list = RELATIONS[k][p];
+            let mut h = 0;
+            while h < 2 {
+                let mut b = 0;
+                while b < 256 {
+                    let mut v = 0u16;
+                    let mut i = 0;
+                    while i < list.len() {
+                        let (m, pow) = list[i];
+                        // Bit m - 1 of the u16, i.e. bit m - 1 - 8 h of byte h.
+                        let bit = m as usize - 1;
+                        if bit / 8 == h && (b >> (bit % 8)) & 1 == 1 {
+                            v ^= 1 << pow;
+                        }
+                        i += 1;
+                    }
+                    t[k][p][h][b] = v;
+                    b += 1;
                 }
-                transpose16(o);
+                h += 1;
             }
+            p += 1;
         }
-        out
+        k += 1;
+    }
+    t
+}
+
+impl OhvRelations {
+    /// From the bit-sliced monomials: `mono(m, c)` is component `c` of `μ_m` (`m` in `1..16`),
+    /// `words` words of 16 lanes each.
+    fn from_sliced<'a>(words: usize, mono: impl Fn(usize, usize) -> &'a [Bits16]) -> Self {
+        let inst = [0, 1].map(|c| {
+            let rows: Vec<&[Bits16]> = (1..16).map(|m| mono(m, c)).collect();
+            let mut out = vec![0u16; 16 * words];
+            out.par_chunks_mut(16 * PAR_WORDS)
+                .enumerate()
+                .for_each(|(i, chunk)| {
+                    for (wi, o) in chunk.chunks_exact_mut(16).enumerate() {
+                        let w = i * PAR_WORDS + wi;
+                        let mut a = [0u16; 16];
+                        for (x, row) in a.iter_mut().zip(&rows) {
+                            *x = row.get(w).map_or(0, |v| v.0);
+                        }
+                        transpose16(&mut a);
+                        o.copy_from_slice(&a);
+                    }
+                });
+            out
+        });
+        OhvRelations { inst }
     }
 }
 
 impl TripleSource<Gf2p64> for OhvRelations {
     fn len(&self) -> usize {
-        2 * 16 * self.words
+        2 * self.inst[0].len()
     }
 
     fn lift(&self, start: usize, parts: Parts, out: &mut LiftedTriples<Gf2p64>) {
-        lift_bitsliced(self.len(), start, parts, out, |c, w| self.word(c, w));
+        let nparts = match parts {
+            Parts::Xyz => 3,
+            Parts::Xy => 2,
+        };
+        let total = self.len();
+        for (c, inst) in self.inst.iter().enumerate() {
+            let dsts: [&mut Vec<Gf2p64>; 3] = if c == 0 {
+                [&mut out.x.first, &mut out.y.first, &mut out.z.first]
+            } else {
+                [&mut out.x.second, &mut out.y.second, &mut out.z.second]
+            };
+            for (p, d) in dsts.into_iter().enumerate().take(nparts) {
+                let m = d.len().min(total.saturating_sub(start));
+                let (head, tail) = d.split_at_mut(m);
+                for (i, o) in head.iter_mut().enumerate() {
+                    let t = start + i;
+                    let v = inst[t / 2];
+                    let tab = &PART_TABLES[t % 2][p];
+                    let x = tab[0][usize::from(v & 0xff)] | tab[1][usize::from(v >> 8)];
+                    *o = Gf2p64(u64::from(x));
+                }
+                tail.fill(Gf2p64(0));
+            }
+        }
     }
 }
 
@@ -348,18 +410,21 @@ pub(crate) fn random_ohv16<M: SecurityModel>(
     let p3 = mul(party, &left, &right)?;
     drop((left, right));
 
-    let rel = Arc::new(OhvRelations {
-        rounds: [r, p2, p3],
-        words: w,
-    });
+    let rounds = [r, p2, p3];
+    let mono = |m: usize, c: usize| -> &[Bits16] {
+        let (round, part) = MONOMIAL[m];
+        let v = &rounds[round];
+        let comp = if c == 0 { &v.first } else { &v.second };
+        comp.get(part * w..(part + 1) * w).unwrap_or(&[])
+    };
     if packed {
-        party.model().record_source(rel.clone());
+        party
+            .model()
+            .record_source(Arc::new(OhvRelations::from_sliced(w, mono)));
     }
     let empty: &[Bits16] = &[];
-    let first: [&[Bits16]; 16] =
-        core::array::from_fn(|m| if m == 0 { empty } else { rel.mono(m, 0) });
-    let second: [&[Bits16]; 16] =
-        core::array::from_fn(|m| if m == 0 { empty } else { rel.mono(m, 1) });
+    let first: [&[Bits16]; 16] = core::array::from_fn(|m| if m == 0 { empty } else { mono(m, 0) });
+    let second: [&[Bits16]; 16] = core::array::from_fn(|m| if m == 0 { empty } else { mono(m, 1) });
     // The constant 1 (all lanes): x_1 = 1, i.e. P1's first and P3's second component.
     let (one_first, one_second) = match party.id() {
         PartyId::P1 => (Bits16::ONE.0, 0),
@@ -390,20 +455,81 @@ pub(crate) fn random_ohv16<M: SecurityModel>(
 mod tests {
     use super::*;
 
+    /// The table lift equals the relations' definition (each listed monomial bit at its power
+    /// of `u`) on random monomials of two words, for any range, both components, with zeros
+    /// past the end; `Parts::Xy` leaves `z` alone.
+    #[test]
+    fn table_lift_matches_the_relation_lists() {
+        let mut seed = 0x1234_5678_9abc_def0u64;
+        let mut next = || {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            (seed & 0xffff) as u16
+        };
+        // rows[c][m][w]: component c of μ_m, word w.
+        let rows: Vec<Vec<Vec<Bits16>>> = (0..2)
+            .map(|_| {
+                (0..16)
+                    .map(|_| vec![Bits16(next()), Bits16(next())])
+                    .collect()
+            })
+            .collect();
+        let rel = OhvRelations::from_sliced(2, |m, c| &rows[c][m]);
+        assert_eq!(rel.len(), 64);
+        let want = |c: usize, t: usize, p: usize| -> u64 {
+            let (j, k) = (t / 2, t % 2);
+            let bit = |m: u8| (rows[c][usize::from(m)][j / 16].0 >> (j % 16)) & 1;
+            RELATIONS[k][p]
+                .iter()
+                .fold(0, |acc, &(m, pow)| acc ^ (u64::from(bit(m)) << pow))
+        };
+        for (start, n) in [(0, 64), (3, 50), (40, 40), (64, 5)] {
+            for parts in [Parts::Xyz, Parts::Xy] {
+                let mut out = LiftedTriples {
+                    x: RssVec::zeros(n),
+                    y: RssVec::zeros(n),
+                    z: RssVec {
+                        first: vec![Gf2p64(7); n],
+                        second: vec![Gf2p64(7); n],
+                    },
+                };
+                rel.lift(start, parts, &mut out);
+                for i in 0..n {
+                    let t = start + i;
+                    for c in 0..2 {
+                        let pick =
+                            |v: &RssVec<Gf2p64>| if c == 0 { v.first[i] } else { v.second[i] };
+                        let expect = |p| Gf2p64(if t < 64 { want(c, t, p) } else { 0 });
+                        assert_eq!(pick(&out.x), expect(0), "x c{c} t{t}");
+                        assert_eq!(pick(&out.y), expect(1), "y c{c} t{t}");
+                        let z = if parts == Parts::Xyz {
+                            expect(2)
+                        } else {
+                            Gf2p64(7)
+                        };
+                        assert_eq!(pick(&out.z), z, "z c{c} t{t}");
+                    }
+                }
+            }
+        }
+    }
+
     /// The packed relations in the clear, lifted through [`OhvRelations`]: they hold for the
     /// honest monomials of every `r`, and a wrong value of any of the 11 products breaks one.
     #[test]
     fn packed_relations_hold_exactly_for_correct_products() {
         let lift = |mono: [u16; 16]| {
-            // One word per part, placed by `MONOMIAL`; second components zero.
-            let mut rounds: [RssVec<Bits16>; 3] = [4, 6, 5].map(RssVec::zeros);
-            for (m, &(round, part)) in MONOMIAL.iter().enumerate().skip(1) {
-                rounds[round].first[part] = Bits16(mono[m]);
-            }
-            let rel = OhvRelations { rounds, words: 1 };
-            for (m, v) in mono.iter().enumerate().skip(1) {
-                assert_eq!(rel.mono(m, 0), [Bits16(*v)]);
-            }
+            // One word: lane r carries the monomials of r; second components zero.
+            let words = mono.map(Bits16);
+            let zero = [Bits16(0)];
+            let rel = OhvRelations::from_sliced(1, |m, c| {
+                if c == 0 {
+                    core::slice::from_ref(&words[m])
+                } else {
+                    &zero
+                }
+            });
             let mut out = LiftedTriples {
                 x: RssVec::zeros(32),
                 y: RssVec::zeros(32),
