@@ -12,11 +12,12 @@
 //! for tests and benchmarks; asking for a backend the CPU lacks runs the portable code, never
 //! an illegal instruction. All backends give bit-identical results.
 //!
-//! Files: `portable.rs` (any CPU), `avx2.rs` (AVX2, PCLMULQDQ, VPCLMULQDQ), `gfni.rs`
-//! (GFNI on 256- and 512-bit vectors; **not executed on the development machine**, which lacks
-//! GFNI, and tested only on CPUs that have it), `cast.rs` (slice reinterpretation of the
-//! `#[repr(transparent)]` element types). The SIMD code is compiled with `#[target_feature]`;
-//! each file that needs `unsafe` allows it locally and documents every block.
+//! Files: `portable.rs` (any CPU; the portable `GF(2^4)` kernels are `crate::gf2p4::portable`),
+//! `avx2.rs` (AVX2, PCLMULQDQ, VPCLMULQDQ), `gfni.rs` (GFNI on 256- and 512-bit vectors; **not
+//! executed on the development machine**, which lacks GFNI, and tested only on CPUs that have
+//! it), `cast.rs` (slice reinterpretation of the `#[repr(transparent)]` element types). The
+//! SIMD code is compiled with `#[target_feature]`; each file that needs `unsafe` allows it
+//! locally and documents every block.
 
 #[cfg(target_arch = "x86_64")]
 mod avx2;
@@ -27,7 +28,7 @@ mod portable;
 
 use std::sync::OnceLock;
 
-use crate::LinearMap8;
+use crate::{gf2p4, LinearMap8};
 
 /// The environment variable read once by [`active`].
 pub const ENV_VAR: &str = "TRISKELE_BACKEND";
@@ -43,7 +44,8 @@ pub const ENV_VAR: &str = "TRISKELE_BACKEND";
 /// | `Gfni512` | + AVX-512F/BW | `vgf2p8mulb` zmm | `vgf2p8affineqb` zmm | VPCLMULQDQ |
 ///
 /// On every backend but `Portable`, the byte embeddings into `GF(2^64)` use AVX2 `vpshufb`
-/// (fused with VPCLMULQDQ products where available) and the AES-128-CTR keystream of
+/// (fused with VPCLMULQDQ products where available), the `GF(2^4)` slice products and nibble
+/// packing use AVX2 (the portable code uses 64-bit SWAR), and the AES-128-CTR keystream of
 /// [`crate::ctr`] uses VAES, else AES-NI, whatever the CPU has.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 #[non_exhaustive]
@@ -331,6 +333,62 @@ pub(crate) fn linear_apply_in_place(be: Backend, map: &LinearMap8, buf: &mut [u8
         #[cfg(target_arch = "x86_64")]
         ByteOps::Gfni512(t) => gfni::linear_apply_in_place_512(t, map, buf),
     }
+}
+
+// ---- GF(2^4) -----------------------------------------------------------------------------
+
+/// The AVX2 token for the `GF(2^4)` byte kernels: every backend but the portable one runs them
+/// on AVX2 (no GFNI or AVX-512 code here), provided `be` is available on this CPU.
+#[cfg(target_arch = "x86_64")]
+fn gf2p4_avx2(be: Backend) -> Option<avx2::Avx2> {
+    if be == Backend::Portable || !be.is_available() {
+        return None;
+    }
+    caps().avx2
+}
+
+/// `out[k] = a[k] * b[k]` (or `out[k] += a[k] * b[k]` if `accumulate`) in GF(2^4), one
+/// element per byte (high nibbles of `a`, `b` ignored), on the common prefix.
+pub(crate) fn gf2p4_mul(be: Backend, out: &mut [u8], a: &[u8], b: &[u8], accumulate: bool) {
+    #[cfg(target_arch = "x86_64")]
+    if let Some(t) = gf2p4_avx2(be) {
+        return if accumulate {
+            avx2::gf2p4_mul::<true>(t, out, a, b)
+        } else {
+            avx2::gf2p4_mul::<false>(t, out, a, b)
+        };
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = be;
+    if accumulate {
+        gf2p4::portable::mul::<true>(out, a, b)
+    } else {
+        gf2p4::portable::mul::<false>(out, a, b)
+    }
+}
+
+/// `out[k] = (src[2k] << 4) | (src[2k + 1] & 15)` for `k < min(out.len(), src.len() / 2)`:
+/// the wire encoding of `GF(2^4)` pairs.
+pub(crate) fn gf2p4_pack(be: Backend, src: &[u8], out: &mut [u8]) {
+    #[cfg(target_arch = "x86_64")]
+    if let Some(t) = gf2p4_avx2(be) {
+        return avx2::gf2p4_pack(t, src, out);
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = be;
+    gf2p4::portable::pack(src, out)
+}
+
+/// `out[2k] = src[k] >> 4`, `out[2k + 1] = src[k] & 15` for
+/// `k < min(src.len(), out.len() / 2)`: the inverse of [`gf2p4_pack`] on canonical elements.
+pub(crate) fn gf2p4_unpack(be: Backend, src: &[u8], out: &mut [u8]) {
+    #[cfg(target_arch = "x86_64")]
+    if let Some(t) = gf2p4_avx2(be) {
+        return avx2::gf2p4_unpack(t, src, out);
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = be;
+    gf2p4::portable::unpack(src, out)
 }
 
 // ---- GF(2^64) ----------------------------------------------------------------------------

@@ -2,7 +2,7 @@
 
 use zeroize::Zeroize;
 
-use crate::backend::cast;
+use crate::backend::{self, cast, Backend};
 use crate::macros::{impl_char2_additive, impl_hex_fmt, impl_mul_sum_product};
 use crate::{Bulk, Encode, Field, FieldError, Random};
 
@@ -105,6 +105,74 @@ impl Gf2p4 {
         self.const_mul(rhs)
     }
 
+    /// [`Bulk::mul_slice`] on an explicit backend (the portable code runs if `be` is
+    /// [`Backend::Portable`] or not available on this CPU).
+    pub fn mul_slice_with(be: Backend, out: &mut [Self], a: &[Self], b: &[Self]) {
+        debug_assert_eq!(out.len(), a.len());
+        debug_assert_eq!(out.len(), b.len());
+        backend::gf2p4_mul(
+            be,
+            cast::gf2p4_as_bytes_mut(out),
+            cast::gf2p4_as_bytes(a),
+            cast::gf2p4_as_bytes(b),
+            false,
+        );
+    }
+
+    /// [`Bulk::mul_add_slice`] on an explicit backend.
+    pub fn mul_add_slice_with(be: Backend, out: &mut [Self], a: &[Self], b: &[Self]) {
+        debug_assert_eq!(out.len(), a.len());
+        debug_assert_eq!(out.len(), b.len());
+        backend::gf2p4_mul(
+            be,
+            cast::gf2p4_as_bytes_mut(out),
+            cast::gf2p4_as_bytes(a),
+            cast::gf2p4_as_bytes(b),
+            true,
+        );
+    }
+
+    /// [`Encode::encode_slice`] on an explicit backend (same bytes on every backend).
+    pub fn encode_slice_with(be: Backend, src: &[Self], out: &mut Vec<u8>) {
+        let pairs = src.len() / 2;
+        let old = out.len();
+        out.resize(old + Self::encoded_len(src.len()), 0);
+        let dst = &mut out[old..];
+        let bytes = cast::gf2p4_as_bytes(src);
+        backend::gf2p4_pack(be, &bytes[..2 * pairs], &mut dst[..pairs]);
+        if let (Some(last), Some(d)) = (bytes.get(2 * pairs), dst.get_mut(pairs)) {
+            *d = last << 4;
+        }
+    }
+
+    /// [`Encode::decode_slice`] on an explicit backend (same elements and errors on every
+    /// backend). On error `out` is left unchanged.
+    pub fn decode_slice_with(
+        be: Backend,
+        bytes: &[u8],
+        out: &mut [Self],
+    ) -> Result<(), FieldError> {
+        let expected = Self::encoded_len(out.len());
+        if bytes.len() != expected {
+            return Err(FieldError::LengthMismatch {
+                expected,
+                got: bytes.len(),
+            });
+        }
+        let pairs = out.len() / 2;
+        // The padding byte of an odd count: its low nibble must be zero.
+        let padded = match bytes.get(pairs) {
+            Some(b) if b & 0x0f != 0 => return Err(FieldError::OutOfRange { field: Self::NAME }),
+            last => last.copied(),
+        };
+        let dst = cast::gf2p4_as_bytes_mut(out);
+        backend::gf2p4_unpack(be, &bytes[..pairs], &mut dst[..2 * pairs]);
+        if let (Some(b), Some(d)) = (padded, dst.get_mut(2 * pairs)) {
+            *d = b >> 4;
+        }
+        Ok(())
+    }
+
     /// `self^e` (with `0^0 = 1`). The exponent is treated as public.
     pub const fn pow(self, e: u32) -> Self {
         let mut result = 1u8;
@@ -136,39 +204,17 @@ impl Field for Gf2p4 {
 
 /// Two elements per byte, the first in the high nibble; an odd count is padded with a zero
 /// low nibble. Decoding rejects a nonzero padding nibble with [`FieldError::OutOfRange`], so
-/// that every accepted byte string is the unique encoding of its elements.
+/// that every accepted byte string is the unique encoding of its elements. Both directions run
+/// on [`backend::active`] (see [`Gf2p4::encode_slice_with`]).
 impl Encode for Gf2p4 {
     fn encoded_len(n: usize) -> usize {
         n.div_ceil(2)
     }
     fn encode_slice(src: &[Self], out: &mut Vec<u8>) {
-        let (pairs, rest) = src.as_chunks::<2>();
-        out.reserve(Self::encoded_len(src.len()));
-        out.extend(pairs.iter().map(|[h, l]| (h.0 << 4) | (l.0 & 0x0f)));
-        if let Some(last) = rest.first() {
-            out.push(last.0 << 4);
-        }
+        Self::encode_slice_with(backend::active(), src, out);
     }
     fn decode_slice(bytes: &[u8], out: &mut [Self]) -> Result<(), FieldError> {
-        let expected = Self::encoded_len(out.len());
-        if bytes.len() != expected {
-            return Err(FieldError::LengthMismatch {
-                expected,
-                got: bytes.len(),
-            });
-        }
-        let (pairs, rest) = out.as_chunks_mut::<2>();
-        for ([h, l], b) in pairs.iter_mut().zip(bytes) {
-            *h = Self(b >> 4);
-            *l = Self(b & 0x0f);
-        }
-        if let (Some(last), Some(b)) = (rest.first_mut(), bytes.last()) {
-            if b & 0x0f != 0 {
-                return Err(FieldError::OutOfRange { field: Self::NAME });
-            }
-            *last = Self(b >> 4);
-        }
-        Ok(())
+        Self::decode_slice_with(backend::active(), bytes, out)
     }
 }
 
@@ -192,19 +238,6 @@ impl Random for Gf2p4 {
     }
 }
 
-/// Eight elements (one per byte, low nibbles) as a little-endian word.
-#[inline]
-fn load8(x: &[Gf2p4; 8]) -> u64 {
-    u64::from_le_bytes(x.map(|v| v.0))
-}
-
-#[inline]
-fn store8(out: &mut [Gf2p4; 8], w: u64) {
-    for (o, b) in out.iter_mut().zip(w.to_le_bytes()) {
-        *o = Gf2p4(b);
-    }
-}
-
 /// Eight products at once (SWAR, branch-free): shift-and-add over the bits of `b`, with
 /// `x -> x u` reduced by `u^4 = u + 1` in every byte. High nibbles are ignored.
 #[inline]
@@ -220,33 +253,59 @@ fn mul8(a: u64, b: u64) -> u64 {
     p
 }
 
-/// Slice products eight elements per word (auto-vectorised), scalar tail.
-impl Bulk for Gf2p4 {
-    fn mul_slice(out: &mut [Self], a: &[Self], b: &[Self]) {
-        debug_assert_eq!(out.len(), a.len());
-        debug_assert_eq!(out.len(), b.len());
-        let (o8, ot) = out.as_chunks_mut::<8>();
-        let (a8, at) = a.as_chunks::<8>();
-        let (b8, bt) = b.as_chunks::<8>();
+/// The portable kernels on raw bytes (one element per byte), used by the portable backend and
+/// for the tails of the SIMD ones.
+pub(crate) mod portable {
+    use super::{mul8, mul_u4};
+
+    /// `out[k] = a[k] * b[k]` (`ADD = false`) or `out[k] ^= a[k] * b[k]` (`ADD = true`) on the
+    /// common prefix, eight elements per word (auto-vectorised), scalar tail. High nibbles of
+    /// `a` and `b` are ignored.
+    pub(crate) fn mul<const ADD: bool>(out: &mut [u8], a: &[u8], b: &[u8]) {
+        let n = out.len().min(a.len()).min(b.len());
+        let (o8, ot) = out[..n].as_chunks_mut::<8>();
+        let (a8, at) = a[..n].as_chunks::<8>();
+        let (b8, bt) = b[..n].as_chunks::<8>();
         for ((o, x), y) in o8.iter_mut().zip(a8).zip(b8) {
-            store8(o, mul8(load8(x), load8(y)));
+            let mut p = mul8(u64::from_le_bytes(*x), u64::from_le_bytes(*y));
+            if ADD {
+                p ^= u64::from_le_bytes(*o);
+            }
+            *o = p.to_le_bytes();
         }
         for ((o, x), y) in ot.iter_mut().zip(at).zip(bt) {
-            *o = *x * *y;
+            let p = mul_u4(*x, *y);
+            *o = if ADD { *o ^ p } else { p };
         }
     }
+
+    /// `out[k] = (src[2k] << 4) | (src[2k + 1] & 15)` for `k < min(out.len(), src.len() / 2)`.
+    pub(crate) fn pack(src: &[u8], out: &mut [u8]) {
+        let (pairs, _) = src.as_chunks::<2>();
+        for (o, [h, l]) in out.iter_mut().zip(pairs) {
+            *o = (h << 4) | (l & 0x0f);
+        }
+    }
+
+    /// `out[2k] = src[k] >> 4`, `out[2k + 1] = src[k] & 15` for
+    /// `k < min(src.len(), out.len() / 2)`.
+    pub(crate) fn unpack(src: &[u8], out: &mut [u8]) {
+        let (pairs, _) = out.as_chunks_mut::<2>();
+        for ([h, l], b) in pairs.iter_mut().zip(src) {
+            *h = b >> 4;
+            *l = b & 0x0f;
+        }
+    }
+}
+
+/// Slice products on [`backend::active`]: AVX2 on every backend but the portable one (when
+/// the CPU has it), else 64-bit SWAR.
+impl Bulk for Gf2p4 {
+    fn mul_slice(out: &mut [Self], a: &[Self], b: &[Self]) {
+        Self::mul_slice_with(backend::active(), out, a, b);
+    }
     fn mul_add_slice(out: &mut [Self], a: &[Self], b: &[Self]) {
-        debug_assert_eq!(out.len(), a.len());
-        debug_assert_eq!(out.len(), b.len());
-        let (o8, ot) = out.as_chunks_mut::<8>();
-        let (a8, at) = a.as_chunks::<8>();
-        let (b8, bt) = b.as_chunks::<8>();
-        for ((o, x), y) in o8.iter_mut().zip(a8).zip(b8) {
-            store8(o, load8(o) ^ mul8(load8(x), load8(y)));
-        }
-        for ((o, x), y) in ot.iter_mut().zip(at).zip(bt) {
-            *o += *x * *y;
-        }
+        Self::mul_add_slice_with(backend::active(), out, a, b);
     }
 }
 

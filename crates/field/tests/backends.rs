@@ -9,7 +9,7 @@
 use rand::SeedableRng;
 use rand_chacha::ChaCha20Rng;
 use triskele_field::backend::{self, Backend};
-use triskele_field::{Bulk, Field, Gf2p64, Gf2p8, Gf4Tower, LinearMap8, Random};
+use triskele_field::{Bulk, Encode, Field, Gf2p4, Gf2p64, Gf2p8, Gf4Tower, LinearMap8, Random};
 
 const LENGTHS: [usize; 16] = [0, 1, 2, 3, 7, 8, 9, 31, 32, 33, 63, 64, 65, 127, 1000, 1031];
 
@@ -76,6 +76,229 @@ fn gf2p8_all_pairs_on_every_backend() {
         let mut got = vec![Gf2p8::ZERO; a.len()];
         Gf2p8::mul_slice_with(be, &mut got, &a, &b);
         assert_eq!(got, want, "{be}");
+    }
+}
+
+/// Lengths for the `GF(2^4)` kernels: every length up to 100 (all vector tails, both parities)
+/// and a few thousand, odd and even.
+fn gf2p4_lengths() -> impl Iterator<Item = usize> {
+    (0..=100).chain([1000, 1031, 4096, 4099])
+}
+
+/// Bytes of the ChaCha stream as `GF(2^4)` elements, high nibbles kept: non-canonical values,
+/// on which every backend must still give the portable result (high nibbles of the factors and
+/// of the encoder's input are ignored).
+fn raw_gf2p4(r: &mut ChaCha20Rng, n: usize) -> Vec<Gf2p4> {
+    vec_of::<Gf2p8>(r, n).iter().map(|x| Gf2p4(x.0)).collect()
+}
+
+#[test]
+fn gf2p4_products_agree() {
+    let mut r = rng(8);
+    for n in gf2p4_lengths() {
+        let a: Vec<Gf2p4> = vec_of(&mut r, n);
+        let b: Vec<Gf2p4> = vec_of(&mut r, n);
+        let c: Vec<Gf2p4> = vec_of(&mut r, n);
+        let naive: Vec<Gf2p4> = a.iter().zip(&b).map(|(x, y)| *x * *y).collect();
+        let mut want = vec![Gf2p4(0x5); n];
+        Gf2p4::mul_slice_with(Backend::Portable, &mut want, &a, &b);
+        assert_eq!(want, naive, "portable, n = {n}");
+        let naive_add: Vec<Gf2p4> = c.iter().zip(&naive).map(|(z, p)| *z + *p).collect();
+        let mut want_add = c.clone();
+        Gf2p4::mul_add_slice_with(Backend::Portable, &mut want_add, &a, &b);
+        assert_eq!(want_add, naive_add, "portable mul_add, n = {n}");
+        for be in Backend::ALL {
+            let mut got = vec![Gf2p4(0xa); n];
+            Gf2p4::mul_slice_with(be, &mut got, &a, &b);
+            assert_eq!(got, want, "{be} mul, n = {n}");
+            let mut got_add = c.clone();
+            Gf2p4::mul_add_slice_with(be, &mut got_add, &a, &b);
+            assert_eq!(got_add, want_add, "{be} mul_add, n = {n}");
+        }
+        // The Bulk entry points (active backend).
+        let mut got = vec![Gf2p4::ZERO; n];
+        Gf2p4::mul_slice(&mut got, &a, &b);
+        assert_eq!(got, want, "active mul, n = {n}");
+        let mut got_add = c.clone();
+        Gf2p4::mul_add_slice(&mut got_add, &a, &b);
+        assert_eq!(got_add, want_add, "active mul_add, n = {n}");
+    }
+}
+
+#[test]
+fn gf2p4_non_canonical_inputs_agree() {
+    // High nibbles set in the factors (ignored) and in the accumulator (kept by the XOR).
+    let mut r = rng(9);
+    for n in gf2p4_lengths() {
+        let a = raw_gf2p4(&mut r, n);
+        let b = raw_gf2p4(&mut r, n);
+        let c = raw_gf2p4(&mut r, n);
+        let mut want = vec![Gf2p4::ZERO; n];
+        Gf2p4::mul_slice_with(Backend::Portable, &mut want, &a, &b);
+        let mut want_add = c.clone();
+        Gf2p4::mul_add_slice_with(Backend::Portable, &mut want_add, &a, &b);
+        for (k, w) in want.iter().enumerate() {
+            assert_eq!(
+                *w,
+                Gf2p4::from_low_nibble(a[k].0) * Gf2p4::from_low_nibble(b[k].0)
+            );
+            assert_eq!(want_add[k].0, c[k].0 ^ w.0);
+        }
+        let mut want_enc = vec![0x77];
+        Gf2p4::encode_slice_with(Backend::Portable, &a, &mut want_enc);
+        for be in Backend::ALL {
+            let mut got = vec![Gf2p4::ZERO; n];
+            Gf2p4::mul_slice_with(be, &mut got, &a, &b);
+            assert_eq!(got, want, "{be} mul, n = {n}");
+            let mut got_add = c.clone();
+            Gf2p4::mul_add_slice_with(be, &mut got_add, &a, &b);
+            assert_eq!(got_add, want_add, "{be} mul_add, n = {n}");
+            let mut got_enc = vec![0x77];
+            Gf2p4::encode_slice_with(be, &a, &mut got_enc);
+            assert_eq!(got_enc, want_enc, "{be} encode, n = {n}");
+        }
+    }
+}
+
+#[test]
+fn gf2p4_all_pairs_on_every_backend() {
+    // Every (a, b) pair in every position of a 32-byte vector: 256 pairs rotated by 0..32.
+    let pairs: Vec<(u8, u8)> = (0..=255u8).map(|k| (k >> 4, k & 15)).collect();
+    let mut a = Vec::new();
+    let mut b = Vec::new();
+    for shift in 0..32 {
+        for k in 0..256 {
+            let (x, y) = pairs[(k + shift) % 256];
+            a.push(Gf2p4(x));
+            b.push(Gf2p4(y));
+        }
+    }
+    let mut want = vec![Gf2p4::ZERO; a.len()];
+    Gf2p4::mul_slice_with(Backend::Portable, &mut want, &a, &b);
+    for (k, w) in want.iter().enumerate() {
+        assert_eq!(w.0, Gf2p4::MUL_TABLE[a[k].0 as usize][b[k].0 as usize]);
+    }
+    let c: Vec<Gf2p4> = b.iter().rev().copied().collect();
+    let mut want_add = c.clone();
+    Gf2p4::mul_add_slice_with(Backend::Portable, &mut want_add, &a, &b);
+    for be in backend::available().iter().copied() {
+        let mut got = vec![Gf2p4::ZERO; a.len()];
+        Gf2p4::mul_slice_with(be, &mut got, &a, &b);
+        assert_eq!(got, want, "{be}");
+        let mut got_add = c.clone();
+        Gf2p4::mul_add_slice_with(be, &mut got_add, &a, &b);
+        assert_eq!(got_add, want_add, "{be} mul_add");
+    }
+}
+
+/// The reference encoding, written out from the specification.
+fn gf2p4_encoding_spec(src: &[Gf2p4]) -> Vec<u8> {
+    src.chunks(2)
+        .map(|p| ((p[0].0 & 0x0f) << 4) | p.get(1).map_or(0, |l| l.0 & 0x0f))
+        .collect()
+}
+
+#[test]
+fn gf2p4_encoding_agrees() {
+    let mut r = rng(10);
+    for n in gf2p4_lengths() {
+        let src: Vec<Gf2p4> = vec_of(&mut r, n);
+        let want = gf2p4_encoding_spec(&src);
+        assert_eq!(want.len(), Gf2p4::encoded_len(n));
+        assert_eq!(Gf2p4::encode_to_vec(&src), want, "active, n = {n}");
+        assert_eq!(
+            Gf2p4::decode_to_vec(&want, n).unwrap(),
+            src,
+            "active, n = {n}"
+        );
+        for be in Backend::ALL {
+            // Appends after what is already in the vector.
+            let mut out = vec![0xee, 0x11];
+            Gf2p4::encode_slice_with(be, &src, &mut out);
+            assert_eq!(out[..2], [0xee, 0x11], "{be}, n = {n}");
+            assert_eq!(out[2..], want[..], "{be} encode, n = {n}");
+            let mut back = vec![Gf2p4(0xc); n];
+            Gf2p4::decode_slice_with(be, &want, &mut back).unwrap();
+            assert_eq!(back, src, "{be} decode, n = {n}");
+        }
+        // For an even count every byte string of the right length is an encoding.
+        if n % 2 == 0 {
+            let bytes: Vec<u8> = vec_of::<Gf2p8>(&mut r, n / 2).iter().map(|x| x.0).collect();
+            let mut want_el = vec![Gf2p4::ZERO; n];
+            Gf2p4::decode_slice_with(Backend::Portable, &bytes, &mut want_el).unwrap();
+            assert!(want_el.iter().all(|x| x.0 < 16));
+            for be in Backend::ALL {
+                let mut got = vec![Gf2p4(0x3); n];
+                Gf2p4::decode_slice_with(be, &bytes, &mut got).unwrap();
+                assert_eq!(got, want_el, "{be} decode arbitrary bytes, n = {n}");
+                let mut again = Vec::new();
+                Gf2p4::encode_slice_with(be, &got, &mut again);
+                assert_eq!(again, bytes, "{be} re-encode, n = {n}");
+            }
+        }
+    }
+}
+
+#[test]
+fn gf2p4_decoding_is_strict() {
+    use triskele_field::FieldError;
+    let mut r = rng(11);
+    for n in gf2p4_lengths() {
+        let src: Vec<Gf2p4> = vec_of(&mut r, n);
+        let good = gf2p4_encoding_spec(&src);
+        let expected = good.len();
+        for be in Backend::ALL {
+            let fresh = vec![Gf2p4(0x9); n];
+            // Wrong lengths: one byte short, one byte long, empty.
+            let mut wrong = vec![good.clone(), good.clone(), Vec::new()];
+            wrong[0].pop();
+            wrong[1].push(0);
+            for bytes in &wrong {
+                if bytes.len() == expected {
+                    continue;
+                }
+                let mut out = fresh.clone();
+                assert_eq!(
+                    Gf2p4::decode_slice_with(be, bytes, &mut out),
+                    Err(FieldError::LengthMismatch {
+                        expected,
+                        got: bytes.len()
+                    }),
+                    "{be}, n = {n}"
+                );
+                assert_eq!(out, fresh, "{be}: output untouched on error, n = {n}");
+            }
+            // Odd count: any nonzero padding nibble is rejected.
+            if n % 2 == 1 {
+                for pad in 1..16u8 {
+                    let mut bytes = good.clone();
+                    *bytes.last_mut().unwrap() |= pad;
+                    let mut out = fresh.clone();
+                    assert_eq!(
+                        Gf2p4::decode_slice_with(be, &bytes, &mut out),
+                        Err(FieldError::OutOfRange { field: Gf2p4::NAME }),
+                        "{be}, n = {n}, pad = {pad}"
+                    );
+                    assert_eq!(out, fresh, "{be}: output untouched on error, n = {n}");
+                }
+            }
+        }
+        // The active-backend entry points give the same errors.
+        if n % 2 == 1 {
+            let mut bytes = good.clone();
+            *bytes.last_mut().unwrap() ^= 1;
+            assert_eq!(
+                Gf2p4::decode_to_vec(&bytes, n),
+                Err(FieldError::OutOfRange { field: Gf2p4::NAME })
+            );
+        }
+        assert_eq!(
+            Gf2p4::decode_to_vec(&good, n + 2),
+            Err(FieldError::LengthMismatch {
+                expected: Gf2p4::encoded_len(n + 2),
+                got: expected
+            })
+        );
     }
 }
 
@@ -231,7 +454,7 @@ fn gf2p64_fused_ops_agree() {
 #[test]
 fn byte_embeddings_agree() {
     use triskele_field::embed::{self, ByteEmbedding};
-    use triskele_field::{EmbedInto, Gf2p4};
+    use triskele_field::EmbedInto;
     let mut r = rng(6);
     let tables: [(&str, ByteEmbedding); 3] = [
         ("E8", embed::E8_TABLES),

@@ -5,6 +5,9 @@
 //!   first: `p = p*u + (b_i ? a : 0)`. The bit `b_i` is moved to the sign bit by doubling `b`,
 //!   `vpcmpgtb` against zero turns sign bits into byte masks, and `p*u` is `vpaddb p,p` plus
 //!   `0x1b` in the bytes whose sign bit was set. Branch-free, no tables.
+//! * `GF(2^4)` products, 32 at a time (one element per byte): shift-and-add over the four bits
+//!   of `b`, with `vpcmpeqb` masks and `a*u` reduced by `u^4 = u + 1`; and the two-per-byte
+//!   wire packing with `vpmaddubsw` / `vpackuswb` (unpacking with `vpunpck*bw`).
 //! * Linear maps: two `vpshufb` lookups in the map's 16-entry nibble tables.
 //! * `GF(2^64)`: carry-less products with PCLMULQDQ (two per 128-bit register) or VPCLMULQDQ
 //!   (four per 256-bit register), reduced four lanes at a time with shifts: with
@@ -20,6 +23,7 @@ use core::arch::x86_64::*;
 
 use super::portable;
 use super::NibbleTables;
+use crate::gf2p4;
 use crate::gf2p64::reduce128;
 use crate::LinearMap8;
 
@@ -178,6 +182,109 @@ fn gf2p8_inner_impl(a: &[u8], b: &[u8]) -> u8 {
     lanes
         .iter()
         .fold(portable::gf2p8_inner(at, bt), |s, x| s ^ x)
+}
+
+// ---- GF(2^4) (one element per byte, low nibble) --------------------------------------------
+
+/// 32 products in GF(2^4) = GF(2)[u]/(u^4 + u + 1), in the low nibbles (high nibbles of `a`
+/// and `b` are ignored, those of the result are zero): `p = sum_i (a u^i) [bit i of b]`, with
+/// `a u^(i+1) = ((a u^i << 1) & 0x0e) ^ (bit 3 of a u^i ? 0x03 : 0)`. Branch-free, no tables.
+#[inline]
+#[target_feature(enable = "avx2")]
+fn gf4_mul32(a: __m256i, b: __m256i) -> __m256i {
+    let nibble = _mm256_set1_epi8(0x0f);
+    let keep = _mm256_set1_epi8(0x0e);
+    let top = _mm256_set1_epi8(0x08);
+    let poly = _mm256_set1_epi8(0x03);
+    let mut a = _mm256_and_si256(a, nibble);
+    let mut p = _mm256_setzero_si256();
+    for i in 0..4 {
+        if i > 0 {
+            // a = a * u
+            let carry = _mm256_and_si256(_mm256_cmpeq_epi8(_mm256_and_si256(a, top), top), poly);
+            a = _mm256_xor_si256(_mm256_and_si256(_mm256_add_epi8(a, a), keep), carry);
+        }
+        let bit = _mm256_set1_epi8(1 << i);
+        let mask = _mm256_cmpeq_epi8(_mm256_and_si256(b, bit), bit);
+        p = _mm256_xor_si256(p, _mm256_and_si256(a, mask));
+    }
+    p
+}
+
+pub(crate) fn gf2p4_mul<const ADD: bool>(_t: Avx2, out: &mut [u8], a: &[u8], b: &[u8]) {
+    // SAFETY: the token proves AVX2.
+    unsafe { gf2p4_mul_impl::<ADD>(out, a, b) }
+}
+
+#[target_feature(enable = "avx2")]
+fn gf2p4_mul_impl<const ADD: bool>(out: &mut [u8], a: &[u8], b: &[u8]) {
+    let n = out.len().min(a.len()).min(b.len());
+    let (oc, ot) = out[..n].as_chunks_mut::<32>();
+    let (ac, at) = a[..n].as_chunks::<32>();
+    let (bc, bt) = b[..n].as_chunks::<32>();
+    for ((o, x), y) in oc.iter_mut().zip(ac).zip(bc) {
+        let mut r = gf4_mul32(load(x), load(y));
+        if ADD {
+            r = _mm256_xor_si256(r, load(o));
+        }
+        store(o, r);
+    }
+    gf2p4::portable::mul::<ADD>(ot, at, bt);
+}
+
+pub(crate) fn gf2p4_pack(_t: Avx2, src: &[u8], out: &mut [u8]) {
+    // SAFETY: the token proves AVX2.
+    unsafe { gf2p4_pack_impl(src, out) }
+}
+
+/// 64 elements into 32 bytes: `vpmaddubsw` with weights `[16, 1]` puts `(h << 4) | l` of each
+/// pair in a 16-bit lane (at most 255 after masking, so `vpackuswb` keeps it), and
+/// `vpermq` undoes the per-128-bit-lane interleaving of `vpackuswb`.
+#[target_feature(enable = "avx2")]
+fn gf2p4_pack_impl(src: &[u8], out: &mut [u8]) {
+    let n = out.len().min(src.len() / 2);
+    let (oc, ot) = out[..n].as_chunks_mut::<32>();
+    let done = 32 * oc.len();
+    let (sc, _) = src[..2 * done].as_chunks::<32>();
+    let (sp, _) = sc.as_chunks::<2>();
+    let nibble = _mm256_set1_epi8(0x0f);
+    // Bytes 16, 1 in every 16-bit lane (signed operand of `vpmaddubsw`).
+    let weights = _mm256_set1_epi16(0x0110);
+    for (o, [x0, x1]) in oc.iter_mut().zip(sp) {
+        let m0 = _mm256_maddubs_epi16(_mm256_and_si256(load(x0), nibble), weights);
+        let m1 = _mm256_maddubs_epi16(_mm256_and_si256(load(x1), nibble), weights);
+        // Quadwords: bytes 0-7, 16-23, 8-15, 24-31 of the output.
+        let packed = _mm256_packus_epi16(m0, m1);
+        store(o, _mm256_permute4x64_epi64::<0b11_01_10_00>(packed));
+    }
+    gf2p4::portable::pack(&src[2 * done..2 * n], ot);
+}
+
+pub(crate) fn gf2p4_unpack(_t: Avx2, src: &[u8], out: &mut [u8]) {
+    // SAFETY: the token proves AVX2.
+    unsafe { gf2p4_unpack_impl(src, out) }
+}
+
+/// 32 bytes into 64 elements: `vpermq` first puts input bytes 0-7, 16-23 in the low 128-bit
+/// lane and 8-15, 24-31 in the high one, so that `vpunpcklbw` / `vpunpckhbw` of the high and
+/// low nibbles give output bytes 0-31 and 32-63 in order.
+#[target_feature(enable = "avx2")]
+fn gf2p4_unpack_impl(src: &[u8], out: &mut [u8]) {
+    let n = src.len().min(out.len() / 2);
+    let (sc, st) = src[..n].as_chunks::<32>();
+    let done = 32 * sc.len();
+    let (oc, _) = out[..2 * done].as_chunks_mut::<32>();
+    let (op, _) = oc.as_chunks_mut::<2>();
+    let nibble = _mm256_set1_epi8(0x0f);
+    for ([o0, o1], s) in op.iter_mut().zip(sc) {
+        let v = _mm256_permute4x64_epi64::<0b11_01_10_00>(load(s));
+        // The 16-bit shift moves bits across bytes; the mask keeps each byte's own high nibble.
+        let hi = _mm256_and_si256(_mm256_srli_epi16::<4>(v), nibble);
+        let lo = _mm256_and_si256(v, nibble);
+        store(o0, _mm256_unpacklo_epi8(hi, lo));
+        store(o1, _mm256_unpackhi_epi8(hi, lo));
+    }
+    gf2p4::portable::unpack(st, &mut out[2 * done..2 * n]);
 }
 
 // ---- linear maps ---------------------------------------------------------------------------
