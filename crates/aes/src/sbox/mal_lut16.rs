@@ -66,6 +66,8 @@
 
 use std::sync::Arc;
 
+use rayon::prelude::*;
+
 use triskele_engine::verify::{LiftedTriples, Parts, TripleSource};
 use triskele_engine::{EngineError, Malicious, Party, SecurityModel};
 use triskele_field::{Bits16, Gf2p64, Gf2p8};
@@ -73,7 +75,7 @@ use triskele_share::{PartyId, RssVec};
 
 use super::gf4_circuit::Gf4p4Relations;
 use super::lut16::{online_layer, Ohv16Pool};
-use super::ohv16::{assemble, lift_bitsliced, random_ohv16, transpose16, Ohv16, OhvCheck};
+use super::ohv16::{assemble, random_ohv16, transpose16, Ohv16, OhvCheck};
 use super::tower::NibbleLinear;
 use super::SboxProtocol;
 
@@ -257,73 +259,164 @@ fn bitstring_ohv16<M: SecurityModel>(party: &mut Party<M>, n: usize) -> Result<O
         assemble(word, e_out, r_out);
     }
     if M::MALICIOUS {
-        let rel = BitstringRelations {
-            bits: b,
-            products: [products.first, products.second],
-            one,
-            words: w,
-        };
+        let rel = BitstringRelations::new(b, [products.first, products.second], one, w);
         party.model().record_source(Arc::new(rel));
     }
     Ok(out)
 }
 
 /// The "bit × bit-string" relations of a batch of Protocol-5 runs (`k = 4`), kept compact:
-/// the bit-sliced random bits `b_0..b_3` and the 11 products of both components (60 bytes per
-/// 16 instances and party), lifted lane-wise while `Verify` streams over them. The levels `f`
-/// are recomputed from them ([`advance`]). Triple `3 (16 w + l) + (k - 1)` is step `k` of lane
-/// `l` of word `w`: `X = s = b_k` as 0/1, `Y = Σ_{j<h-1} f_j u^j`, `Z = Σ_{j<h-1} g_j u^j`.
+/// per instance and component one `u16` ([`instance_bits`]: the random bits `b_0..b_3`, the 11
+/// products, the constant 1; 4 bytes per instance and party), lifted by table lookups while
+/// `Verify` streams over them. Triple `3 j + (k - 1)` is step `k` of instance `j`: `X = s = b_k`
+/// as 0/1, `Y = Σ_{j<h-1} f_j u^j`, `Z = Σ_{j<h-1} g_j u^j` ([`bitstring_parts`]). Instances
+/// fill whole words of 16 lanes (the extra lanes were computed by the same multiplications on
+/// random bits, so they satisfy the relations too).
 struct BitstringRelations {
-    /// Per component: `b_k` at `[k w, (k + 1) w)`.
-    bits: [Vec<Bits16>; 2],
-    /// Per component: product `j` of step `k` at `[(step_offset(k) + j) w, ..)`.
-    products: [Vec<Bits16>; 2],
-    /// The constant 1 per component.
-    one: [u16; 2],
-    words: usize,
+    /// `inst[c][j]`: component `c` of instance `j`.
+    inst: [Vec<u16>; 2],
+}
+
+/// Layout of an instance's `u16`: bits 0-3 are `b_0..b_3`, bits 4-14 the 11 products in step
+/// order (step `k`'s product `j` at `4 + step_offset(k) + j`), bit 15 the constant 1.
+const ONE_BIT: usize = 15;
+
+/// `(X, Y, Z)` of the three steps of one instance from its `u16` ([`ONE_BIT`] layout), as bit
+/// polynomials: Protocol 5's levels recomputed from the bits and products. Linear over
+/// `GF(2)` in `v` (the constant 1 is an input bit), which [`BITSTRING_TABLES`] relies on.
+const fn bitstring_parts(v: u16) -> [[u16; 3]; 3] {
+    let one = (v >> ONE_BIT) & 1;
+    let b0 = v & 1;
+    let mut f = [0u16; 16];
+    f[0] = b0 ^ one;
+    f[1] = b0;
+    let mut out = [[0u16; 3]; 3];
+    let mut k = 1;
+    while k < 4 {
+        let h = 1usize << k;
+        let s = (v >> k) & 1;
+        let mut g = [0u16; 16];
+        let (mut y, mut z, mut last) = (0u16, 0u16, s);
+        let mut j = 0;
+        while j < h - 1 {
+            g[j] = (v >> (4 + step_offset(k) + j)) & 1;
+            y |= f[j] << j;
+            z |= g[j] << j;
+            last ^= g[j];
+            j += 1;
+        }
+        out[k - 1] = [s, y, z];
+        // The next level (f + g, g) with g_{h-1} = s + Σ_j g_j, as in `advance`.
+        g[h - 1] = last;
+        let mut next = [0u16; 16];
+        j = 0;
+        while j < h {
+            next[j] = f[j] ^ g[j];
+            next[h + j] = g[j];
+            j += 1;
+        }
+        f = next;
+        k += 1;
+    }
+    out
+}
+
+/// `BITSTRING_TABLES[k - 1][p][h][b]`: part `p` of step `k` for an instance whose byte `h` is
+/// `b` and other byte zero (the two halves' values are XORed, by linearity).
+static BITSTRING_TABLES: [[[[u16; 256]; 2]; 3]; 3] = bitstring_tables();
+
+const fn bitstring_tables() -> [[[[u16; 256]; 2]; 3]; 3] {
+    let mut t = [[[[0u16; 256]; 2]; 3]; 3];
+    let mut h = 0;
+    while h < 2 {
+        let mut b = 0;
+        while b < 256 {
+            let parts = bitstring_parts((b as u16) << (8 * h));
+            let mut k = 0;
+            while k < 3 {
+                let mut p = 0;
+                while p < 3 {
+                    t[k][p][h][b] = parts[k][p];
+                    p += 1;
+                }
+                k += 1;
+            }
+            b += 1;
+        }
+        h += 1;
+    }
+    t
+}
+
+/// The per-instance `u16`s ([`ONE_BIT`] layout) of one component from the bit-sliced bits
+/// (`b_k` at `[k w, (k + 1) w)`), products (`[(step_offset(k) + j) w, ..)`) and the constant 1.
+fn instance_bits(bits: &[Bits16], products: &[Bits16], one: u16, words: usize) -> Vec<u16> {
+    let row = |v: &[Bits16], e: usize, w: usize| v.get(e * words + w).map_or(0, |x| x.0);
+    let mut out = vec![0u16; 16 * words];
+    out.par_chunks_mut(16 * 4096)
+        .enumerate()
+        .for_each(|(i, chunk)| {
+            for (wi, o) in chunk.chunks_exact_mut(16).enumerate() {
+                let w = i * 4096 + wi;
+                let mut a = [0u16; 16];
+                for (k, x) in a.iter_mut().take(4).enumerate() {
+                    *x = row(bits, k, w);
+                }
+                for (j, x) in a[4..ONE_BIT].iter_mut().enumerate() {
+                    *x = row(products, j, w);
+                }
+                a[ONE_BIT] = one;
+                transpose16(&mut a);
+                o.copy_from_slice(&a);
+            }
+        });
+    out
 }
 
 impl BitstringRelations {
-    /// Lane-wise `(X, Y, Z)` of the three steps of word `wd`, component `c`:
-    /// `out[k - 1][part][lane]` as bit polynomials (for [`lift_bitsliced`]).
-    fn word(&self, c: usize, wd: usize) -> [[[u16; 16]; 3]; 3] {
-        let w = self.words;
-        let bit = |k: usize| self.bits[c][k * w + wd];
-        let mut out = [[[0u16; 16]; 3]; 3];
-        let mut f = [Bits16(0); 16];
-        f[0] = Bits16(bit(0).0 ^ self.one[c]);
-        f[1] = bit(0);
-        for (k, rel) in (1..4).zip(out.iter_mut()) {
-            let h = 1usize << k;
-            let s = bit(k);
-            let mut g = [Bits16(0); 16];
-            for (j, gj) in g.iter_mut().enumerate().take(h - 1) {
-                *gj = self.products[c][(step_offset(k) + j) * w + wd];
-            }
-            for (l, x) in rel[0].iter_mut().enumerate() {
-                *x = (s.0 >> l) & 1;
-            }
-            for (dst, src) in [(1, &f), (2, &g)] {
-                for (d, v) in rel[dst].iter_mut().zip(src.iter().take(h - 1)) {
-                    *d = v.0;
-                }
-                transpose16(&mut rel[dst]);
-            }
-            let mut next = [Bits16(0); 16];
-            advance(&f[..h], &[s], &g[..h - 1], 1, &mut next[..2 * h]);
-            f = next;
-        }
-        out
+    /// From the bit-sliced bits and products of both components (`words` words each entry)
+    /// and the constant 1 per component.
+    fn new(
+        bits: [Vec<Bits16>; 2],
+        products: [Vec<Bits16>; 2],
+        one: [u16; 2],
+        words: usize,
+    ) -> Self {
+        let inst = [0, 1].map(|c| instance_bits(&bits[c], &products[c], one[c], words));
+        BitstringRelations { inst }
     }
 }
 
 impl TripleSource<Gf2p64> for BitstringRelations {
     fn len(&self) -> usize {
-        3 * 16 * self.words
+        3 * self.inst[0].len()
     }
 
     fn lift(&self, start: usize, parts: Parts, out: &mut LiftedTriples<Gf2p64>) {
-        lift_bitsliced(self.len(), start, parts, out, |c, w| self.word(c, w));
+        let nparts = match parts {
+            Parts::Xyz => 3,
+            Parts::Xy => 2,
+        };
+        let total = self.len();
+        for (c, inst) in self.inst.iter().enumerate() {
+            let dsts: [&mut Vec<Gf2p64>; 3] = if c == 0 {
+                [&mut out.x.first, &mut out.y.first, &mut out.z.first]
+            } else {
+                [&mut out.x.second, &mut out.y.second, &mut out.z.second]
+            };
+            for (p, d) in dsts.into_iter().enumerate().take(nparts) {
+                let m = d.len().min(total.saturating_sub(start));
+                let (head, tail) = d.split_at_mut(m);
+                for (i, o) in head.iter_mut().enumerate() {
+                    let t = start + i;
+                    let v = inst[t / 3];
+                    let tab = &BITSTRING_TABLES[t % 3][p];
+                    let x = tab[0][usize::from(v & 0xff)] ^ tab[1][usize::from(v >> 8)];
+                    *o = Gf2p64(u64::from(x));
+                }
+                tail.fill(Gf2p64(0));
+            }
+        }
     }
 }
 
@@ -388,12 +481,7 @@ mod tests {
                 .collect();
             [first, second]
         };
-        let rel = BitstringRelations {
-            bits: share(b, 0),
-            products: share(products, 4),
-            one: [0xffff, 0],
-            words: 1,
-        };
+        let rel = BitstringRelations::new(share(b, 0), share(products, 4), [0xffff, 0], 1);
         assert_eq!(rel.len(), 48);
         let mut out = LiftedTriples {
             x: RssVec::zeros(50),
@@ -436,6 +524,22 @@ mod tests {
         }
     }
 
+    /// The tables are the parts of every `u16` (so `bitstring_parts` is linear, as the
+    /// table lookup assumes).
+    #[test]
+    fn bitstring_tables_match_the_parts_of_every_instance() {
+        for v in 0..=u16::MAX {
+            let [lo, hi] = [usize::from(v & 0xff), usize::from(v >> 8)];
+            let want = bitstring_parts(v);
+            for (k, parts) in want.iter().enumerate() {
+                for (p, x) in parts.iter().enumerate() {
+                    let tab = &BITSTRING_TABLES[k][p];
+                    assert_eq!(tab[0][lo] ^ tab[1][hi], *x, "v {v:#06x} step {k} part {p}");
+                }
+            }
+        }
+    }
+
     #[test]
     fn lift_reads_across_word_boundaries() {
         // Two words; a chunk starting mid-word gives the same triples as a full lift.
@@ -446,12 +550,12 @@ mod tests {
         };
         let (_, p2) = clear_run(&b.map(|x| Bits16(!x.0)));
         let products: Vec<Bits16> = (0..11).flat_map(|e| [p[e], p2[e]]).collect();
-        let rel = BitstringRelations {
-            bits: [two(&b, 4), vec![Bits16(0); 8]],
-            products: [products, vec![Bits16(0); 22]],
-            one: [0xffff, 0],
-            words: 2,
-        };
+        let rel = BitstringRelations::new(
+            [two(&b, 4), vec![Bits16(0); 8]],
+            [products, vec![Bits16(0); 22]],
+            [0xffff, 0],
+            2,
+        );
         let lift = |start: usize, n: usize| {
             let mut out = LiftedTriples {
                 x: RssVec::zeros(n),

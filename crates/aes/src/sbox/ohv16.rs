@@ -314,63 +314,6 @@ impl TripleSource<Gf2p64> for OhvRelations {
     }
 }
 
-/// [`TripleSource::lift`] for relations between bit polynomials of bit-sliced values (16
-/// instances per word, `R` relations per instance; triple `R (16 w + l) + k` is relation `k`
-/// of lane `l` of word `w`, `total` triples in all). `word(c, w)` gives component `c` of word
-/// `w` as `[k][part][lane]`, part 0, 1, 2 = `X`, `Y`, `Z`, each a bit polynomial of degree
-/// < 16; it is called once per word and component of the chunk.
-pub(crate) fn lift_bitsliced<const R: usize>(
-    total: usize,
-    start: usize,
-    parts: Parts,
-    out: &mut LiftedTriples<Gf2p64>,
-    word: impl Fn(usize, usize) -> [[[u16; 16]; 3]; R],
-) {
-    let nparts = match parts {
-        Parts::Xyz => 3,
-        Parts::Xy => 2,
-    };
-    let per_word = 16 * R;
-    debug_assert!(per_word <= 64);
-    for c in 0..2 {
-        let mut dsts: [&mut Vec<Gf2p64>; 3] = if c == 0 {
-            [&mut out.x.first, &mut out.y.first, &mut out.z.first]
-        } else {
-            [&mut out.x.second, &mut out.y.second, &mut out.z.second]
-        };
-        let n = dsts[0].len();
-        let end = (start + n).min(total).max(start);
-        let mut t = start;
-        while t < end {
-            let w = t / per_word;
-            let rel = word(c, w);
-            let (lo, hi) = (
-                t - w * per_word,
-                ((w + 1) * per_word).min(end) - w * per_word,
-            );
-            for (part, d) in dsts.iter_mut().enumerate().take(nparts) {
-                // The word's triples in order (lane-major, relation-minor).
-                let mut flat = [0u16; 64];
-                for (l, f) in flat.chunks_exact_mut(R).take(16).enumerate() {
-                    for (k, v) in f.iter_mut().enumerate() {
-                        *v = rel[k][part][l];
-                    }
-                }
-                for (o, v) in d[t - start..t - start + (hi - lo)]
-                    .iter_mut()
-                    .zip(&flat[lo..hi])
-                {
-                    *o = Gf2p64(u64::from(*v));
-                }
-            }
-            t += hi - lo;
-        }
-        for d in dsts.into_iter().take(nparts) {
-            d[end - start..].fill(Gf2p64(0));
-        }
-    }
-}
-
 /// Protocol 8 for `n` instances: 2 rounds, `2 ⌈n/16⌉ · 11` bytes to the previous party.
 /// `check` says how a malicious run certifies the products (see [`OhvCheck`]).
 pub(crate) fn random_ohv16<M: SecurityModel>(
