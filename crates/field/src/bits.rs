@@ -2,6 +2,7 @@
 
 use zeroize::Zeroize;
 
+use crate::backend::cast;
 use crate::macros::{impl_char2_additive, impl_hex_fmt};
 use crate::{Bulk, Encode, Field, FieldError, Random};
 
@@ -65,6 +66,10 @@ impl Encode for Bits16 {
         2 * n
     }
     fn encode_slice(src: &[Self], out: &mut Vec<u8>) {
+        if cfg!(target_endian = "little") {
+            out.extend_from_slice(cast::bits16_as_bytes(src));
+            return;
+        }
         let start = out.len();
         out.resize(start + 2 * src.len(), 0);
         let (pairs, _) = out[start..].as_chunks_mut::<2>();
@@ -78,6 +83,10 @@ impl Encode for Bits16 {
                 expected: 2 * out.len(),
                 got: bytes.len(),
             });
+        }
+        if cfg!(target_endian = "little") {
+            cast::bits16_as_bytes_mut(out).copy_from_slice(bytes);
+            return Ok(());
         }
         let (pairs, _) = bytes.as_chunks::<2>();
         for (o, b) in out.iter_mut().zip(pairs) {
@@ -94,11 +103,19 @@ impl Random for Bits16 {
         Self(u16::from_le_bytes(b))
     }
     fn fill_random<R: rand_core::RngCore + ?Sized>(rng: &mut R, out: &mut [Self]) {
-        let mut bytes = vec![0u8; 2 * out.len()];
-        rng.fill_bytes(&mut bytes);
-        let (pairs, _) = bytes.as_chunks::<2>();
-        for (o, b) in out.iter_mut().zip(pairs) {
-            *o = Self(u16::from_le_bytes(*b));
+        let bytes = cast::bits16_as_bytes_mut(out);
+        rng.fill_bytes(bytes);
+        for x in out.iter_mut() {
+            // The bytes were written in memory order; read them as little-endian.
+            x.0 = u16::from_le(x.0);
+        }
+    }
+    /// Little-endian targets only: there the memory of a word is its stream bytes.
+    fn xor_bytes_mut(out: &mut [Self]) -> Option<(&mut [u8], u8)> {
+        if cfg!(target_endian = "little") {
+            Some((cast::bits16_as_bytes_mut(out), 0xff))
+        } else {
+            None
         }
     }
 }

@@ -508,6 +508,7 @@ mod tests {
             check::<triskele_field::Gf2p4>(n);
             check::<triskele_field::Gf4Tower>(n);
             check::<triskele_field::Gf2p64>(n);
+            check::<triskele_field::Bits16>(n);
         }
     }
 

@@ -6,7 +6,7 @@
 //! encoding of byte fields be one copy, and let the backends work on plain integer slices.
 #![allow(unsafe_code)]
 
-use crate::{Gf2p4, Gf2p64, Gf2p8, Gf4Tower};
+use crate::{Bits16, Gf2p4, Gf2p64, Gf2p8, Gf4Tower};
 
 /// Views between `[$t]` and `[u8]` for a `#[repr(transparent)]` newtype over `u8`.
 macro_rules! byte_views {
@@ -87,6 +87,21 @@ pub(crate) fn gf2p64_as_bytes_mut(s: &mut [Gf2p64]) -> &mut [u8] {
     // alignment 1 and every byte pattern is a valid `u64`; `8 n` cannot overflow because the
     // slice already occupies that many bytes; the view mutably borrows `s`.
     unsafe { core::slice::from_raw_parts_mut(s.as_mut_ptr().cast::<u8>(), s.len() * 8) }
+}
+
+/// `Bits16` slices as their `2 * len` bytes in memory (native byte order).
+#[inline]
+pub(crate) fn bits16_as_bytes(s: &[Bits16]) -> &[u8] {
+    // SAFETY: `Bits16` is `#[repr(transparent)]` over `u16`: a slice of length `n` is `2 n`
+    // initialised bytes (no padding), `u8` has alignment 1; the view borrows `s`.
+    unsafe { core::slice::from_raw_parts(s.as_ptr().cast::<u8>(), s.len() * 2) }
+}
+
+/// `Bits16` slices as their `2 * len` mutable bytes in memory (native byte order).
+#[inline]
+pub(crate) fn bits16_as_bytes_mut(s: &mut [Bits16]) -> &mut [u8] {
+    // SAFETY: as above; every byte pattern is a valid `u16`, and the view mutably borrows `s`.
+    unsafe { core::slice::from_raw_parts_mut(s.as_mut_ptr().cast::<u8>(), s.len() * 2) }
 }
 
 /// Reuses a byte vector's allocation as a vector of `Gf2p8` (no copy).
