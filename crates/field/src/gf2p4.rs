@@ -108,19 +108,15 @@ impl Gf2p4 {
     /// [`Bulk::mul_slice`] on an explicit backend (the portable code runs if `be` is
     /// [`Backend::Portable`] or not available on this CPU).
     pub fn mul_slice_with(be: Backend, out: &mut [Self], a: &[Self], b: &[Self]) {
-        debug_assert_eq!(out.len(), a.len());
-        debug_assert_eq!(out.len(), b.len());
-        backend::gf2p4_mul(
-            be,
-            cast::gf2p4_as_bytes_mut(out),
-            cast::gf2p4_as_bytes(a),
-            cast::gf2p4_as_bytes(b),
-            false,
-        );
+        Self::products_with(be, out, a, b, false);
     }
 
     /// [`Bulk::mul_add_slice`] on an explicit backend.
     pub fn mul_add_slice_with(be: Backend, out: &mut [Self], a: &[Self], b: &[Self]) {
+        Self::products_with(be, out, a, b, true);
+    }
+
+    fn products_with(be: Backend, out: &mut [Self], a: &[Self], b: &[Self], accumulate: bool) {
         debug_assert_eq!(out.len(), a.len());
         debug_assert_eq!(out.len(), b.len());
         backend::gf2p4_mul(
@@ -128,7 +124,7 @@ impl Gf2p4 {
             cast::gf2p4_as_bytes_mut(out),
             cast::gf2p4_as_bytes(a),
             cast::gf2p4_as_bytes(b),
-            true,
+            accumulate,
         );
     }
 

@@ -88,6 +88,17 @@ impl Cipher {
     }
 }
 
+/// Copies (`XOR = false`) or XORs (`XOR = true`) `src` into `dst` (same length).
+fn put<const XOR: bool>(dst: &mut [u8], src: &[u8]) {
+    if XOR {
+        for (d, s) in dst.iter_mut().zip(src) {
+            *d ^= *s;
+        }
+    } else {
+        dst.copy_from_slice(src);
+    }
+}
+
 /// The `aes` crate's keystream (whole blocks), written or XORed into `out`.
 fn soft_blocks<const XOR: bool>(cipher: &Aes128, start: u128, out: &mut [u8]) {
     let mut ctr = start;
@@ -100,13 +111,7 @@ fn soft_blocks<const XOR: bool>(cipher: &Aes128, start: u128, out: &mut [u8]) {
         }
         cipher.encrypt_blocks(&mut blocks[..nb]);
         for (dst, src) in chunk.chunks_mut(16).zip(blocks.iter()) {
-            if XOR {
-                for (d, s) in dst.iter_mut().zip(src.iter()) {
-                    *d ^= *s;
-                }
-            } else {
-                dst.copy_from_slice(src);
-            }
+            put::<XOR>(dst, src);
         }
     }
     for b in blocks.iter_mut() {
@@ -136,32 +141,21 @@ impl Prg {
     /// Fills a byte buffer with the next bytes of the stream. Large buffers are generated in
     /// parallel chunks on the current rayon pool.
     pub fn fill_stream(&mut self, out: &mut [u8]) {
-        // Leftover bytes of the current batch first.
-        let take = (BATCH_BYTES - self.pos).min(out.len());
-        out[..take].copy_from_slice(&self.buf[self.pos..self.pos + take]);
-        self.pos += take;
-        let rest = &mut out[take..];
-        if rest.is_empty() {
-            return;
-        }
-        let full = rest.len() / 16 * 16;
-        let (whole, tail) = rest.split_at_mut(full);
-        self.cipher.blocks_par::<false>(self.counter, whole);
-        self.counter += (full / 16) as u128;
-        if !tail.is_empty() {
-            self.refill();
-            tail.copy_from_slice(&self.buf[..tail.len()]);
-            self.pos = tail.len();
-        }
+        self.stream::<false>(out);
     }
 
     /// XORs the next `out.len()` bytes of the stream into `out`: the same stream use as
     /// [`Prg::fill_stream`] of that length.
     pub fn xor_stream(&mut self, out: &mut [u8]) {
+        self.stream::<true>(out);
+    }
+
+    /// The next `out.len()` bytes of the stream written (`XOR = false`) or XORed (`XOR = true`)
+    /// into `out`: leftover bytes of the current batch first, then whole blocks, then a fresh
+    /// batch for a partial last block.
+    fn stream<const XOR: bool>(&mut self, out: &mut [u8]) {
         let take = (BATCH_BYTES - self.pos).min(out.len());
-        for (o, b) in out.iter_mut().zip(&self.buf[self.pos..self.pos + take]) {
-            *o ^= *b;
-        }
+        put::<XOR>(&mut out[..take], &self.buf[self.pos..self.pos + take]);
         self.pos += take;
         let rest = &mut out[take..];
         if rest.is_empty() {
@@ -169,13 +163,11 @@ impl Prg {
         }
         let full = rest.len() / 16 * 16;
         let (whole, tail) = rest.split_at_mut(full);
-        self.cipher.blocks_par::<true>(self.counter, whole);
+        self.cipher.blocks_par::<XOR>(self.counter, whole);
         self.counter += (full / 16) as u128;
         if !tail.is_empty() {
             self.refill();
-            for (o, b) in tail.iter_mut().zip(&self.buf) {
-                *o ^= *b;
-            }
+            put::<XOR>(tail, &self.buf[..tail.len()]);
             self.pos = tail.len();
         }
     }

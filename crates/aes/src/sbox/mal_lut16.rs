@@ -66,8 +66,6 @@
 
 use std::sync::Arc;
 
-use rayon::prelude::*;
-
 use triskele_engine::verify::{LiftedTriples, Parts, TripleSource};
 use triskele_engine::{EngineError, Malicious, Party, SecurityModel};
 use triskele_field::{Bits16, Gf2p64, Gf2p8};
@@ -75,7 +73,9 @@ use triskele_share::{PartyId, RssVec};
 
 use super::gf4_circuit::Gf4p4Relations;
 use super::lut16::{online_layer, Ohv16Pool};
-use super::ohv16::{assemble, random_ohv16, transpose16, Ohv16, OhvCheck};
+use super::ohv16::{
+    assemble, lift_per_instance, per_instance, random_ohv16, Ohv16, OhvCheck, PartTables,
+};
 use super::tower::NibbleLinear;
 use super::SboxProtocol;
 
@@ -266,7 +266,7 @@ fn bitstring_ohv16<M: SecurityModel>(party: &mut Party<M>, n: usize) -> Result<O
 }
 
 /// The "bit × bit-string" relations of a batch of Protocol-5 runs (`k = 4`), kept compact:
-/// per instance and component one `u16` ([`instance_bits`]: the random bits `b_0..b_3`, the 11
+/// per instance and component one `u16` ([`ONE_BIT`] layout: the random bits `b_0..b_3`, the 11
 /// products, the constant 1; 4 bytes per instance and party), lifted by table lookups while
 /// `Verify` streams over them. Triple `3 j + (k - 1)` is step `k` of instance `j`: `X = s = b_k`
 /// as 0/1, `Y = Σ_{j<h-1} f_j u^j`, `Z = Σ_{j<h-1} g_j u^j` ([`bitstring_parts`]). Instances
@@ -323,9 +323,9 @@ const fn bitstring_parts(v: u16) -> [[u16; 3]; 3] {
 
 /// `BITSTRING_TABLES[k - 1][p][h][b]`: part `p` of step `k` for an instance whose byte `h` is
 /// `b` and other byte zero (the two halves' values are XORed, by linearity).
-static BITSTRING_TABLES: [[[[u16; 256]; 2]; 3]; 3] = bitstring_tables();
+static BITSTRING_TABLES: PartTables<3> = bitstring_tables();
 
-const fn bitstring_tables() -> [[[[u16; 256]; 2]; 3]; 3] {
+const fn bitstring_tables() -> PartTables<3> {
     let mut t = [[[[0u16; 256]; 2]; 3]; 3];
     let mut h = 0;
     while h < 2 {
@@ -348,31 +348,6 @@ const fn bitstring_tables() -> [[[[u16; 256]; 2]; 3]; 3] {
     t
 }
 
-/// The per-instance `u16`s ([`ONE_BIT`] layout) of one component from the bit-sliced bits
-/// (`b_k` at `[k w, (k + 1) w)`), products (`[(step_offset(k) + j) w, ..)`) and the constant 1.
-fn instance_bits(bits: &[Bits16], products: &[Bits16], one: u16, words: usize) -> Vec<u16> {
-    let row = |v: &[Bits16], e: usize, w: usize| v.get(e * words + w).map_or(0, |x| x.0);
-    let mut out = vec![0u16; 16 * words];
-    out.par_chunks_mut(16 * 4096)
-        .enumerate()
-        .for_each(|(i, chunk)| {
-            for (wi, o) in chunk.chunks_exact_mut(16).enumerate() {
-                let w = i * 4096 + wi;
-                let mut a = [0u16; 16];
-                for (k, x) in a.iter_mut().take(4).enumerate() {
-                    *x = row(bits, k, w);
-                }
-                for (j, x) in a[4..ONE_BIT].iter_mut().enumerate() {
-                    *x = row(products, j, w);
-                }
-                a[ONE_BIT] = one;
-                transpose16(&mut a);
-                o.copy_from_slice(&a);
-            }
-        });
-    out
-}
-
 impl BitstringRelations {
     /// From the bit-sliced bits and products of both components (`words` words each entry)
     /// and the constant 1 per component.
@@ -382,7 +357,14 @@ impl BitstringRelations {
         one: [u16; 2],
         words: usize,
     ) -> Self {
-        let inst = [0, 1].map(|c| instance_bits(&bits[c], &products[c], one[c], words));
+        let row = |v: &[Bits16], e: usize, w: usize| v.get(e * words + w).map_or(0, |x| x.0);
+        let inst = [0, 1].map(|c| {
+            per_instance(words, |r, w| match r {
+                0..4 => row(&bits[c], r, w),
+                ONE_BIT => one[c],
+                _ => row(&products[c], r - 4, w),
+            })
+        });
         BitstringRelations { inst }
     }
 }
@@ -393,36 +375,14 @@ impl TripleSource<Gf2p64> for BitstringRelations {
     }
 
     fn lift(&self, start: usize, parts: Parts, out: &mut LiftedTriples<Gf2p64>) {
-        let nparts = match parts {
-            Parts::Xyz => 3,
-            Parts::Xy => 2,
-        };
-        let total = self.len();
-        for (c, inst) in self.inst.iter().enumerate() {
-            let dsts: [&mut Vec<Gf2p64>; 3] = if c == 0 {
-                [&mut out.x.first, &mut out.y.first, &mut out.z.first]
-            } else {
-                [&mut out.x.second, &mut out.y.second, &mut out.z.second]
-            };
-            for (p, d) in dsts.into_iter().enumerate().take(nparts) {
-                let m = d.len().min(total.saturating_sub(start));
-                let (head, tail) = d.split_at_mut(m);
-                for (i, o) in head.iter_mut().enumerate() {
-                    let t = start + i;
-                    let v = inst[t / 3];
-                    let tab = &BITSTRING_TABLES[t % 3][p];
-                    let x = tab[0][usize::from(v & 0xff)] ^ tab[1][usize::from(v >> 8)];
-                    *o = Gf2p64(u64::from(x));
-                }
-                tail.fill(Gf2p64(0));
-            }
-        }
+        lift_per_instance(&self.inst, &BITSTRING_TABLES, start, parts, out);
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::sbox::ohv16::transpose16;
 
     /// Bit-sliced random bits with lane `l` at position `r = l` (bit `k` of `l` in `b_k`).
     fn lane_positions() -> [Bits16; 4] {

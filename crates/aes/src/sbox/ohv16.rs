@@ -218,10 +218,10 @@ pub(crate) struct OhvRelations {
 
 /// `PART_TABLES[k][p][h][b]`: part `p` (`X`, `Y`, `Z`) of relation `k` for the monomials of
 /// byte `h` of an instance's `u16` (`h = 0`: `μ_1..μ_8`, `h = 1`: `μ_9..μ_15`) equal to `b`;
-/// the two halves' values are XORed (disjoint monomials, so OR-ed) together.
-static PART_TABLES: [[[[u16; 256]; 2]; 3]; 2] = part_tables();
+/// the two halves' values are XORed together (their monomials are disjoint).
+static PART_TABLES: PartTables<2> = part_tables();
 
-const fn part_tables() -> [[[[u16; 256]; 2]; 3]; 2] {
+const fn part_tables() -> PartTables<2> {
     let mut t = [[[[0u16; 256]; 2]; 3]; 2];
     let mut k = 0;
     while k < 2 {
@@ -258,26 +258,75 @@ const fn part_tables() -> [[[[u16; 256]; 2]; 3]; 2] {
 impl OhvRelations {
     /// From the bit-sliced monomials: `mono(m, c)` is component `c` of `μ_m` (`m` in `1..16`),
     /// `words` words of 16 lanes each.
-    fn from_sliced<'a>(words: usize, mono: impl Fn(usize, usize) -> &'a [Bits16]) -> Self {
+    fn from_sliced<'a>(words: usize, mono: impl Fn(usize, usize) -> &'a [Bits16] + Sync) -> Self {
         let inst = [0, 1].map(|c| {
-            let rows: Vec<&[Bits16]> = (1..16).map(|m| mono(m, c)).collect();
-            let mut out = vec![0u16; 16 * words];
-            out.par_chunks_mut(16 * PAR_WORDS)
-                .enumerate()
-                .for_each(|(i, chunk)| {
-                    for (wi, o) in chunk.chunks_exact_mut(16).enumerate() {
-                        let w = i * PAR_WORDS + wi;
-                        let mut a = [0u16; 16];
-                        for (x, row) in a.iter_mut().zip(&rows) {
-                            *x = row.get(w).map_or(0, |v| v.0);
-                        }
-                        transpose16(&mut a);
-                        o.copy_from_slice(&a);
-                    }
-                });
-            out
+            per_instance(words, |row, w| {
+                // Row m - 1 is μ_m; row 15 stays zero.
+                (row < 15)
+                    .then(|| mono(row + 1, c).get(w))
+                    .flatten()
+                    .map_or(0, |x| x.0)
+            })
         });
         OhvRelations { inst }
+    }
+}
+
+/// Per-instance `u16`s of bit-sliced rows: for each of `words` words of 16 lanes, the 16
+/// rows `row(r, w)` (one bit per lane) transposed so that bit `r` of instance `16 w + l` is
+/// lane `l` of row `r`.
+pub(crate) fn per_instance(words: usize, row: impl Fn(usize, usize) -> u16 + Sync) -> Vec<u16> {
+    let mut out = vec![0u16; 16 * words];
+    out.par_chunks_mut(16 * PAR_WORDS)
+        .enumerate()
+        .for_each(|(i, chunk)| {
+            for (wi, o) in chunk.chunks_exact_mut(16).enumerate() {
+                let w = i * PAR_WORDS + wi;
+                let mut a: [u16; 16] = core::array::from_fn(|r| row(r, w));
+                transpose16(&mut a);
+                o.copy_from_slice(&a);
+            }
+        });
+    out
+}
+
+/// Byte tables of relation parts: `[k][p][h][b]` is part `p` (`X`, `Y`, `Z`) of relation
+/// `k` of an instance whose `u16` has byte `h` equal to `b` and the other byte zero.
+pub(crate) type PartTables<const R: usize> = [[[[u16; 256]; 2]; 3]; R];
+
+/// [`TripleSource::lift`] for relations kept as one `u16` per instance and component
+/// (`inst`), `R` triples per instance (triple `R j + k` is relation `k` of instance `j`), each
+/// part a `GF(2)`-linear function of the `u16` given by `tables`.
+pub(crate) fn lift_per_instance<const R: usize>(
+    inst: &[Vec<u16>; 2],
+    tables: &PartTables<R>,
+    start: usize,
+    parts: Parts,
+    out: &mut LiftedTriples<Gf2p64>,
+) {
+    let nparts = match parts {
+        Parts::Xyz => 3,
+        Parts::Xy => 2,
+    };
+    let total = R * inst[0].len();
+    for (c, inst) in inst.iter().enumerate() {
+        let dsts: [&mut Vec<Gf2p64>; 3] = if c == 0 {
+            [&mut out.x.first, &mut out.y.first, &mut out.z.first]
+        } else {
+            [&mut out.x.second, &mut out.y.second, &mut out.z.second]
+        };
+        for (p, d) in dsts.into_iter().enumerate().take(nparts) {
+            let m = d.len().min(total.saturating_sub(start));
+            let (head, tail) = d.split_at_mut(m);
+            for (i, o) in head.iter_mut().enumerate() {
+                let t = start + i;
+                let v = inst[t / R];
+                let tab = &tables[t % R][p];
+                let x = tab[0][usize::from(v & 0xff)] ^ tab[1][usize::from(v >> 8)];
+                *o = Gf2p64(u64::from(x));
+            }
+            tail.fill(Gf2p64(0));
+        }
     }
 }
 
@@ -287,30 +336,7 @@ impl TripleSource<Gf2p64> for OhvRelations {
     }
 
     fn lift(&self, start: usize, parts: Parts, out: &mut LiftedTriples<Gf2p64>) {
-        let nparts = match parts {
-            Parts::Xyz => 3,
-            Parts::Xy => 2,
-        };
-        let total = self.len();
-        for (c, inst) in self.inst.iter().enumerate() {
-            let dsts: [&mut Vec<Gf2p64>; 3] = if c == 0 {
-                [&mut out.x.first, &mut out.y.first, &mut out.z.first]
-            } else {
-                [&mut out.x.second, &mut out.y.second, &mut out.z.second]
-            };
-            for (p, d) in dsts.into_iter().enumerate().take(nparts) {
-                let m = d.len().min(total.saturating_sub(start));
-                let (head, tail) = d.split_at_mut(m);
-                for (i, o) in head.iter_mut().enumerate() {
-                    let t = start + i;
-                    let v = inst[t / 2];
-                    let tab = &PART_TABLES[t % 2][p];
-                    let x = tab[0][usize::from(v & 0xff)] | tab[1][usize::from(v >> 8)];
-                    *o = Gf2p64(u64::from(x));
-                }
-                tail.fill(Gf2p64(0));
-            }
-        }
+        lift_per_instance(&self.inst, &PART_TABLES, start, parts, out);
     }
 }
 
