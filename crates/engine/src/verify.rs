@@ -238,6 +238,14 @@ pub trait TripleSource<V>: Sync {
         let _ = (start, out);
         false
     }
+
+    /// Optional: `true` if [`TripleSource::lift`] is cheap enough to run twice. `Verify` then
+    /// does not store the folded `y` of level 1 but lifts the source again at level 2 (half
+    /// the level-1 memory), as it does for sources with [`TripleSource::y_bytes`]. Default
+    /// `false`.
+    fn relift_y(&self) -> bool {
+        false
+    }
 }
 
 /// A chunk of lifted triples.
@@ -433,6 +441,12 @@ impl<V: VerifyField> TripleSource<V> for Concat<'_, V> {
             Some((src, base)) => src.fold_pairs(lo - base, hi.map(|h| h - base), c, s, out),
             None => false,
         }
+    }
+
+    /// If every part lifts cheaply. (Byte sources take their own path at level 2 only when
+    /// all parts are byte sources; lifting them again is slower than storing their `y`.)
+    fn relift_y(&self) -> bool {
+        self.0.iter().all(|s| s.relift_y())
     }
 
     /// Available if every part has it; pieced together from the parts.
@@ -836,8 +850,9 @@ enum Folded<V> {
     Four([Vec<V>; 4]),
     /// `x_1 | y_1` and `x_2 | y_2`, each split at `.1`.
     Two([Vec<V>; 2], usize),
-    /// After level 1 of a byte source: only `x_1, x_2`; `y` is recomputed from the source's
-    /// bytes with the level-1 coin `.1` ([`TripleSource::y_bytes`]).
+    /// After level 1 of a byte source or one that lifts cheaply: only `x_1, x_2`; `y` is
+    /// recomputed from the source with the level-1 coin `.1` ([`TripleSource::y_bytes`],
+    /// [`TripleSource::relift_y`]).
     XOnly([Vec<V>; 2], V),
 }
 
@@ -856,10 +871,15 @@ impl<V> Folded<V> {
     }
 }
 
+/// Whether `y` of level 1 can be recomputed from the source's bytes ([`TripleSource::y_bytes`]).
+fn y_by_bytes<V: VerifyField>(src: &dyn TripleSource<V>) -> bool {
+    V::lerp_bytes(&[], None, V::ZERO, &mut []) && src.y_bytes(0, [&mut [], &mut []])
+}
+
 /// Level 1, pass B: the folded vectors `f_j(s)`, `g_j(s)` (length `h`) from the source, and,
 /// if `more`, the sums of level 2 (pairs `(j, j + ⌈h/2⌉)`) computed from them while they
-/// are in cache. For a source with [`TripleSource::y_bytes`] (and `h` even) only `x` is
-/// stored.
+/// are in cache. For a source with [`TripleSource::y_bytes`] or [`TripleSource::relift_y`]
+/// (and `h` even) only `x` is stored.
 fn source_fold<V: VerifyField>(
     src: &dyn TripleSource<V>,
     seed: &[u8; 16],
@@ -868,10 +888,7 @@ fn source_fold<V: VerifyField>(
     more: bool,
 ) -> (Folded<V>, Sums<V>) {
     let nh = h.div_ceil(2);
-    let x_only = more
-        && h.is_multiple_of(2)
-        && V::lerp_bytes(&[], None, s, &mut [])
-        && src.y_bytes(0, [&mut [], &mut []]);
+    let x_only = more && h.is_multiple_of(2) && (y_by_bytes(src) || src.relift_y());
     let mut bufs: Vec<Vec<V>> = (0..if x_only { 2 } else { 4 })
         .map(|_| V::zeroed_vec(h))
         .collect();
@@ -1102,9 +1119,9 @@ fn fold_level<V: VerifyField>(
 
 /// Level 2 after [`Folded::XOnly`] (level 1 of length `h`, even, folded with `s1`): folds
 /// with `s` in place, `x'' = x'_j + (x'_{j+h/2} - x'_j) s` into `x[t][..h/2]` and the
-/// same for `y` (recomputed from the source's bytes: `y'_q = (1 - s1) E(ψ(y_q)) +
-/// s1 E(ψ(y_{q+h}))`) into `x[t][h/2..]`, the entries of `x'` it has just read; if `more`,
-/// returns level 3's sums.
+/// same for `y` (recomputed from the source: `y'_q = (1 - s1) y_q + s1 y_{q+h}`, from its
+/// bytes, `E(ψ(y_q))`, or by lifting it again) into `x[t][h/2..]`, the entries of `x'` it has
+/// just read; if `more`, returns level 3's sums.
 fn fold_x_only<V: VerifyField>(
     src: &dyn TripleSource<V>,
     x: &mut [Vec<V>; 2],
@@ -1115,6 +1132,7 @@ fn fold_x_only<V: VerifyField>(
 ) -> Sums<V> {
     let h2 = h / 2;
     let nh = h2.div_ceil(2);
+    let by_bytes = y_by_bytes(src);
     let ranges = job_ranges(nh, SUB);
     // Per buffer: A = [0, nh), B = [nh, h2) (x'' of the pairs), C = [h2, h2 + nh),
     // D = [h2 + nh, h) (their partners, then y'').
@@ -1139,13 +1157,24 @@ fn fold_x_only<V: VerifyField>(
             let mut f: [Vec<V>; 4] = [z(), z(), z(), z()];
             let (mut y_lo, mut y_hi) = ([z(), z()], [z(), z()]);
             let mut bytes = [[0u8; SUB]; 4];
-            // `y'` at positions `q .. q + n` into `out`.
+            let mut lifted: [LiftedTriples<V>; 2] = Default::default();
+            // `y'` at positions `q .. q + n` into `out`: from the source's bytes, or lifted.
             let mut y_prime = |q: usize, out: &mut [Vec<V>; 2], n: usize| {
-                let [b1, b2, b3, b4] = &mut bytes;
-                src.y_bytes(q, [&mut b1[..n], &mut b2[..n]]);
-                src.y_bytes(q + h, [&mut b3[..n], &mut b4[..n]]);
-                V::lerp_bytes(&b1[..n], Some(&b3[..n]), s1, &mut out[0][..n]);
-                V::lerp_bytes(&b2[..n], Some(&b4[..n]), s1, &mut out[1][..n]);
+                if by_bytes {
+                    let [b1, b2, b3, b4] = &mut bytes;
+                    src.y_bytes(q, [&mut b1[..n], &mut b2[..n]]);
+                    src.y_bytes(q + h, [&mut b3[..n], &mut b4[..n]]);
+                    V::lerp_bytes(&b1[..n], Some(&b3[..n]), s1, &mut out[0][..n]);
+                    V::lerp_bytes(&b2[..n], Some(&b4[..n]), s1, &mut out[1][..n]);
+                } else {
+                    let [lo, hi] = &mut lifted;
+                    lo.set_len(n);
+                    src.lift(q, Parts::Xy, lo);
+                    hi.set_len(n);
+                    src.lift(q + h, Parts::Xy, hi);
+                    V::lerp_slice(&mut out[0][..n], &lo.y.first, &hi.y.first, s1);
+                    V::lerp_slice(&mut out[1][..n], &lo.y.second, &hi.y.second, s1);
+                }
             };
             let mut acc = Sums::ZERO;
             let mut p = r.start;
@@ -1762,6 +1791,51 @@ mod tests {
         }
         fn lift(&self, start: usize, parts: Parts, out: &mut LiftedTriples<V>) {
             self.0.lift(start, parts, out);
+        }
+    }
+
+    /// A source that only lifts, and asks `Verify` to lift it again at level 2 instead of
+    /// storing the folded `y` of level 1.
+    struct Relift<'a, V>(&'a dyn TripleSource<V>);
+
+    impl<V> TripleSource<V> for Relift<'_, V> {
+        fn len(&self) -> usize {
+            self.0.len()
+        }
+        fn lift(&self, start: usize, parts: Parts, out: &mut LiftedTriples<V>) {
+            self.0.lift(start, parts, out);
+        }
+        fn relift_y(&self) -> bool {
+            true
+        }
+    }
+
+    /// Recomputing `y` by lifting at level 2 gives the transcript of storing it, for one
+    /// source and for several concatenated (byte sources among them take the lifting path
+    /// too), at sizes with odd and even halves and several chunks.
+    #[test]
+    fn relifting_y_matches_storing_it() {
+        for (i, n) in [2usize, 5, 600, 4097, 20_000].into_iter().enumerate() {
+            let seed = 40 + i as u64;
+            let t = random_triples::<triskele_field::Gf2p8>(n, seed);
+            let g = random_triples::<Gf2p64>(n / 3 + 1, seed ^ 7);
+            let mut key = [0u8; 16];
+            key[..8].copy_from_slice(&seed.to_le_bytes());
+            let coins = random_coins::<Gf2p64>(64, seed ^ 1);
+            let want = local_transcript(&LiftOnly(&t), &key, &coins);
+            assert!(
+                want == local_transcript(&Relift(&t), &key, &coins),
+                "n = {n}"
+            );
+            let (lt, lg, rt, rg) = (LiftOnly(&t), LiftOnly(&g), Relift(&t), Relift(&g));
+            let want = local_transcript(&Concat(vec![&lt, &lg]), &key, &coins);
+            let cat = Concat(vec![&rt, &rg]);
+            assert!(cat.relift_y());
+            assert!(want == local_transcript(&cat, &key, &coins), "n = {n}");
+            // A part that does not relift (here a byte source) keeps the stored `y`.
+            let mixed = Concat(vec![&t, &rg]);
+            assert!(!mixed.relift_y());
+            assert!(want == local_transcript(&mixed, &key, &coins), "n = {n}");
         }
     }
 

@@ -201,6 +201,11 @@ impl TripleSource<Gf2p64> for Gf4p4Relations {
         self.packed[0].len()
     }
 
+    /// Table lookups: cheap enough to lift again instead of storing the folded `y`.
+    fn relift_y(&self) -> bool {
+        true
+    }
+
     fn lift(&self, start: usize, parts: Parts, out: &mut LiftedTriples<Gf2p64>) {
         let [t0, t1, t2] = &GF4P4_TABLES;
         let (hi, lo) = (|b: u8| usize::from(b >> 4), |b: u8| usize::from(b & 0x0f));

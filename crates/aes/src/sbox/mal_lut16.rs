@@ -377,6 +377,11 @@ impl TripleSource<Gf2p64> for BitstringRelations {
     fn lift(&self, start: usize, parts: Parts, out: &mut LiftedTriples<Gf2p64>) {
         lift_per_instance(&self.inst, &BITSTRING_TABLES, start, parts, out);
     }
+
+    /// Table lookups: cheap enough to lift again instead of storing the folded `y`.
+    fn relift_y(&self) -> bool {
+        true
+    }
 }
 
 #[cfg(test)]

@@ -338,6 +338,11 @@ impl TripleSource<Gf2p64> for OhvRelations {
     fn lift(&self, start: usize, parts: Parts, out: &mut LiftedTriples<Gf2p64>) {
         lift_per_instance(&self.inst, &PART_TABLES, start, parts, out);
     }
+
+    /// Table lookups: cheap enough to lift again instead of storing the folded `y`.
+    fn relift_y(&self) -> bool {
+        true
+    }
 }
 
 /// Protocol 8 for `n` instances: 2 rounds, `2 ⌈n/16⌉ · 11` bytes to the previous party.
