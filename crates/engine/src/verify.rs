@@ -246,6 +246,15 @@ pub trait TripleSource<V>: Sync {
     fn relift_y(&self) -> bool {
         false
     }
+
+    /// Optional: writes the lifted `y_1`, `y_2` of triples `start .. start + out[0].len()`
+    /// (zero from [`TripleSource::len`] on) and returns `true`; `false` (the default): not
+    /// available, nothing written, the caller lifts. A source returns the same for every
+    /// range (also empty ones). Used when `Verify` recomputes `y` at level 2.
+    fn lift_y(&self, start: usize, out: [&mut [V]; 2]) -> bool {
+        let _ = (start, out);
+        false
+    }
 }
 
 /// A chunk of lifted triples.
@@ -357,6 +366,23 @@ impl<F: Lift> TripleSource<F::Check> for Triples<F> {
         true
     }
 
+    /// One check-field element per element: `y` lifted directly, without `x`.
+    fn lift_y(&self, start: usize, out: [&mut [F::Check]; 2]) -> bool {
+        if F::LANES != 1 {
+            return false;
+        }
+        let n = Triples::len(self);
+        for (o, y) in out.into_iter().zip([&self.y.first, &self.y.second]) {
+            let m = n.saturating_sub(start).min(o.len());
+            let (head, tail) = o.split_at_mut(m);
+            if m > 0 {
+                F::lift_slice(&y[start..start + m], head);
+            }
+            tail.fill(F::Check::ZERO);
+        }
+        true
+    }
+
     fn lift(&self, start: usize, parts: Parts, out: &mut LiftedTriples<F::Check>) {
         let n = out.len();
         let total = TripleSource::len(self);
@@ -443,10 +469,37 @@ impl<V: VerifyField> TripleSource<V> for Concat<'_, V> {
         }
     }
 
-    /// If every part lifts cheaply. (Byte sources take their own path at level 2 only when
-    /// all parts are byte sources; lifting them again is slower than storing their `y`.)
+    /// If every part lifts cheaply or lifts its `y` directly.
     fn relift_y(&self) -> bool {
-        self.0.iter().all(|s| s.relift_y())
+        self.0
+            .iter()
+            .all(|s| s.relift_y() || s.lift_y(0, [&mut [], &mut []]))
+    }
+
+    /// Pieced together from the parts: their own `lift_y`, else their lift.
+    fn lift_y(&self, start: usize, out: [&mut [V]; 2]) -> bool {
+        let [o1, o2] = out;
+        let k = o1.len();
+        o1.fill(V::ZERO);
+        o2.fill(V::ZERO);
+        let mut scratch = LiftedTriples::default();
+        let mut base = 0;
+        for s in &self.0 {
+            let len = s.len();
+            let (a, b) = (start.max(base), (start + k).min(base + len));
+            if a < b {
+                let r = a - start..b - start;
+                let (p1, p2) = (&mut o1[r.clone()], &mut o2[r]);
+                if !s.lift_y(a - base, [&mut *p1, &mut *p2]) {
+                    scratch.set_len(b - a);
+                    s.lift(a - base, Parts::Xy, &mut scratch);
+                    p1.copy_from_slice(&scratch.y.first);
+                    p2.copy_from_slice(&scratch.y.second);
+                }
+            }
+            base += len;
+        }
+        true
     }
 
     /// Available if every part has it; pieced together from the parts.
@@ -1168,10 +1221,13 @@ fn fold_x_only<V: VerifyField>(
                     V::lerp_bytes(&b2[..n], Some(&b4[..n]), s1, &mut out[1][..n]);
                 } else {
                     let [lo, hi] = &mut lifted;
-                    lo.set_len(n);
-                    src.lift(q, Parts::Xy, lo);
-                    hi.set_len(n);
-                    src.lift(q + h, Parts::Xy, hi);
+                    for (t, pos) in [(&mut *lo, q), (&mut *hi, q + h)] {
+                        t.set_len(n);
+                        let LiftedTriples { y, .. } = &mut *t;
+                        if !src.lift_y(pos, [&mut y.first[..], &mut y.second[..]]) {
+                            src.lift(pos, Parts::Xy, t);
+                        }
+                    }
                     V::lerp_slice(&mut out[0][..n], &lo.y.first, &hi.y.first, s1);
                     V::lerp_slice(&mut out[1][..n], &lo.y.second, &hi.y.second, s1);
                 }
@@ -1832,10 +1888,26 @@ mod tests {
             let cat = Concat(vec![&rt, &rg]);
             assert!(cat.relift_y());
             assert!(want == local_transcript(&cat, &key, &coins), "n = {n}");
-            // A part that does not relift (here a byte source) keeps the stored `y`.
+            // Recorded triples lift their `y` directly (`lift_y`), also inside a concatenation
+            // with other sources; a part that can do neither keeps the stored `y`.
             let mixed = Concat(vec![&t, &rg]);
-            assert!(!mixed.relift_y());
+            assert!(mixed.relift_y());
             assert!(want == local_transcript(&mixed, &key, &coins), "n = {n}");
+            let stored = Concat(vec![&t, &lg]);
+            assert!(!stored.relift_y());
+            assert!(want == local_transcript(&stored, &key, &coins), "n = {n}");
+            // The same over F_p.
+            let f = random_triples::<Fp>(n, seed ^ 9);
+            let fcoins = random_coins::<Fp>(64, seed ^ 3);
+            let want = local_transcript(&LiftOnly(&f), &key, &fcoins);
+            assert!(
+                want == local_transcript(&Concat(vec![&f]), &key, &fcoins),
+                "n = {n}"
+            );
+            assert!(
+                want == local_transcript(&Relift(&f), &key, &fcoins),
+                "n = {n}"
+            );
         }
     }
 
