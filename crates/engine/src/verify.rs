@@ -366,19 +366,30 @@ impl<F: Lift> TripleSource<F::Check> for Triples<F> {
         true
     }
 
-    /// One check-field element per element: `y` lifted directly, without `x`.
+    /// `y` lifted directly, without `x` (for bit-sliced words, whole words lifted and the
+    /// requested lanes copied).
     fn lift_y(&self, start: usize, out: [&mut [F::Check]; 2]) -> bool {
-        if F::LANES != 1 {
-            return false;
-        }
-        let n = Triples::len(self);
+        let lanes = F::LANES;
+        let total = TripleSource::len(self);
+        let mut tmp = Vec::new();
         for (o, y) in out.into_iter().zip([&self.y.first, &self.y.second]) {
-            let m = n.saturating_sub(start).min(o.len());
+            let m = total.saturating_sub(start).min(o.len());
             let (head, tail) = o.split_at_mut(m);
-            if m > 0 {
-                F::lift_slice(&y[start..start + m], head);
-            }
             tail.fill(F::Check::ZERO);
+            if m == 0 {
+                continue;
+            }
+            let end = start + m;
+            if lanes == 1 {
+                F::lift_slice(&y[start..end], head);
+            } else {
+                let (e0, e1) = (start / lanes, end.div_ceil(lanes));
+                tmp.clear();
+                tmp.resize((e1 - e0) * lanes, F::Check::ZERO);
+                F::lift_slice(&y[e0..e1], &mut tmp);
+                let off = start - e0 * lanes;
+                head.copy_from_slice(&tmp[off..off + m]);
+            }
         }
         true
     }
@@ -1896,6 +1907,13 @@ mod tests {
             let stored = Concat(vec![&t, &lg]);
             assert!(!stored.relift_y());
             assert!(want == local_transcript(&stored, &key, &coins), "n = {n}");
+            // Bit-sliced words (16 triples each) with other sources, ranges across words.
+            let b = random_triples::<triskele_field::Bits16>(n / 7 + 1, seed ^ 5);
+            let (lb, rb) = (LiftOnly(&b), Concat(vec![&b]));
+            let want = local_transcript(&Concat(vec![&lt, &lb, &lg]), &key, &coins);
+            let cat = Concat(vec![&t, &b, &rg]);
+            assert!(cat.relift_y() && rb.relift_y());
+            assert!(want == local_transcript(&cat, &key, &coins), "n = {n}");
             // The same over F_p.
             let f = random_triples::<Fp>(n, seed ^ 9);
             let fcoins = random_coins::<Fp>(64, seed ^ 3);
