@@ -239,18 +239,12 @@ pub trait TripleSource<V>: Sync {
         false
     }
 
-    /// Optional: `true` if [`TripleSource::lift`] is cheap enough to run twice. `Verify` then
-    /// does not store the folded `y` of level 1 but lifts the source again at level 2 (half
-    /// the level-1 memory), as it does for sources with [`TripleSource::y_bytes`]. Default
-    /// `false`.
-    fn relift_y(&self) -> bool {
-        false
-    }
-
     /// Optional: writes the lifted `y_1`, `y_2` of triples `start .. start + out[0].len()`
     /// (zero from [`TripleSource::len`] on) and returns `true`; `false` (the default): not
-    /// available, nothing written, the caller lifts. A source returns the same for every
-    /// range (also empty ones). Used when `Verify` recomputes `y` at level 2.
+    /// available, nothing written. A source returns the same for every range (also empty
+    /// ones). With it (and cheaply, since it runs twice) `Verify` does not store the folded
+    /// `y` of level 1 but recomputes it at level 2 (half the level-1 memory), as it does for
+    /// sources with [`TripleSource::y_bytes`].
     fn lift_y(&self, start: usize, out: [&mut [V]; 2]) -> bool {
         let _ = (start, out);
         false
@@ -480,33 +474,22 @@ impl<V: VerifyField> TripleSource<V> for Concat<'_, V> {
         }
     }
 
-    /// If every part lifts cheaply or lifts its `y` directly.
-    fn relift_y(&self) -> bool {
-        self.0
-            .iter()
-            .all(|s| s.relift_y() || s.lift_y(0, [&mut [], &mut []]))
-    }
-
-    /// Pieced together from the parts: their own `lift_y`, else their lift.
+    /// Available if every part has it; pieced together from the parts.
     fn lift_y(&self, start: usize, out: [&mut [V]; 2]) -> bool {
+        if !self.0.iter().all(|s| s.lift_y(0, [&mut [], &mut []])) {
+            return false;
+        }
         let [o1, o2] = out;
         let k = o1.len();
         o1.fill(V::ZERO);
         o2.fill(V::ZERO);
-        let mut scratch = LiftedTriples::default();
         let mut base = 0;
         for s in &self.0 {
             let len = s.len();
             let (a, b) = (start.max(base), (start + k).min(base + len));
             if a < b {
                 let r = a - start..b - start;
-                let (p1, p2) = (&mut o1[r.clone()], &mut o2[r]);
-                if !s.lift_y(a - base, [&mut *p1, &mut *p2]) {
-                    scratch.set_len(b - a);
-                    s.lift(a - base, Parts::Xy, &mut scratch);
-                    p1.copy_from_slice(&scratch.y.first);
-                    p2.copy_from_slice(&scratch.y.second);
-                }
+                s.lift_y(a - base, [&mut o1[r.clone()], &mut o2[r]]);
             }
             base += len;
         }
@@ -914,9 +897,9 @@ enum Folded<V> {
     Four([Vec<V>; 4]),
     /// `x_1 | y_1` and `x_2 | y_2`, each split at `.1`.
     Two([Vec<V>; 2], usize),
-    /// After level 1 of a byte source or one that lifts cheaply: only `x_1, x_2`; `y` is
-    /// recomputed from the source with the level-1 coin `.1` ([`TripleSource::y_bytes`],
-    /// [`TripleSource::relift_y`]).
+    /// After level 1 of a source that gives `y` again: only `x_1, x_2`; `y` is recomputed
+    /// from the source with the level-1 coin `.1` ([`TripleSource::y_bytes`],
+    /// [`TripleSource::lift_y`]).
     XOnly([Vec<V>; 2], V),
 }
 
@@ -942,7 +925,7 @@ fn y_by_bytes<V: VerifyField>(src: &dyn TripleSource<V>) -> bool {
 
 /// Level 1, pass B: the folded vectors `f_j(s)`, `g_j(s)` (length `h`) from the source, and,
 /// if `more`, the sums of level 2 (pairs `(j, j + ⌈h/2⌉)`) computed from them while they
-/// are in cache. For a source with [`TripleSource::y_bytes`] or [`TripleSource::relift_y`]
+/// are in cache. For a source with [`TripleSource::y_bytes`] or [`TripleSource::lift_y`]
 /// (and `h` even) only `x` is stored.
 fn source_fold<V: VerifyField>(
     src: &dyn TripleSource<V>,
@@ -952,7 +935,8 @@ fn source_fold<V: VerifyField>(
     more: bool,
 ) -> (Folded<V>, Sums<V>) {
     let nh = h.div_ceil(2);
-    let x_only = more && h.is_multiple_of(2) && (y_by_bytes(src) || src.relift_y());
+    let x_only =
+        more && h.is_multiple_of(2) && (y_by_bytes(src) || src.lift_y(0, [&mut [], &mut []]));
     let mut bufs: Vec<Vec<V>> = (0..if x_only { 2 } else { 4 })
         .map(|_| V::zeroed_vec(h))
         .collect();
@@ -1221,7 +1205,7 @@ fn fold_x_only<V: VerifyField>(
             let mut f: [Vec<V>; 4] = [z(), z(), z(), z()];
             let (mut y_lo, mut y_hi) = ([z(), z()], [z(), z()]);
             let mut bytes = [[0u8; SUB]; 4];
-            let mut lifted: [LiftedTriples<V>; 2] = Default::default();
+            let (mut y_q, mut y_qh) = ([z(), z()], [z(), z()]);
             // `y'` at positions `q .. q + n` into `out`: from the source's bytes, or lifted.
             let mut y_prime = |q: usize, out: &mut [Vec<V>; 2], n: usize| {
                 if by_bytes {
@@ -1231,16 +1215,11 @@ fn fold_x_only<V: VerifyField>(
                     V::lerp_bytes(&b1[..n], Some(&b3[..n]), s1, &mut out[0][..n]);
                     V::lerp_bytes(&b2[..n], Some(&b4[..n]), s1, &mut out[1][..n]);
                 } else {
-                    let [lo, hi] = &mut lifted;
-                    for (t, pos) in [(&mut *lo, q), (&mut *hi, q + h)] {
-                        t.set_len(n);
-                        let LiftedTriples { y, .. } = &mut *t;
-                        if !src.lift_y(pos, [&mut y.first[..], &mut y.second[..]]) {
-                            src.lift(pos, Parts::Xy, t);
-                        }
-                    }
-                    V::lerp_slice(&mut out[0][..n], &lo.y.first, &hi.y.first, s1);
-                    V::lerp_slice(&mut out[1][..n], &lo.y.second, &hi.y.second, s1);
+                    let ([a1, a2], [b1, b2]) = (&mut y_q, &mut y_qh);
+                    src.lift_y(q, [&mut a1[..n], &mut a2[..n]]);
+                    src.lift_y(q + h, [&mut b1[..n], &mut b2[..n]]);
+                    V::lerp_slice(&mut out[0][..n], &a1[..n], &b1[..n], s1);
+                    V::lerp_slice(&mut out[1][..n], &a2[..n], &b2[..n], s1);
                 }
             };
             let mut acc = Sums::ZERO;
@@ -1861,20 +1840,30 @@ mod tests {
         }
     }
 
-    /// A source that only lifts, and asks `Verify` to lift it again at level 2 instead of
-    /// storing the folded `y` of level 1.
+    /// A source that lifts, and gives `y` again by lifting (so `Verify` recomputes it at
+    /// level 2 instead of storing the folded `y` of level 1).
     struct Relift<'a, V>(&'a dyn TripleSource<V>);
 
-    impl<V> TripleSource<V> for Relift<'_, V> {
+    impl<V: VerifyField> TripleSource<V> for Relift<'_, V> {
         fn len(&self) -> usize {
             self.0.len()
         }
         fn lift(&self, start: usize, parts: Parts, out: &mut LiftedTriples<V>) {
             self.0.lift(start, parts, out);
         }
-        fn relift_y(&self) -> bool {
+        fn lift_y(&self, start: usize, out: [&mut [V]; 2]) -> bool {
+            let mut t = LiftedTriples::zeros(out[0].len());
+            self.0.lift(start, Parts::Xy, &mut t);
+            let [o1, o2] = out;
+            o1.copy_from_slice(&t.y.first);
+            o2.copy_from_slice(&t.y.second);
             true
         }
+    }
+
+    /// Whether the source gives `y` again (so level 1 stores only `x`).
+    fn relifts<V>(s: &dyn TripleSource<V>) -> bool {
+        s.lift_y(0, [&mut [], &mut []])
     }
 
     /// Recomputing `y` by lifting at level 2 gives the transcript of storing it, for one
@@ -1897,22 +1886,22 @@ mod tests {
             let (lt, lg, rt, rg) = (LiftOnly(&t), LiftOnly(&g), Relift(&t), Relift(&g));
             let want = local_transcript(&Concat(vec![&lt, &lg]), &key, &coins);
             let cat = Concat(vec![&rt, &rg]);
-            assert!(cat.relift_y());
+            assert!(relifts(&cat));
             assert!(want == local_transcript(&cat, &key, &coins), "n = {n}");
             // Recorded triples lift their `y` directly (`lift_y`), also inside a concatenation
-            // with other sources; a part that can do neither keeps the stored `y`.
+            // with other sources; a part without it keeps the stored `y`.
             let mixed = Concat(vec![&t, &rg]);
-            assert!(mixed.relift_y());
+            assert!(relifts(&mixed));
             assert!(want == local_transcript(&mixed, &key, &coins), "n = {n}");
             let stored = Concat(vec![&t, &lg]);
-            assert!(!stored.relift_y());
+            assert!(!relifts(&stored));
             assert!(want == local_transcript(&stored, &key, &coins), "n = {n}");
             // Bit-sliced words (16 triples each) with other sources, ranges across words.
             let b = random_triples::<triskele_field::Bits16>(n / 7 + 1, seed ^ 5);
             let (lb, rb) = (LiftOnly(&b), Concat(vec![&b]));
             let want = local_transcript(&Concat(vec![&lt, &lb, &lg]), &key, &coins);
             let cat = Concat(vec![&t, &b, &rg]);
-            assert!(cat.relift_y() && rb.relift_y());
+            assert!(relifts(&cat) && relifts(&rb));
             assert!(want == local_transcript(&cat, &key, &coins), "n = {n}");
             // The same over F_p.
             let f = random_triples::<Fp>(n, seed ^ 9);

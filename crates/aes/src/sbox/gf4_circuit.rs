@@ -201,8 +201,17 @@ impl TripleSource<Gf2p64> for Gf4p4Relations {
         self.packed[0].len()
     }
 
-    /// Table lookups: cheap enough to lift again instead of storing the folded `y`.
-    fn relift_y(&self) -> bool {
+    /// `Y = a_l + α d^-1` by table lookups, so `Verify` recomputes it instead of storing it.
+    fn lift_y(&self, start: usize, out: [&mut [Gf2p64]; 2]) -> bool {
+        let [t0, t1, _] = &GF4P4_TABLES;
+        for (packed, o) in self.packed.iter().zip(out) {
+            let src = packed.get(start..).unwrap_or(&[]);
+            let n = o.len().min(src.len());
+            for (yo, [a, d, _]) in o.iter_mut().zip(&src[..n]) {
+                *yo = Gf2p64(t0[usize::from(a & 0x0f)] ^ t1[usize::from(d >> 4)]);
+            }
+            o[n..].fill(Gf2p64(0));
+        }
         true
     }
 
@@ -316,6 +325,13 @@ mod tests {
                 z: RssVec::zeros(n + 3),
             };
             rel.lift(0, Parts::Xyz, &mut out);
+            {
+                // `lift_y` gives the lifted `y`.
+                let n = out.y.first.len();
+                let (mut y1, mut y2) = (vec![Gf2p64(1); n], vec![Gf2p64(1); n]);
+                assert!(rel.lift_y(0, [&mut y1, &mut y2]));
+                assert_eq!((y1, y2), (out.y.first.clone(), out.y.second.clone()));
+            }
             let sum = |v: &RssVec<Gf2p64>| -> Vec<Gf2p64> {
                 v.first
                     .iter()

@@ -74,7 +74,8 @@ use triskele_share::{PartyId, RssVec};
 use super::gf4_circuit::Gf4p4Relations;
 use super::lut16::{online_layer, Ohv16Pool};
 use super::ohv16::{
-    assemble, lift_per_instance, per_instance, random_ohv16, Ohv16, OhvCheck, PartTables,
+    assemble, lift_per_instance, part_per_instance, per_instance, random_ohv16, Ohv16, OhvCheck,
+    PartTables,
 };
 use super::tower::NibbleLinear;
 use super::SboxProtocol;
@@ -378,8 +379,11 @@ impl TripleSource<Gf2p64> for BitstringRelations {
         lift_per_instance(&self.inst, &BITSTRING_TABLES, start, parts, out);
     }
 
-    /// Table lookups: cheap enough to lift again instead of storing the folded `y`.
-    fn relift_y(&self) -> bool {
+    /// `Y` by table lookups, so `Verify` recomputes it instead of storing it.
+    fn lift_y(&self, start: usize, out: [&mut [Gf2p64]; 2]) -> bool {
+        for (inst, o) in self.inst.iter().zip(out) {
+            part_per_instance(inst, &BITSTRING_TABLES, 1, start, o);
+        }
         true
     }
 }
@@ -454,6 +458,13 @@ mod tests {
             z: RssVec::zeros(50),
         };
         rel.lift(0, Parts::Xyz, &mut out);
+        {
+            // `lift_y` gives the lifted `y`.
+            let n = out.y.first.len();
+            let (mut y1, mut y2) = (vec![Gf2p64(1); n], vec![Gf2p64(1); n]);
+            assert!(rel.lift_y(0, [&mut y1, &mut y2]));
+            assert_eq!((y1, y2), (out.y.first.clone(), out.y.second.clone()));
+        }
         let at = |v: &RssVec<Gf2p64>, t: usize| v.first[t] + v.second[t];
         assert_eq!(at(&out.x, 48), Gf2p64(0));
         core::array::from_fn(|l| {
@@ -528,6 +539,13 @@ mod tests {
                 z: RssVec::zeros(n),
             };
             rel.lift(start, Parts::Xyz, &mut out);
+            {
+                // `lift_y` gives the lifted `y`.
+                let n = out.y.first.len();
+                let (mut y1, mut y2) = (vec![Gf2p64(1); n], vec![Gf2p64(1); n]);
+                assert!(rel.lift_y(start, [&mut y1, &mut y2]));
+                assert_eq!((y1, y2), (out.y.first.clone(), out.y.second.clone()));
+            }
             out
         };
         let all = lift(0, 96);

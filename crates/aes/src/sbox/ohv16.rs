@@ -308,7 +308,6 @@ pub(crate) fn lift_per_instance<const R: usize>(
         Parts::Xyz => 3,
         Parts::Xy => 2,
     };
-    let total = R * inst[0].len();
     for (c, inst) in inst.iter().enumerate() {
         let dsts: [&mut Vec<Gf2p64>; 3] = if c == 0 {
             [&mut out.x.first, &mut out.y.first, &mut out.z.first]
@@ -316,18 +315,31 @@ pub(crate) fn lift_per_instance<const R: usize>(
             [&mut out.x.second, &mut out.y.second, &mut out.z.second]
         };
         for (p, d) in dsts.into_iter().enumerate().take(nparts) {
-            let m = d.len().min(total.saturating_sub(start));
-            let (head, tail) = d.split_at_mut(m);
-            for (i, o) in head.iter_mut().enumerate() {
-                let t = start + i;
-                let v = inst[t / R];
-                let tab = &tables[t % R][p];
-                let x = tab[0][usize::from(v & 0xff)] ^ tab[1][usize::from(v >> 8)];
-                *o = Gf2p64(u64::from(x));
-            }
-            tail.fill(Gf2p64(0));
+            part_per_instance(inst, tables, p, start, d);
         }
     }
+}
+
+/// Part `p` (`X`, `Y`, `Z`) of triples `start .. start + out.len()` of one component of a
+/// per-instance store (see [`lift_per_instance`]), zero past the end.
+pub(crate) fn part_per_instance<const R: usize>(
+    inst: &[u16],
+    tables: &PartTables<R>,
+    p: usize,
+    start: usize,
+    out: &mut [Gf2p64],
+) {
+    let m = out.len().min((R * inst.len()).saturating_sub(start));
+    let (head, tail) = out.split_at_mut(m);
+    for (i, o) in head.iter_mut().enumerate() {
+        let t = start + i;
+        let v = inst[t / R];
+        let tab = &tables[t % R][p];
+        *o = Gf2p64(u64::from(
+            tab[0][usize::from(v & 0xff)] ^ tab[1][usize::from(v >> 8)],
+        ));
+    }
+    tail.fill(Gf2p64(0));
 }
 
 impl TripleSource<Gf2p64> for OhvRelations {
@@ -339,8 +351,11 @@ impl TripleSource<Gf2p64> for OhvRelations {
         lift_per_instance(&self.inst, &PART_TABLES, start, parts, out);
     }
 
-    /// Table lookups: cheap enough to lift again instead of storing the folded `y`.
-    fn relift_y(&self) -> bool {
+    /// `Y` by table lookups, so `Verify` recomputes it instead of storing it.
+    fn lift_y(&self, start: usize, out: [&mut [Gf2p64]; 2]) -> bool {
+        for (inst, o) in self.inst.iter().zip(out) {
+            part_per_instance(inst, &PART_TABLES, 1, start, o);
+        }
         true
     }
 }
@@ -469,6 +484,13 @@ mod tests {
                     },
                 };
                 rel.lift(start, parts, &mut out);
+                {
+                    // `lift_y` gives the lifted `y`.
+                    let n = out.y.first.len();
+                    let (mut y1, mut y2) = (vec![Gf2p64(1); n], vec![Gf2p64(1); n]);
+                    assert!(rel.lift_y(start, [&mut y1, &mut y2]));
+                    assert_eq!((y1, y2), (out.y.first.clone(), out.y.second.clone()));
+                }
                 for i in 0..n {
                     let t = start + i;
                     for c in 0..2 {
