@@ -20,6 +20,8 @@
 pub mod bdgm;
 pub(crate) mod encode;
 pub(crate) mod hash;
+#[cfg(target_arch = "x86_64")]
+pub(crate) mod lanes_avx2;
 pub mod ntt;
 #[cfg(target_arch = "x86_64")]
 pub(crate) mod ntt_avx2;

@@ -16,8 +16,16 @@ use crate::prg::Domain;
 /// a time.
 const FIRST: usize = 1008;
 
+/// 14-bit chunks in the first read.
+const CHUNKS: usize = FIRST / 7 * 4;
+
+#[cfg(target_arch = "x86_64")]
+use super::lanes_avx2::ACCEPT_CAPACITY;
+#[cfg(not(target_arch = "x86_64"))]
+const ACCEPT_CAPACITY: usize = N + 16;
+
 #[inline(always)]
-fn accept_group(bits: u64, out: &mut [i16; N + 1], filled: &mut usize) {
+fn accept_group(bits: u64, out: &mut [i16; ACCEPT_CAPACITY], filled: &mut usize) {
     for j in 0..4 {
         let c = ((bits >> (14 * j)) & 0x3fff) as i16;
         // A spare slot takes writes once 512 values are in, so the loop has
@@ -27,25 +35,50 @@ fn accept_group(bits: u64, out: &mut [i16; N + 1], filled: &mut usize) {
     }
 }
 
+/// Appends the chunks below `q` to `out[*filled..]`, in order, until `N`
+/// values are in (portable loop).
+fn accept_portable(chunks: &[i16], out: &mut [i16; ACCEPT_CAPACITY], filled: &mut usize) {
+    for &c in chunks {
+        out[(*filled).min(N)] = c;
+        *filled += usize::from(c < Q);
+    }
+}
+
+fn accept(chunks: &[i16], out: &mut [i16; ACCEPT_CAPACITY], filled: &mut usize) {
+    #[cfg(target_arch = "x86_64")]
+    if super::ntt::Backend::current() == super::ntt::Backend::Avx2 {
+        if let Some(t) = super::ntt_avx2::Avx2::detect() {
+            return t.accept_below_q(chunks, out, filled);
+        }
+    }
+    accept_portable(chunks, out, filled);
+}
+
+/// Cuts 7-byte groups into four 14-bit chunks each.
+fn chunks_of(buf: &[u8; FIRST + 1]) -> [i16; CHUNKS] {
+    let mut chunks = [0i16; CHUNKS];
+    for (c, g) in chunks.chunks_exact_mut(4).zip(buf.windows(8).step_by(7)) {
+        let mut w = [0u8; 8];
+        w.copy_from_slice(g);
+        let bits = u64::from_le_bytes(w);
+        for (j, x) in c.iter_mut().enumerate() {
+            *x = ((bits >> (14 * j)) & 0x3fff) as i16;
+        }
+    }
+    chunks
+}
+
 /// `H(seed)` as a uniform NTT-domain polynomial.
 pub(crate) fn hash_to_ntt(domain: Domain, seed: &[u8]) -> NttPoly {
     let mut h = domain.hasher();
     h.update(seed);
     let mut xof = h.finalize_xof();
-    let mut out = [0i16; N + 1];
-    let mut filled = 0usize;
     // One spare byte so that every group can be read as an 8-byte word.
     let mut buf = [0u8; FIRST + 1];
     xof.fill(&mut buf[..FIRST]);
-    for g in 0..FIRST / 7 {
-        let mut w = [0u8; 8];
-        w.copy_from_slice(&buf[7 * g..7 * g + 8]);
-        accept_group(
-            u64::from_le_bytes(w) & ((1 << 56) - 1),
-            &mut out,
-            &mut filled,
-        );
-    }
+    let mut out = [0i16; ACCEPT_CAPACITY];
+    let mut filled = 0usize;
+    accept(&chunks_of(&buf), &mut out, &mut filled);
     while filled < N {
         let mut w = [0u8; 8];
         xof.fill(&mut w[..7]);
@@ -87,5 +120,50 @@ mod tests {
         let mean = sum / count;
         // sd of the mean: q/sqrt(12 * count) ~ 14
         assert!((mean - 7680.0).abs() < 80.0, "{mean}");
+    }
+
+    /// The AVX2 rejection step keeps the same values as the portable one,
+    /// including inputs with long runs of rejections.
+    #[test]
+    #[cfg(target_arch = "x86_64")]
+    fn avx2_accept_agrees() {
+        let Some(t) = super::super::ntt_avx2::Avx2::detect() else {
+            return;
+        };
+        let mut state = 7u64;
+        for round in 0..300 {
+            let mut chunks = [0i16; CHUNKS];
+            for (i, c) in chunks.iter_mut().enumerate() {
+                state = state
+                    .wrapping_mul(6_364_136_223_846_793_005)
+                    .wrapping_add(1);
+                let x = ((state >> 50) & 0x3fff) as i16;
+                // Some rounds reject much more often, so the fallback runs.
+                *c = if round % 3 == 0 && i % 5 != 0 {
+                    x | 0x3c00
+                } else {
+                    x
+                };
+            }
+            let (mut a, mut b) = ([0i16; ACCEPT_CAPACITY], [0i16; ACCEPT_CAPACITY]);
+            let (mut fa, mut fb) = (0usize, 0usize);
+            accept_portable(&chunks, &mut a, &mut fa);
+            t.accept_below_q(&chunks, &mut b, &mut fb);
+            assert_eq!(fa.min(N), fb.min(N));
+            assert_eq!(a[..fa.min(N)], b[..fb.min(N)]);
+        }
+    }
+
+    /// A fixed output of the hash, so that a change of the chunk order or
+    /// of the rejection rule cannot pass unnoticed.
+    #[test]
+    fn known_answer() {
+        let p = hash_to_ntt(Domain::HashToPoly, b"triskele");
+        let v = p.values();
+        let digest = blake3::hash(&v.iter().flat_map(|x| x.to_le_bytes()).collect::<Vec<u8>>());
+        assert_eq!(
+            digest.to_hex().as_str(),
+            "38364039187bbd139561e8a26fbcb5966d675c64b6ba314e608f73388fbf997d"
+        );
     }
 }

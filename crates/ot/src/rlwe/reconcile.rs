@@ -77,54 +77,79 @@ fn canonical(x: i16) -> i16 {
     caddq(barrett(x))
 }
 
-/// Packs 512 bytes, each 0 or 1, into 64 bytes (bit `j` of byte `i` is
-/// element `8 i + j`): one multiplication per 8 elements.
+/// Bit `i` of the result is the sign bit of `lanes[i]` (bit `j` of byte
+/// `k` is lane `8 k + j`).
 #[inline(always)]
-fn pack_bits(bits: &[u8; N]) -> [u8; N / 8] {
+fn pack_signs_portable(lanes: &[i16; N]) -> [u8; N / 8] {
     let mut out = [0u8; N / 8];
-    for (o, chunk) in out.iter_mut().zip(bits.chunks_exact(8)) {
-        let mut w = [0u8; 8];
-        w.copy_from_slice(chunk);
-        let x = u64::from_le_bytes(w);
-        *o = (x.wrapping_mul(0x0102_0408_1020_4080) >> 56) as u8;
+    for (o, chunk) in out.iter_mut().zip(lanes.chunks_exact(8)) {
+        let mut b = 0u8;
+        for (j, &x) in chunk.iter().enumerate() {
+            b |= (((x as u16) >> 15) as u8) << j;
+        }
+        *o = b;
     }
     out
 }
 
-/// The inverse of [`pack_bits`].
+/// Lane `i` is `-1` if bit `i` of `bits` is set, else `0`.
 #[inline(always)]
-fn unpack_bits(packed: &[u8; N / 8]) -> [u8; N] {
-    let mut out = [0u8; N];
-    for (chunk, &b) in out.chunks_exact_mut(8).zip(packed.iter()) {
-        let v = (u64::from(b) * 0x0101_0101_0101_0101) & 0x8040_2010_0804_0201;
-        let w = ((v + 0x7f7f_7f7f_7f7f_7f7f) & 0x8080_8080_8080_8080) >> 7;
-        chunk.copy_from_slice(&w.to_le_bytes());
+fn bit_masks_portable(bits: &[u8; N / 8], out: &mut [i16; N]) {
+    for (chunk, &b) in out.chunks_exact_mut(8).zip(bits.iter()) {
+        for (j, x) in chunk.iter_mut().enumerate() {
+            *x = -i16::from((b >> j) & 1);
+        }
     }
-    out
+}
+
+fn pack_signs(lanes: &[i16; N]) -> [u8; N / 8] {
+    #[cfg(target_arch = "x86_64")]
+    if let Some(t) = avx2() {
+        return t.pack_signs(lanes);
+    }
+    pack_signs_portable(lanes)
+}
+
+fn bit_masks(bits: &[u8; N / 8], out: &mut [i16; N]) {
+    #[cfg(target_arch = "x86_64")]
+    if let Some(t) = avx2() {
+        return t.bit_masks(bits, out);
+    }
+    bit_masks_portable(bits, out);
+}
+
+/// The AVX2 token, unless the portable backend is forced.
+#[cfg(target_arch = "x86_64")]
+fn avx2() -> Option<super::ntt_avx2::Avx2> {
+    match super::ntt::Backend::current() {
+        super::ntt::Backend::Avx2 => super::ntt_avx2::Avx2::detect(),
+        _ => None,
+    }
 }
 
 /// `Sig(k)` for every coefficient.
 pub fn signal(k: &Poly) -> Hint {
-    let mut bits = [0u8; N];
-    for (b, &x) in bits.iter_mut().zip(k.0.iter()) {
+    let mut lanes = [0i16; N];
+    for (o, &x) in lanes.iter_mut().zip(k.0.iter()) {
         let c = center(canonical(x));
         let m = c >> 15;
-        let abs = (c ^ m) - m;
-        *b = (((QUARTER - abs) >> 15) & 1) as u8; // 1 iff |c| > QUARTER
+        // Negative (sign bit set) iff |c| > QUARTER.
+        *o = QUARTER - ((c ^ m) - m);
     }
-    Hint(pack_bits(&bits))
+    Hint(pack_signs(&lanes))
 }
 
 /// `Mod2(k, hint)` for every coefficient, packed into 64 bytes.
 pub fn extract(k: &Poly, hint: &Hint) -> ReconciledKey {
-    let w = unpack_bits(&hint.0);
-    let mut bits = [0u8; N];
-    for ((b, &x), &w) in bits.iter_mut().zip(k.0.iter()).zip(w.iter()) {
-        let v = center(csubq(canonical(x) + i16::from(w) * HALF_Q));
-        *b = (v & 1) as u8;
+    let mut lanes = [0i16; N];
+    bit_masks(&hint.0, &mut lanes);
+    for (o, &x) in lanes.iter_mut().zip(k.0.iter()) {
+        let v = center(csubq(canonical(x) + (*o & HALF_Q)));
+        // The parity moves to the sign bit.
+        *o = v << 15;
     }
-    let key = ReconciledKey(pack_bits(&bits));
-    crate::prg::wipe_bytes(&mut bits);
+    let key = ReconciledKey(pack_signs(&lanes));
+    super::ring::wipe(&mut lanes);
     key
 }
 
@@ -213,15 +238,48 @@ mod tests {
 
     #[test]
     fn bit_packing_round_trips() {
-        let mut bits = [0u8; N];
-        for (i, b) in bits.iter_mut().enumerate() {
-            *b = ((i * 7 + i / 3) % 2) as u8;
+        let mut lanes = [0i16; N];
+        for (i, x) in lanes.iter_mut().enumerate() {
+            *x = if (i * 7 + i / 3) % 2 == 1 {
+                -1 - i as i16
+            } else {
+                i as i16
+            };
         }
-        let packed = pack_bits(&bits);
+        let packed = pack_signs_portable(&lanes);
         for i in 0..N {
-            assert_eq!((packed[i / 8] >> (i % 8)) & 1, bits[i]);
+            assert_eq!((packed[i / 8] >> (i % 8)) & 1, u8::from(lanes[i] < 0));
         }
-        assert_eq!(unpack_bits(&packed), bits);
+        let mut masks = [0i16; N];
+        bit_masks_portable(&packed, &mut masks);
+        for i in 0..N {
+            assert_eq!(masks[i], if lanes[i] < 0 { -1 } else { 0 });
+        }
+    }
+
+    /// The AVX2 packing and unpacking agree with the portable loops.
+    #[test]
+    #[cfg(target_arch = "x86_64")]
+    fn avx2_bit_loops_agree() {
+        let Some(t) = super::super::ntt_avx2::Avx2::detect() else {
+            return;
+        };
+        let mut state = 0x9e37_79b9_7f4a_7c15u64;
+        for _ in 0..200 {
+            let mut lanes = [0i16; N];
+            for x in lanes.iter_mut() {
+                state = state
+                    .wrapping_mul(6_364_136_223_846_793_005)
+                    .wrapping_add(1);
+                *x = (state >> 40) as i16;
+            }
+            let packed = t.pack_signs(&lanes);
+            assert_eq!(packed, pack_signs_portable(&lanes));
+            let (mut a, mut b) = ([0i16; N], [0i16; N]);
+            t.bit_masks(&packed, &mut a);
+            bit_masks_portable(&packed, &mut b);
+            assert_eq!(a, b);
+        }
     }
 
     #[test]

@@ -1,0 +1,180 @@
+//! AVX2 versions of the bit-level loops around the ring: packing the sign
+//! bits of 512 lanes (reconciliation hints and key bits), expanding packed
+//! hint bits back to lane masks, and the rejection step of hashing to a
+//! polynomial (keeping the 14-bit chunks below `q`, in order).
+//!
+//! Each function has a portable twin in the module that uses it and a test
+//! against it. They are reached only through the [`Avx2`] token, which
+//! exists only after run-time detection found AVX2.
+#![allow(unsafe_code)]
+
+use super::ntt_avx2::Avx2;
+use super::ring::{N, Q};
+use core::arch::x86_64::{
+    __m128i, __m256i, _mm256_and_si256, _mm256_castsi256_si128, _mm256_cmpeq_epi16,
+    _mm256_cmpgt_epi16, _mm256_extracti128_si256, _mm256_loadu_si256, _mm256_movemask_epi8,
+    _mm256_packs_epi16, _mm256_permute4x64_epi64, _mm256_set1_epi16, _mm256_setr_epi16,
+    _mm256_storeu_si256, _mm_loadu_si128, _mm_shuffle_epi8, _mm_storeu_si128,
+};
+
+/// Capacity of the output of [`Avx2::accept_below_q`]: every 128-bit store
+/// starts below `N + 8`, so it ends below `N + 16`.
+pub(crate) const ACCEPT_CAPACITY: usize = N + 16;
+
+/// `COMPRESS[m]` is the byte shuffle that moves the 16-bit lanes `i` with
+/// bit `i` of `m` set to the front of a 128-bit register, in order.
+const COMPRESS: [[u8; 16]; 256] = compress_table();
+
+const fn compress_table() -> [[u8; 16]; 256] {
+    let mut t = [[0x80u8; 16]; 256];
+    let mut m = 0;
+    while m < 256 {
+        let mut k = 0;
+        let mut i = 0;
+        while i < 8 {
+            if (m >> i) & 1 == 1 {
+                t[m][2 * k] = 2 * i as u8;
+                t[m][2 * k + 1] = 2 * i as u8 + 1;
+                k += 1;
+            }
+            i += 1;
+        }
+        m += 1;
+    }
+    t
+}
+
+impl Avx2 {
+    /// Bit `i` of the result is the sign bit of `lanes[i]`.
+    pub(crate) fn pack_signs(self, lanes: &[i16; N]) -> [u8; N / 8] {
+        // SAFETY: the token exists only if the CPU has AVX2.
+        unsafe { pack_signs_avx2(lanes) }
+    }
+
+    /// Lane `i` is `-1` if bit `i` of `bits` is set, else `0`.
+    pub(crate) fn bit_masks(self, bits: &[u8; N / 8], out: &mut [i16; N]) {
+        // SAFETY: the token exists only if the CPU has AVX2.
+        unsafe { bit_masks_avx2(bits, out) }
+    }
+
+    /// Appends the `chunks` below `q` to `out[*filled..]`, in order, until
+    /// at least `N` values are in; `chunks.len()` must be a multiple of 16
+    /// (a shorter tail is ignored). Values must lie in `[0, 2^15)`.
+    pub(crate) fn accept_below_q(
+        self,
+        chunks: &[i16],
+        out: &mut [i16; ACCEPT_CAPACITY],
+        filled: &mut usize,
+    ) {
+        // SAFETY: the token exists only if the CPU has AVX2 (POPCNT is
+        // not used: `count_ones` on a byte compiles to plain arithmetic).
+        unsafe { accept_avx2(chunks, out, filled) }
+    }
+}
+
+#[target_feature(enable = "avx2")]
+fn pack_signs_avx2(lanes: &[i16; N]) -> [u8; N / 8] {
+    let mut out = [0u8; N / 8];
+    for (o, c) in out.chunks_exact_mut(4).zip(lanes.chunks_exact(32)) {
+        // SAFETY: `c` has 32 lanes, so both unaligned 16-lane loads are in
+        // bounds.
+        let (a, b) = unsafe {
+            (
+                _mm256_loadu_si256(c.as_ptr().cast::<__m256i>()),
+                _mm256_loadu_si256(c.as_ptr().add(16).cast::<__m256i>()),
+            )
+        };
+        // Saturating packing keeps each sign; the 64-bit quarters come out
+        // as a0-7, b0-7, a8-15, b8-15 and are put back in order.
+        let p = _mm256_permute4x64_epi64::<0b11_01_10_00>(_mm256_packs_epi16(a, b));
+        let m = _mm256_movemask_epi8(p) as u32;
+        o.copy_from_slice(&m.to_le_bytes());
+    }
+    out
+}
+
+#[target_feature(enable = "avx2")]
+fn bit_masks_avx2(bits: &[u8; N / 8], out: &mut [i16; N]) {
+    let select = _mm256_setr_epi16(
+        1,
+        2,
+        4,
+        8,
+        16,
+        32,
+        64,
+        128,
+        256,
+        512,
+        1024,
+        2048,
+        4096,
+        8192,
+        16384,
+        i16::MIN,
+    );
+    for (o, pair) in out.chunks_exact_mut(16).zip(bits.chunks_exact(2)) {
+        let word = i16::from_le_bytes([pair[0], pair[1]]);
+        let x = _mm256_and_si256(_mm256_set1_epi16(word), select);
+        let m = _mm256_cmpeq_epi16(x, select);
+        // SAFETY: `o` has 16 lanes, the size of one unaligned store.
+        unsafe { _mm256_storeu_si256(o.as_mut_ptr().cast::<__m256i>(), m) };
+    }
+}
+
+#[target_feature(enable = "avx2")]
+fn accept_avx2(chunks: &[i16], out: &mut [i16; ACCEPT_CAPACITY], filled: &mut usize) {
+    let q = _mm256_set1_epi16(Q);
+    for c in chunks.chunks_exact(16) {
+        if *filled >= N {
+            break;
+        }
+        // SAFETY: `c` has 16 lanes, one unaligned load.
+        let v = unsafe { _mm256_loadu_si256(c.as_ptr().cast::<__m256i>()) };
+        let ok = _mm256_cmpgt_epi16(q, v);
+        // Per 128-bit half: bytes 0-7 are lanes 0-7, bytes 8-15 repeat them.
+        let m = _mm256_movemask_epi8(_mm256_packs_epi16(ok, ok)) as u32;
+        let halves = [
+            (_mm256_castsi256_si128(v), (m & 0xff) as usize),
+            (
+                _mm256_extracti128_si256::<1>(v),
+                ((m >> 16) & 0xff) as usize,
+            ),
+        ];
+        for (x, mask) in halves {
+            let Some(shuffle) = COMPRESS.get(mask) else {
+                continue;
+            };
+            // In bounds: `*filled < N + 8` here (it was below `N` before
+            // this block and grows by at most 8), and `out` has `N + 16`.
+            let Some(dst) = out.get_mut(*filled..*filled + 8) else {
+                continue;
+            };
+            // SAFETY: `shuffle` has 16 bytes and `dst` 8 lanes (16 bytes):
+            // one unaligned 128-bit load and one unaligned 128-bit store.
+            unsafe {
+                let s = _mm_loadu_si128(shuffle.as_ptr().cast::<__m128i>());
+                _mm_storeu_si128(dst.as_mut_ptr().cast::<__m128i>(), _mm_shuffle_epi8(x, s));
+            }
+            *filled += mask.count_ones() as usize;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+    use super::*;
+
+    #[test]
+    fn compress_table_moves_selected_lanes() {
+        for (m, row) in COMPRESS.iter().enumerate() {
+            let picked: Vec<u8> = (0..8u8).filter(|i| (m >> i) & 1 == 1).collect();
+            for (k, &i) in picked.iter().enumerate() {
+                assert_eq!(row[2 * k], 2 * i);
+                assert_eq!(row[2 * k + 1], 2 * i + 1);
+            }
+            assert!(row[2 * picked.len()..].iter().all(|&b| b == 0x80));
+        }
+    }
+}
