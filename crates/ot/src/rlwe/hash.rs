@@ -18,6 +18,9 @@ const FIRST: usize = 1008;
 
 /// 14-bit chunks in the first read.
 const CHUNKS: usize = FIRST / 7 * 4;
+/// Zero bytes after the first read: the AVX2 path loads 30 bytes per
+/// 28-byte block.
+const PAD: usize = 2;
 
 #[cfg(target_arch = "x86_64")]
 use super::lanes_avx2::ACCEPT_CAPACITY;
@@ -44,25 +47,29 @@ fn accept_portable(chunks: &[i16], out: &mut [i16; ACCEPT_CAPACITY], filled: &mu
     }
 }
 
-fn accept(chunks: &[i16], out: &mut [i16; ACCEPT_CAPACITY], filled: &mut usize) {
+/// The chunks of `buf[..FIRST]` below `q`, in order, into `out`.
+fn accept(buf: &[u8; FIRST + PAD], out: &mut [i16; ACCEPT_CAPACITY], filled: &mut usize) {
     #[cfg(target_arch = "x86_64")]
     if super::ntt::Backend::current() == super::ntt::Backend::Avx2 {
         if let Some(t) = super::ntt_avx2::Avx2::detect() {
-            return t.accept_below_q(chunks, out, filled);
+            return t.accept_below_q(buf, out, filled);
         }
     }
-    accept_portable(chunks, out, filled);
+    accept_portable(&chunks_of(buf), out, filled);
 }
 
 /// Cuts 7-byte groups into four 14-bit chunks each.
-fn chunks_of(buf: &[u8; FIRST + 1]) -> [i16; CHUNKS] {
+fn chunks_of(buf: &[u8; FIRST + PAD]) -> [i16; CHUNKS] {
+    const M: u64 = 0x3fff;
     let mut chunks = [0i16; CHUNKS];
-    for (c, g) in chunks.chunks_exact_mut(4).zip(buf.windows(8).step_by(7)) {
+    for (c, g) in chunks.chunks_exact_mut(4).zip(buf.chunks_exact(7)) {
         let mut w = [0u8; 8];
-        w.copy_from_slice(g);
-        let bits = u64::from_le_bytes(w);
+        w[..7].copy_from_slice(g);
+        let w = u64::from_le_bytes(w);
+        // Chunk j sits at bit 14 j and moves to bit 16 j: one shift each.
+        let t = (w & M) | ((w << 2) & (M << 16)) | ((w << 4) & (M << 32)) | ((w << 6) & (M << 48));
         for (j, x) in c.iter_mut().enumerate() {
-            *x = ((bits >> (14 * j)) & 0x3fff) as i16;
+            *x = (t >> (16 * j)) as i16;
         }
     }
     chunks
@@ -73,12 +80,11 @@ pub(crate) fn hash_to_ntt(domain: Domain, seed: &[u8]) -> NttPoly {
     let mut h = domain.hasher();
     h.update(seed);
     let mut xof = h.finalize_xof();
-    // One spare byte so that every group can be read as an 8-byte word.
-    let mut buf = [0u8; FIRST + 1];
+    let mut buf = [0u8; FIRST + PAD];
     xof.fill(&mut buf[..FIRST]);
     let mut out = [0i16; ACCEPT_CAPACITY];
     let mut filled = 0usize;
-    accept(&chunks_of(&buf), &mut out, &mut filled);
+    accept(&buf, &mut out, &mut filled);
     while filled < N {
         let mut w = [0u8; 8];
         xof.fill(&mut w[..7]);
@@ -122,8 +128,8 @@ mod tests {
         assert!((mean - 7680.0).abs() < 80.0, "{mean}");
     }
 
-    /// The AVX2 rejection step keeps the same values as the portable one,
-    /// including inputs with long runs of rejections.
+    /// The AVX2 chunking and rejection step keeps the same values as the
+    /// portable one, including inputs with long runs of rejections.
     #[test]
     #[cfg(target_arch = "x86_64")]
     fn avx2_accept_agrees() {
@@ -132,25 +138,29 @@ mod tests {
         };
         let mut state = 7u64;
         for round in 0..300 {
-            let mut chunks = [0i16; CHUNKS];
-            for (i, c) in chunks.iter_mut().enumerate() {
+            let mut buf = [0u8; FIRST + PAD];
+            for (i, b) in buf[..FIRST].iter_mut().enumerate() {
                 state = state
                     .wrapping_mul(6_364_136_223_846_793_005)
                     .wrapping_add(1);
-                let x = ((state >> 50) & 0x3fff) as i16;
-                // Some rounds reject much more often, so the fallback runs.
-                *c = if round % 3 == 0 && i % 5 != 0 {
-                    x | 0x3c00
-                } else {
-                    x
-                };
+                // Some rounds set most high bits, so that most chunks are
+                // rejected and the fallback runs.
+                *b = (state >> 56) as u8
+                    | if round % 3 == 0 && i % 9 != 0 {
+                        0xf0
+                    } else {
+                        0
+                    };
             }
             let (mut a, mut b) = ([0i16; ACCEPT_CAPACITY], [0i16; ACCEPT_CAPACITY]);
             let (mut fa, mut fb) = (0usize, 0usize);
-            accept_portable(&chunks, &mut a, &mut fa);
-            t.accept_below_q(&chunks, &mut b, &mut fb);
-            assert_eq!(fa.min(N), fb.min(N));
+            accept_portable(&chunks_of(&buf), &mut a, &mut fa);
+            t.accept_below_q(&buf, &mut b, &mut fb);
+            assert_eq!(fa.min(N), fb.min(N), "round {round}");
             assert_eq!(a[..fa.min(N)], b[..fb.min(N)]);
+            if round % 3 == 0 {
+                assert!(fa < N, "the rejection-heavy rounds should run short");
+            }
         }
     }
 

@@ -12,9 +12,11 @@ use super::ntt_avx2::Avx2;
 use super::ring::{N, Q};
 use core::arch::x86_64::{
     __m128i, __m256i, _mm256_and_si256, _mm256_castsi256_si128, _mm256_cmpeq_epi16,
-    _mm256_cmpgt_epi16, _mm256_extracti128_si256, _mm256_loadu_si256, _mm256_movemask_epi8,
-    _mm256_packs_epi16, _mm256_permute4x64_epi64, _mm256_set1_epi16, _mm256_setr_epi16,
-    _mm256_storeu_si256, _mm_loadu_si128, _mm_shuffle_epi8, _mm_storeu_si128,
+    _mm256_cmpgt_epi16, _mm256_extracti128_si256, _mm256_loadu2_m128i, _mm256_loadu_si256,
+    _mm256_movemask_epi8, _mm256_or_si256, _mm256_packs_epi16, _mm256_permute4x64_epi64,
+    _mm256_set1_epi16, _mm256_set1_epi64x, _mm256_setr_epi16, _mm256_setr_epi8,
+    _mm256_shuffle_epi8, _mm256_slli_epi64, _mm256_storeu_si256, _mm_loadu_si128, _mm_shuffle_epi8,
+    _mm_storeu_si128,
 };
 
 /// Capacity of the output of [`Avx2::accept_below_q`]: every 128-bit store
@@ -57,18 +59,20 @@ impl Avx2 {
         unsafe { bit_masks_avx2(bits, out) }
     }
 
-    /// Appends the `chunks` below `q` to `out[*filled..]`, in order, until
-    /// at least `N` values are in; `chunks.len()` must be a multiple of 16
-    /// (a shorter tail is ignored). Values must lie in `[0, 2^15)`.
+    /// Cuts `bytes` into 14-bit little-endian chunks (four per 7 bytes)
+    /// and appends those below `q` to `out[*filled..]`, in order, until at
+    /// least `N` values are in. Reads blocks of 28 bytes while 30 bytes
+    /// remain (each block loads two 16-byte halves at offsets 0 and 14), so
+    /// `bytes` needs 2 bytes of padding after the last block used.
     pub(crate) fn accept_below_q(
         self,
-        chunks: &[i16],
+        bytes: &[u8],
         out: &mut [i16; ACCEPT_CAPACITY],
         filled: &mut usize,
     ) {
         // SAFETY: the token exists only if the CPU has AVX2 (POPCNT is
         // not used: `count_ones` on a byte compiles to plain arithmetic).
-        unsafe { accept_avx2(chunks, out, filled) }
+        unsafe { accept_avx2(bytes, out, filled) }
     }
 }
 
@@ -123,22 +127,46 @@ fn bit_masks_avx2(bits: &[u8; N / 8], out: &mut [i16; N]) {
 }
 
 #[target_feature(enable = "avx2")]
-fn accept_avx2(chunks: &[i16], out: &mut [i16; ACCEPT_CAPACITY], filled: &mut usize) {
+fn accept_avx2(bytes: &[u8], out: &mut [i16; ACCEPT_CAPACITY], filled: &mut usize) {
     let q = _mm256_set1_epi16(Q);
-    for c in chunks.chunks_exact(16) {
+    // Per 128-bit half: two 7-byte groups into two zero-extended 64-bit lanes.
+    let spread = _mm256_setr_epi8(
+        0, 1, 2, 3, 4, 5, 6, -1, 7, 8, 9, 10, 11, 12, 13, -1, 0, 1, 2, 3, 4, 5, 6, -1, 7, 8, 9, 10,
+        11, 12, 13, -1,
+    );
+    let m = _mm256_set1_epi64x(0x3fff);
+    for block in bytes.windows(30).step_by(28) {
         if *filled >= N {
             break;
         }
-        // SAFETY: `c` has 16 lanes, one unaligned load.
-        let v = unsafe { _mm256_loadu_si256(c.as_ptr().cast::<__m256i>()) };
+        // SAFETY: `block` has 30 bytes, so both 16-byte loads (at 0 and 14)
+        // are in bounds.
+        let raw = unsafe {
+            _mm256_loadu2_m128i(
+                block.as_ptr().add(14).cast::<__m128i>(),
+                block.as_ptr().cast::<__m128i>(),
+            )
+        };
+        let w = _mm256_shuffle_epi8(raw, spread);
+        // Chunk j of a group sits at bit 14 j and moves to bit 16 j.
+        let v = _mm256_or_si256(
+            _mm256_or_si256(
+                _mm256_and_si256(w, m),
+                _mm256_and_si256(_mm256_slli_epi64::<2>(w), _mm256_slli_epi64::<16>(m)),
+            ),
+            _mm256_or_si256(
+                _mm256_and_si256(_mm256_slli_epi64::<4>(w), _mm256_slli_epi64::<32>(m)),
+                _mm256_and_si256(_mm256_slli_epi64::<6>(w), _mm256_slli_epi64::<48>(m)),
+            ),
+        );
         let ok = _mm256_cmpgt_epi16(q, v);
         // Per 128-bit half: bytes 0-7 are lanes 0-7, bytes 8-15 repeat them.
-        let m = _mm256_movemask_epi8(_mm256_packs_epi16(ok, ok)) as u32;
+        let bits = _mm256_movemask_epi8(_mm256_packs_epi16(ok, ok)) as u32;
         let halves = [
-            (_mm256_castsi256_si128(v), (m & 0xff) as usize),
+            (_mm256_castsi256_si128(v), (bits & 0xff) as usize),
             (
                 _mm256_extracti128_si256::<1>(v),
-                ((m >> 16) & 0xff) as usize,
+                ((bits >> 16) & 0xff) as usize,
             ),
         ];
         for (x, mask) in halves {
