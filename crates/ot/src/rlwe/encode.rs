@@ -10,13 +10,21 @@ pub const HINT_BYTES: usize = N / 8;
 
 /// Packs canonical values, four coefficients into seven bytes.
 pub(crate) fn pack_poly(p: &NttPoly, out: &mut Vec<u8>) {
+    // Whole 8-byte words into a fixed buffer (the eighth byte of each is
+    // overwritten by the next group), then one append.
+    let mut buf = [0u8; POLY_BYTES + 1];
+    let mut at = 0;
     for quad in p.values().chunks_exact(4) {
         let mut bits = 0u64;
         for (j, &c) in quad.iter().enumerate() {
             bits |= (c as u64) << (14 * j);
         }
-        out.extend_from_slice(&bits.to_le_bytes()[..7]);
+        if let Some(dst) = buf.get_mut(at..at + 8) {
+            dst.copy_from_slice(&bits.to_le_bytes());
+        }
+        at += 7;
     }
+    out.extend_from_slice(&buf[..POLY_BYTES]);
 }
 
 /// Unpacks a polynomial, rejecting wrong lengths and unreduced coefficients.
@@ -28,22 +36,27 @@ pub(crate) fn unpack_poly(bytes: &[u8], what: &'static str) -> Result<NttPoly> {
             got: bytes.len(),
         });
     }
+    const M: u64 = 0x3fff;
     let mut v = [0i16; N];
-    for (i, (quad, group)) in v.chunks_exact_mut(4).zip(bytes.chunks_exact(7)).enumerate() {
+    for (quad, group) in v.chunks_exact_mut(4).zip(bytes.chunks_exact(7)) {
         let mut w = [0u8; 8];
         w[..7].copy_from_slice(group);
-        let bits = u64::from_le_bytes(w);
+        let w = u64::from_le_bytes(w);
+        // Chunk j sits at bit 14 j and moves to bit 16 j.
+        let t = (w & M) | ((w << 2) & (M << 16)) | ((w << 4) & (M << 32)) | ((w << 6) & (M << 48));
         for (j, c) in quad.iter_mut().enumerate() {
-            let x = ((bits >> (14 * j)) & 0x3fff) as i16;
-            if x >= Q {
-                return Err(Error::CoefficientOutOfRange {
-                    what,
-                    index: 4 * i + j,
-                    value: x as u32,
-                    q: Q as u32,
-                });
-            }
-            *c = x;
+            *c = (t >> (16 * j)) as i16;
+        }
+    }
+    // One branch-free range check; the position only on failure.
+    if v.iter().fold(0i16, |acc, &x| acc | (Q - 1 - x)) < 0 {
+        if let Some((index, &x)) = v.iter().enumerate().find(|(_, &x)| x >= Q) {
+            return Err(Error::CoefficientOutOfRange {
+                what,
+                index,
+                value: x as u32,
+                q: Q as u32,
+            });
         }
     }
     Ok(NttPoly::from_canonical(v))
@@ -89,5 +102,26 @@ mod tests {
             unpack_poly(&bad, "p"),
             Err(Error::CoefficientOutOfRange { index: 0, .. })
         ));
+        // Out-of-range values elsewhere are reported at their position.
+        for index in [1, 3, 4, 258, 511] {
+            for value in [Q, 0x3fff] {
+                let mut raw = [7i16; N];
+                raw[index] = value;
+                let mut bytes = Vec::new();
+                for quad in raw.chunks_exact(4) {
+                    let bits = quad
+                        .iter()
+                        .enumerate()
+                        .fold(0u64, |acc, (j, &c)| acc | ((c as u64) << (14 * j)));
+                    bytes.extend_from_slice(&bits.to_le_bytes()[..7]);
+                }
+                let err = unpack_poly(&bytes, "p").unwrap_err();
+                assert!(
+                    matches!(err, Error::CoefficientOutOfRange { index: i, value: v, .. }
+                        if i == index && v == value as u32),
+                    "{err:?}"
+                );
+            }
+        }
     }
 }
