@@ -65,6 +65,9 @@ pub fn preprocess<F: PrfField, M: SecurityModel>(
     party: &mut Party<M>,
     n: usize,
 ) -> Result<LegendrePrep<F>, EngineError> {
+    // Room for the masks' 4 products per bit and the online product, so that the malicious
+    // records are not copied to a larger store when the evaluation records its products.
+    party.model().reserve_products::<F>(5 * n);
     Ok(LegendrePrep {
         masks: legendre_masks(party, n)?,
         used: 0,
@@ -161,6 +164,8 @@ pub fn preprocess_keyed<F: PrfField, M: SecurityModel>(
     n: usize,
 ) -> Result<KeyedMasks<F>, EngineError> {
     crate::ops::check_scalar(key)?;
+    // The masks' 4 products per bit and `[t_j] [k]`, reserved at once (see `preprocess`).
+    party.model().reserve_products::<F>(5 * n);
     let masks = legendre_masks(party, n)?;
     let k = broadcast_scalar(key, n);
     let tk = party.mul(&masks.t, &k)?;

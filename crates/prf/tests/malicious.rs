@@ -154,3 +154,34 @@ fn semi_honest_twins_do_not_detect_flips() {
         }
     }
 }
+
+/// Legendre's preprocessing reserves the malicious records for its own products and for the
+/// online product, so the store never grows (and copies itself) during the run: the record
+/// vectors keep their buffers from the end of the preprocessing to the finalize check.
+#[test]
+fn legendre_records_are_reserved_up_front() {
+    use triskele_engine::{Party, Recorder};
+    use triskele_prf::legendre;
+    let out = three(in_memory(&NetOptions::default()), |net| {
+        let i = net.party().index();
+        let (key, job) = job(PrfTarget::MalLegendre, i);
+        let PrfJob::Legendre { start, count } = job else {
+            unreachable!()
+        };
+        let mut party = Party::<Malicious>::setup(net)?;
+        let mut prep = legendre::preprocess(&mut party, count)?;
+        let buffers = |r: &Recorder| {
+            let t = &r.fp;
+            [&t.x, &t.y, &t.z].map(|v| (v.first.as_ptr(), v.first.capacity()))
+        };
+        let before = buffers(party.model().recorder());
+        let bits = legendre::eval_consecutive(&mut party, &mut prep, &key, &start, count)?;
+        let after = buffers(party.model().recorder());
+        assert_eq!(party.model().recorder().fp.len(), 5 * count);
+        assert_eq!(before, after, "the records moved");
+        Ok::<_, EngineError>(bits.len())
+    });
+    for r in out {
+        assert_eq!(r.unwrap(), BITS);
+    }
+}
