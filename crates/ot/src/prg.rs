@@ -12,7 +12,9 @@
 //! * [`Domain`]: every random-oracle call is BLAKE3 in keyed mode with a key
 //!   derived once from a context string, so distinct uses never collide.
 
-use aes::cipher::{generic_array::GenericArray, BlockEncrypt, KeyInit};
+use aes::cipher::{
+    consts::U16, generic_array::GenericArray, inout::InOutBuf, BlockEncrypt, KeyInit,
+};
 use aes::Aes128;
 use rand_core::CryptoRng;
 use std::sync::OnceLock;
@@ -62,26 +64,6 @@ impl Prg {
         prg
     }
 
-    /// Encrypts the next `out.len() / 16` counter blocks into `out`.
-    fn keystream(&mut self, out: &mut [u8]) {
-        const BATCH: usize = 32;
-        let mut blocks = [GenericArray::<u8, aes::cipher::consts::U16>::default(); BATCH];
-        for chunk in out.chunks_mut(16 * BATCH) {
-            let n = chunk.len() / 16;
-            for b in blocks[..n].iter_mut() {
-                b.copy_from_slice(&self.counter.to_le_bytes());
-                self.counter = self.counter.wrapping_add(1);
-            }
-            self.cipher.encrypt_blocks(&mut blocks[..n]);
-            for (o, b) in chunk.chunks_exact_mut(16).zip(blocks.iter()) {
-                o.copy_from_slice(b);
-            }
-        }
-        for b in blocks.iter_mut() {
-            wipe_bytes(b.as_mut_slice());
-        }
-    }
-
     /// Fills `out` with pseudorandom bytes.
     pub(crate) fn fill_bytes(&mut self, out: &mut [u8]) {
         // Serve what is left in the buffer.
@@ -92,13 +74,10 @@ impl Prg {
         // Whole blocks straight into the output.
         let bulk = rest.len() / 16 * 16;
         let (body, tail) = rest.split_at_mut(bulk);
-        self.keystream(body);
+        keystream(&self.cipher, &mut self.counter, body);
         // The tail from a fresh buffer.
         if !tail.is_empty() {
-            let mut buf = self.buf;
-            self.keystream(&mut buf);
-            self.buf = buf;
-            wipe_bytes(&mut buf);
+            keystream(&self.cipher, &mut self.counter, &mut self.buf);
             tail.copy_from_slice(&self.buf[..tail.len()]);
             self.pos = tail.len();
         }
@@ -116,6 +95,23 @@ impl Prg {
         let mut b = [0u8; 1];
         self.fill_bytes(&mut b);
         b[0] & 1
+    }
+}
+
+/// AES-CTR keystream: writes the counter blocks `counter, counter + 1, ...`
+/// (16 bytes little-endian each) into the whole blocks of `out` and encrypts
+/// them in place, with no intermediate buffer; a trailing partial block of
+/// `out` is left untouched. Works in chunks that stay in the L1 cache.
+fn keystream(cipher: &Aes128, counter: &mut u128, out: &mut [u8]) {
+    const CHUNK: usize = 4096;
+    for chunk in out.chunks_mut(CHUNK) {
+        let (blocks, _) = chunk.as_chunks_mut::<16>();
+        for b in blocks.iter_mut() {
+            *b = counter.to_le_bytes();
+            *counter = counter.wrapping_add(1);
+        }
+        let (blocks, _) = InOutBuf::from(chunk).into_chunks::<U16>();
+        cipher.encrypt_blocks_inout(blocks);
     }
 }
 
@@ -260,6 +256,38 @@ mod tests {
         let mut z = vec![0u8; 1000];
         c.fill_bytes(&mut z);
         assert_ne!(x, z);
+    }
+
+    /// The stream is AES-128-CTR: key `seed[..16]`, block `i` the encryption
+    /// of `u128::from_le_bytes(seed[16..]) + i` in little-endian, whatever
+    /// the sizes of the requests (here block by block with `encrypt_block`,
+    /// against buffered, bulk and mixed requests).
+    #[test]
+    fn prg_is_aes_ctr() {
+        let mut seed = [0u8; 32];
+        for (i, b) in seed.iter_mut().enumerate() {
+            *b = (i as u8).wrapping_mul(37) ^ 0xa5;
+        }
+        // A counter about to wrap exercises the carry into the high bytes.
+        seed[16..24].fill(0xff);
+        let cipher = Aes128::new(GenericArray::from_slice(&seed[..16]));
+        let mut ctr = u128::from_le_bytes(seed[16..].try_into().unwrap());
+        let mut want = vec![0u8; 16 * 700];
+        for b in want.chunks_exact_mut(16) {
+            let mut block = GenericArray::clone_from_slice(&ctr.to_le_bytes());
+            cipher.encrypt_block(&mut block);
+            b.copy_from_slice(&block);
+            ctr = ctr.wrapping_add(1);
+        }
+        let mut prg = Prg::from_seed(&seed);
+        let mut got = vec![0u8; want.len()];
+        let mut at = 0;
+        for len in [1, 31, 32, 1, 1024, 4160, 5, 16, 100, 2000, 9] {
+            prg.fill_bytes(&mut got[at..at + len]);
+            at += len;
+        }
+        prg.fill_bytes(&mut got[at..]);
+        assert_eq!(got, want);
     }
 
     #[test]

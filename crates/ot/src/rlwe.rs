@@ -29,6 +29,8 @@ pub mod reconcile;
 pub mod ring;
 pub mod rot;
 pub mod sample;
+#[cfg(target_arch = "x86_64")]
+pub(crate) mod sample_avx2;
 
 pub use bdgm::RlweOt;
 pub use encode::{HINT_BYTES, POLY_BYTES};

@@ -50,10 +50,8 @@ fn accept_portable(chunks: &[i16], out: &mut [i16; ACCEPT_CAPACITY], filled: &mu
 /// The chunks of `buf[..FIRST]` below `q`, in order, into `out`.
 fn accept(buf: &[u8; FIRST + PAD], out: &mut [i16; ACCEPT_CAPACITY], filled: &mut usize) {
     #[cfg(target_arch = "x86_64")]
-    if super::ntt::Backend::current() == super::ntt::Backend::Avx2 {
-        if let Some(t) = super::ntt_avx2::Avx2::detect() {
-            return t.accept_below_q(buf, out, filled);
-        }
+    if let Some(t) = super::ntt::avx2() {
+        return t.accept_below_q(buf, out, filled);
     }
     accept_portable(&chunks_of(buf), out, filled);
 }

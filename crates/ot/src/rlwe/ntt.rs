@@ -12,11 +12,13 @@
 //! another, and the inverse starts from the same layout.
 //!
 //! Backends: [`Backend::Portable`] is plain Rust that LLVM vectorizes with
-//! the baseline SSE2 instructions; [`Backend::Avx2`] compiles the same code
-//! with AVX2 enabled (16 lanes), chosen at run time when the CPU has AVX2.
-//! `TRISKELE_BACKEND=portable` forces the portable backend.
+//! the baseline SSE2 instructions; [`Backend::Avx2`] is written with AVX2
+//! intrinsics (16 lanes, several layers per pass kept in registers, see
+//! `ntt_avx2.rs`) and performs exactly the same operations on every value,
+//! so both give bit-identical results; it is chosen at run time when the
+//! CPU has AVX2. `TRISKELE_BACKEND=portable` forces the portable backend.
 
-use super::ring::{barrett, fqmul, N, N_INV_MONT, ZETAS, ZETAS_INV};
+use super::ring::{barrett, fqmul, N, N_INV_MONT, Q, QINV, ZETAS, ZETAS_INV};
 use std::sync::OnceLock;
 
 const ROW: usize = N / 8;
@@ -56,12 +58,40 @@ fn rows(s: &mut [i16; N], a: usize, b: usize) -> (&mut [i16], &mut [i16]) {
     (&mut lo[a * ROW..(a + 1) * ROW], &mut hi[..ROW])
 }
 
+/// `a * b * 2^{-16} mod q`, centered in `[-(q-1)/2, (q-1)/2]` (for tables).
+const fn mont_mul_const(a: i16, b: i16) -> i16 {
+    let p = a as i32 * b as i32;
+    let m = (p as i16).wrapping_mul(QINV);
+    // Exact division: `p - m q` is a multiple of 2^16.
+    let r = ((p - m as i32 * Q as i32) >> 16) as i16;
+    if r > Q / 2 {
+        r - Q
+    } else if r < -(Q / 2) {
+        r + Q
+    } else {
+        r
+    }
+}
+
+/// Twiddle of the last inverse layer (distance 256) with the factor
+/// `n^{-1}` folded in: `fqmul(LAST_INV, d) = fqmul(fqmul(ZETAS_INV[1], d),
+/// N_INV_MONT)` modulo `q`.
+pub(crate) const LAST_INV: i16 = mont_mul_const(ZETAS_INV[1], N_INV_MONT);
+
+/// Cooley-Tukey butterfly `(x, y) <- (x + t, x - t)` with `t = fqmul(z, y)`;
+/// with `REDUCE_X`, `x` is Barrett-reduced first.
 #[inline(always)]
-fn ct_rows(x: &mut [i16], y: &mut [i16], z: &[i16; ROW]) {
+fn ct<const REDUCE_X: bool>(x: &mut i16, y: &mut i16, z: i16) {
+    let t = fqmul(z, *y);
+    let a = if REDUCE_X { barrett(*x) } else { *x };
+    *y = a - t;
+    *x = a + t;
+}
+
+#[inline(always)]
+fn ct_rows<const REDUCE_X: bool>(x: &mut [i16], y: &mut [i16], z: &[i16; ROW]) {
     for ((x, y), &z) in x.iter_mut().zip(y.iter_mut()).zip(z.iter()) {
-        let t = fqmul(z, *y);
-        *y = *x - t;
-        *x += t;
+        ct::<REDUCE_X>(x, y, z);
     }
 }
 
@@ -81,33 +111,40 @@ fn reduce_all(r: &mut [i16; N]) {
     }
 }
 
-/// The forward transform (generic body, compiled once per backend).
+/// One layer of distance `len >= 8` in the natural layout, twiddles
+/// `ZETAS[k..]` (one per block of `2 len`).
+#[inline(always)]
+fn ct_layer<const REDUCE_X: bool>(r: &mut [i16; N], len: usize, k: usize) {
+    for (block, &zeta) in r.chunks_exact_mut(2 * len).zip(&ZETAS[k..]) {
+        let (lo, hi) = block.split_at_mut(len);
+        for (x, y) in lo.iter_mut().zip(hi.iter_mut()) {
+            ct::<REDUCE_X>(x, y, zeta);
+        }
+    }
+}
+
+/// The forward transform (generic body; the AVX2 backend performs exactly
+/// the same operations on every value).
 ///
-/// Bounds: inputs in `(-q, q)`. A layer adds at most `q/2 + |x| q/2^17`;
-/// reducing after every odd layer keeps all values below `2^15`
-/// (`q -> 24842 -> (Barrett) 7682 -> 16262 -> 25850 -> ...`).
+/// Bounds: inputs in `(-q, q)`. With `|z| <= (q-1)/2`, a Montgomery product
+/// `fqmul(z, y)` is at most `t(B) = ceil(7680 B / 2^16) + 7681` in absolute
+/// value when `|y| <= B` (the `mulhi(m, q)` term alone can be `7681`), and a
+/// Barrett reduction returns at most `7681` for any `i16`. Only the operand
+/// `x` that is not multiplied needs to be small, so the even layers reduce
+/// their `x` inputs (half the values) before the butterfly, and the odd
+/// layers reduce nothing: a layer maps the bound `B` to `B + t(B)` (odd) or
+/// `7681 + t(B)` (even). From `15360`, the bounds after layers 1 to 9 are
+/// `24841, 18274, 28097, 18655, 28523, 18705, 28578, 18711, 28585`: every
+/// value stays below `2^15`, and every product below `q 2^15` as `fqmul`
+/// requires. A final Barrett reduction brings the output to `[-7681, 7681]`.
 #[inline(always)]
 pub(crate) fn forward_body(r: &mut [i16; N]) {
-    let mut k = 1;
-    let mut len = N / 2;
-    let mut layer = 0;
-    while len >= 8 {
-        for block in r.chunks_exact_mut(2 * len) {
-            let zeta = ZETAS[k];
-            k += 1;
-            let (lo, hi) = block.split_at_mut(len);
-            for (x, y) in lo.iter_mut().zip(hi.iter_mut()) {
-                let t = fqmul(zeta, *y);
-                *y = *x - t;
-                *x += t;
-            }
-        }
-        layer += 1;
-        if layer % 2 == 1 {
-            reduce_all(r);
-        }
-        len >>= 1;
-    }
+    ct_layer::<false>(r, 256, 1);
+    ct_layer::<true>(r, 128, 2);
+    ct_layer::<false>(r, 64, 4);
+    ct_layer::<true>(r, 32, 8);
+    ct_layer::<false>(r, 16, 16);
+    ct_layer::<true>(r, 8, 32);
     // Transpose 64 x 8 -> 8 x 64: s[j * 64 + b] = r[8 b + j].
     let mut s = [0i16; N];
     for (b, block) in r.chunks_exact(8).enumerate() {
@@ -118,28 +155,34 @@ pub(crate) fn forward_body(r: &mut [i16; N]) {
     // Layer 7: distance 4.
     for j in 0..4 {
         let (x, y) = rows(&mut s, j, j + 4);
-        ct_rows(x, y, &F4);
+        ct_rows::<false>(x, y, &F4);
     }
-    reduce_all(&mut s);
-    // Layer 8: distance 2.
+    // Layer 8: distance 2, reducing x.
     for (h, z) in F2.iter().enumerate() {
         for j in [4 * h, 4 * h + 1] {
             let (x, y) = rows(&mut s, j, j + 2);
-            ct_rows(x, y, z);
+            ct_rows::<true>(x, y, z);
         }
     }
     // Layer 9: distance 1.
     for (g, z) in F1.iter().enumerate() {
         let (x, y) = rows(&mut s, 2 * g, 2 * g + 1);
-        ct_rows(x, y, z);
+        ct_rows::<false>(x, y, z);
     }
     reduce_all(&mut s);
     *r = s;
     super::ring::wipe(&mut s);
 }
 
-/// The inverse transform (generic body). Keeps every value in `(-q, q)`:
-/// sums are Barrett-reduced, differences go through a Montgomery product.
+/// The inverse transform (generic body; the AVX2 backend performs exactly
+/// the same operations on every value). Keeps every value in `(-q, q)`:
+/// sums are Barrett-reduced, differences go through a Montgomery product
+/// (`|fqmul(z, d)| <= ceil(7680 * 30720 / 2^16) + 7681 = 11281` for
+/// `|d| < 2q`). The last layer (distance 256) also applies the factor
+/// `n^{-1}`: the sum goes through `fqmul(x + y, N_INV_MONT)` instead of a
+/// Barrett reduction, the difference through one Montgomery product with
+/// [`LAST_INV`]; both factors are at most `(q-1)/2`, so the products stay
+/// below `q 2^15` and the results below `11281` by the same bound.
 #[inline(always)]
 pub(crate) fn inverse_body(r: &mut [i16; N]) {
     let mut s = *r;
@@ -164,10 +207,9 @@ pub(crate) fn inverse_body(r: &mut [i16; N]) {
     }
     super::ring::wipe(&mut s);
     let mut len = 8;
-    while len < N {
+    while len < N / 2 {
         let first = N / (2 * len);
-        for (b, block) in r.chunks_exact_mut(2 * len).enumerate() {
-            let zeta = ZETAS_INV[first + b];
+        for (block, &zeta) in r.chunks_exact_mut(2 * len).zip(&ZETAS_INV[first..]) {
             let (lo, hi) = block.split_at_mut(len);
             for (x, y) in lo.iter_mut().zip(hi.iter_mut()) {
                 let t = *x;
@@ -177,8 +219,11 @@ pub(crate) fn inverse_body(r: &mut [i16; N]) {
         }
         len <<= 1;
     }
-    for x in r.iter_mut() {
-        *x = fqmul(*x, N_INV_MONT);
+    let (lo, hi) = r.split_at_mut(N / 2);
+    for (x, y) in lo.iter_mut().zip(hi.iter_mut()) {
+        let t = *x;
+        *x = fqmul(t + *y, N_INV_MONT);
+        *y = fqmul(LAST_INV, t - *y);
     }
 }
 
@@ -188,7 +233,7 @@ pub(crate) fn inverse_body(r: &mut [i16; N]) {
 pub enum Backend {
     /// Plain Rust (SSE2 auto-vectorization on x86-64).
     Portable,
-    /// The same code compiled for AVX2, 16 lanes of 16 bits.
+    /// AVX2 intrinsics, 16 lanes of 16 bits; bit-identical to portable.
     Avx2,
 }
 
@@ -215,6 +260,18 @@ impl Backend {
             Backend::Portable => "portable",
             Backend::Avx2 => "avx2",
         }
+    }
+}
+
+/// The AVX2 token when the AVX2 backend is in use: `None` on CPUs without
+/// AVX2 and when `TRISKELE_BACKEND=portable` forces the portable backend.
+/// Every AVX2 loop of the crate (transforms, samplers, bit loops) is reached
+/// through it.
+#[cfg(target_arch = "x86_64")]
+pub(crate) fn avx2() -> Option<super::ntt_avx2::Avx2> {
+    match Backend::current() {
+        Backend::Avx2 => super::ntt_avx2::Avx2::detect(),
+        Backend::Portable => None,
     }
 }
 
@@ -263,51 +320,84 @@ mod tests {
     use rand_chacha::ChaCha20Rng;
     use rand_core::SeedableRng;
 
-    /// Every backend gives bit-identical results to the portable one.
+    /// Inputs over the whole documented range `(-q, q)` of both transforms:
+    /// random ones, extremes (every coefficient `q - 1`, `-(q - 1)`, or a
+    /// sign pattern along each index bit, which makes the butterflies of one
+    /// layer add or subtract extremes), single coefficients at every
+    /// position (they expose any mix-up of the layout) and random signs.
+    fn test_inputs(rng: &mut ChaCha20Rng) -> Vec<[i16; N]> {
+        use rand_core::RngCore;
+        const M: i16 = Q - 1;
+        let mut inputs = vec![[0; N], [M; N], [-M; N], [1; N], [-1; N]];
+        for bit in 0..9 {
+            let mut a = [0i16; N];
+            for (n, x) in a.iter_mut().enumerate() {
+                *x = if (n >> bit) & 1 == 0 { M } else { -M };
+            }
+            inputs.push(a);
+            inputs.push(a.map(|x| -x));
+            inputs.push(a.map(|x| if x > 0 { M } else { 0 }));
+        }
+        for n in 0..N {
+            let mut a = [0i16; N];
+            a[n] = if n % 2 == 0 { M } else { -M };
+            inputs.push(a);
+        }
+        for round in 0..2000 {
+            let mut a = [0i16; N];
+            for x in a.iter_mut() {
+                let w = rng.next_u32();
+                *x = match round % 4 {
+                    // Uniform in (-q, q).
+                    0 | 1 => (w % (2 * Q as u32 - 1)) as i16 - M,
+                    // Uniform in [0, q), as produced by `Poly::from_coeffs`.
+                    2 => (w % Q as u32) as i16,
+                    // Random extremes.
+                    _ => [M, -M, 0, M - 1][(w % 4) as usize],
+                };
+            }
+            inputs.push(a);
+        }
+        inputs.push(random_poly(rng).0);
+        inputs
+    }
+
+    /// The folded twiddle of the last inverse layer is
+    /// `ZETAS_INV[1] * N_INV_MONT * 2^{-16}` modulo `q`, centered.
+    #[test]
+    fn last_inverse_twiddle() {
+        let q = i64::from(Q);
+        let lhs = (i64::from(LAST_INV) * 65536).rem_euclid(q);
+        let rhs = (i64::from(ZETAS_INV[1]) * i64::from(N_INV_MONT)).rem_euclid(q);
+        assert_eq!(lhs, rhs);
+        assert!(LAST_INV.abs() <= Q / 2);
+    }
+
+    /// Every backend gives bit-identical results to the portable one, for
+    /// the forward transform, the inverse on arbitrary inputs, and the
+    /// inverse of a forward output.
     #[test]
     fn backends_agree_with_portable() {
         let mut rng = ChaCha20Rng::seed_from_u64(51);
-        for _ in 0..200 {
-            let p = random_poly(&mut rng);
-            let mut a = p.0;
-            let mut b = p.0;
+        for p in test_inputs(&mut rng) {
+            let mut a = p;
+            let mut b = p;
             forward_on(Backend::Portable, &mut a);
             forward_on(Backend::Avx2, &mut b);
-            assert_eq!(a, b);
+            assert_eq!(a, b, "forward");
+            assert!(a.iter().all(|&x| x.abs() < Q), "forward output range");
             let mut c = a;
             inverse_on(Backend::Portable, &mut a);
             inverse_on(Backend::Avx2, &mut c);
-            assert_eq!(a, c);
+            assert_eq!(a, c, "inverse of a forward output");
+            assert!(a.iter().all(|&x| x.abs() < Q), "inverse output range");
+            let mut a = p;
+            let mut b = p;
+            inverse_on(Backend::Portable, &mut a);
+            inverse_on(Backend::Avx2, &mut b);
+            assert_eq!(a, b, "inverse");
+            assert!(a.iter().all(|&x| x.abs() < Q), "inverse output range");
         }
         let _ = Backend::current().name();
-    }
-
-    /// The AVX2 CDT sampler core matches the portable one, on random words
-    /// and on words next to every table entry.
-    #[test]
-    #[cfg(target_arch = "x86_64")]
-    fn cdt_backends_agree() {
-        use super::super::sample::{cdt, cdt_magnitudes_body};
-        let Some(t) = super::super::ntt_avx2::Avx2::detect() else {
-            return;
-        };
-        let mut rng = ChaCha20Rng::seed_from_u64(52);
-        let table = cdt();
-        for round in 0..50 {
-            let mut words = [0u64; N];
-            for (i, w) in words.iter_mut().enumerate() {
-                *w = if round == 0 {
-                    let e = table[i % table.len()];
-                    e.wrapping_add((i / table.len()) as u64 % 3).wrapping_sub(1)
-                } else {
-                    rand_core::RngCore::next_u64(&mut rng)
-                };
-            }
-            let mut a = [0i16; N];
-            let mut b = [0i16; N];
-            cdt_magnitudes_body(&words, table, &mut a);
-            t.cdt_magnitudes(&words, table, &mut b);
-            assert_eq!(a, b);
-        }
     }
 }

@@ -104,7 +104,7 @@ fn bit_masks_portable(bits: &[u8; N / 8], out: &mut [i16; N]) {
 
 fn pack_signs(lanes: &[i16; N]) -> [u8; N / 8] {
     #[cfg(target_arch = "x86_64")]
-    if let Some(t) = avx2() {
+    if let Some(t) = super::ntt::avx2() {
         return t.pack_signs(lanes);
     }
     pack_signs_portable(lanes)
@@ -112,19 +112,10 @@ fn pack_signs(lanes: &[i16; N]) -> [u8; N / 8] {
 
 fn bit_masks(bits: &[u8; N / 8], out: &mut [i16; N]) {
     #[cfg(target_arch = "x86_64")]
-    if let Some(t) = avx2() {
+    if let Some(t) = super::ntt::avx2() {
         return t.bit_masks(bits, out);
     }
     bit_masks_portable(bits, out);
-}
-
-/// The AVX2 token, unless the portable backend is forced.
-#[cfg(target_arch = "x86_64")]
-fn avx2() -> Option<super::ntt_avx2::Avx2> {
-    match super::ntt::Backend::current() {
-        super::ntt::Backend::Avx2 => super::ntt_avx2::Avx2::detect(),
-        _ => None,
-    }
 }
 
 /// `Sig(k)` for every coefficient.
