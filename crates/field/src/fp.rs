@@ -247,11 +247,11 @@ impl Random for Fp {
     }
 
     fn fill_random<R: rand_core::RngCore + ?Sized>(rng: &mut R, out: &mut [Self]) {
-        let mut bytes = vec![0u8; 16 * out.len()];
-        rng.fill_bytes(&mut bytes);
-        let (words, _) = bytes.as_chunks::<16>();
-        for (o, w) in out.iter_mut().zip(words) {
-            *o = Self(u128::from_le_bytes(*w) >> 1);
+        // Straight into the elements (no scratch allocation), then each 16-byte word read
+        // little-endian and halved, as in `random`.
+        rng.fill_bytes(crate::backend::cast::fp_as_bytes_mut(out));
+        for o in out.iter_mut() {
+            o.0 = u128::from_le(o.0) >> 1;
         }
     }
 }
@@ -336,6 +336,22 @@ impl crate::PrimeField for Fp {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// `fill_random` draws the same elements as repeated `random` calls on the same stream,
+    /// all reduced (it writes the stream into the elements in place, then halves each word).
+    #[test]
+    fn fill_random_matches_random() {
+        use rand::SeedableRng;
+        for n in [0usize, 1, 2, 7, 64, 1000] {
+            let mut a = rand_chacha::ChaCha20Rng::seed_from_u64(n as u64);
+            let mut b = a.clone();
+            let mut filled = vec![Fp(5); n];
+            Fp::fill_random(&mut a, &mut filled);
+            let one_by_one: Vec<Fp> = (0..n).map(|_| Fp::random(&mut b)).collect();
+            assert_eq!(filled, one_by_one);
+            assert!(filled.iter().all(|x| x.0 < Fp::MODULUS));
+        }
+    }
 
     /// Double-and-add multiplication using only the (separately tested) addition.
     fn mul_naive(a: Fp, b: Fp) -> Fp {

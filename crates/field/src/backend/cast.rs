@@ -6,7 +6,7 @@
 //! encoding of byte fields be one copy, and let the backends work on plain integer slices.
 #![allow(unsafe_code)]
 
-use crate::{Bits16, Gf2p4, Gf2p64, Gf2p8, Gf4Tower};
+use crate::{Bits16, Fp, Gf2p4, Gf2p64, Gf2p8, Gf4Tower};
 
 /// Views between `[$t]` and `[u8]` for a `#[repr(transparent)]` newtype over `u8`.
 macro_rules! byte_views {
@@ -102,6 +102,17 @@ pub(crate) fn bits16_as_bytes(s: &[Bits16]) -> &[u8] {
 pub(crate) fn bits16_as_bytes_mut(s: &mut [Bits16]) -> &mut [u8] {
     // SAFETY: as above; every byte pattern is a valid `u16`, and the view mutably borrows `s`.
     unsafe { core::slice::from_raw_parts_mut(s.as_mut_ptr().cast::<u8>(), s.len() * 2) }
+}
+
+/// `Fp` slices as their `16 * len` mutable bytes in memory (native byte order), for
+/// `fill_random` to draw straight into the elements. The caller must bring every element back
+/// below `p` before the view ends (`Fp`'s value invariant; any bit pattern is memory-safe).
+#[inline]
+pub(crate) fn fp_as_bytes_mut(s: &mut [Fp]) -> &mut [u8] {
+    // SAFETY: `Fp` is `#[repr(transparent)]` over `u128`: a slice of length `n` is `16 n`
+    // initialised bytes (no padding), `u8` has alignment 1, every bit pattern is a valid
+    // `u128`, and the view mutably borrows `s`.
+    unsafe { core::slice::from_raw_parts_mut(s.as_mut_ptr().cast::<u8>(), s.len() * 16) }
 }
 
 /// Reuses a byte vector's allocation as a vector of `Gf2p8` (no copy).
