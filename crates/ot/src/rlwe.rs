@@ -79,21 +79,41 @@ impl core::fmt::Debug for KeyPair {
     }
 }
 
-/// Samples `s, e, e'` and returns `p = a s + 2 e` (NTT domain) with the secrets.
-pub(crate) fn keygen(noise: NoiseDistribution, prg: &mut Prg) -> (NttPoly, KeyPair) {
-    let s = sample::sample_poly(noise, prg, 1);
-    let e = sample::sample_poly(noise, prg, 2);
-    let e2 = sample::sample_poly(noise, prg, 2);
-    let s = s.ntt_mont();
-    let p = public_a().mul_mont_add(&s, &e.ntt());
-    (p, KeyPair { s, e2 })
+impl KeyPair {
+    /// An all-zero key pair, to be filled by [`keygen`].
+    pub(crate) fn zero() -> Self {
+        KeyPair {
+            s: MontNttPoly([0; ring::N]),
+            e2: Poly::zero(),
+        }
+    }
 }
 
-/// `k = INTT(p * s) + 2 e'`, the value both sides reconcile.
-pub(crate) fn shared_value(p: &NttPoly, kp: &KeyPair) -> Poly {
-    let mut k = p.mul_mont(&kp.s).into_inv_ntt();
+/// Samples `s, e, e'` into `kp` (overwriting it) and returns `p = a s + 2
+/// e` (NTT domain).
+///
+/// Every value is sampled straight into the array that keeps it and
+/// transformed in place: `s` into the key pair (where it becomes
+/// `NTT(s) * 2^16`), `e'` into the key pair, and `e` into `p`'s array,
+/// which the product-sum then overwrites with `p`. The key pair is the
+/// caller's (a receiver keeps it boxed in its state), so that the secrets
+/// are never moved, which would leave copies on the stack.
+pub(crate) fn keygen(noise: NoiseDistribution, prg: &mut Prg, kp: &mut KeyPair) -> NttPoly {
+    let mut p = NttPoly([0; ring::N]);
+    sample::sample_into(noise, prg, 1, &mut kp.s.0);
+    sample::sample_into(noise, prg, 2, &mut p.0);
+    sample::sample_into(noise, prg, 2, &mut kp.e2.0);
+    kp.s.ntt_mont_in_place();
+    p.set_rlwe_sample(public_a(), &kp.s);
+    p
+}
+
+/// `k = INTT(p * s) + 2 e'`, the value both sides reconcile, computed in
+/// place in `k` (whatever it held; the caller's array, so that no copy of
+/// the secret is left behind).
+pub(crate) fn shared_value(k: &mut Poly, p: &NttPoly, kp: &KeyPair) {
+    k.set_inv_ntt_of_product(p, &kp.s);
     k.add_assign(&kp.e2);
-    k
 }
 
 #[cfg(test)]
@@ -121,10 +141,12 @@ mod tests {
             let mut sum_sq = 0f64;
             let runs = 300;
             for _ in 0..runs {
-                let (pa, ka) = keygen(noise, &mut prg);
-                let (pb, kb) = keygen(noise, &mut prg);
-                let va = shared_value(&pb, &ka);
-                let vb = shared_value(&pa, &kb);
+                let (mut ka, mut kb) = (KeyPair::zero(), KeyPair::zero());
+                let pa = keygen(noise, &mut prg, &mut ka);
+                let pb = keygen(noise, &mut prg, &mut kb);
+                let (mut va, mut vb) = (Poly::zero(), Poly::zero());
+                shared_value(&mut va, &pb, &ka);
+                shared_value(&mut vb, &pa, &kb);
                 let hint = signal(&vb);
                 assert_eq!(extract(&va, &hint), extract(&vb, &hint));
                 for (x, y) in va.coeffs().iter().zip(vb.coeffs().iter()) {

@@ -1,15 +1,29 @@
-//! AVX2 versions of the bit-level loops around the ring: packing the sign
-//! bits of 512 lanes (reconciliation hints and key bits), expanding packed
-//! hint bits back to lane masks, and the rejection step of hashing to a
-//! polynomial (keeping the 14-bit chunks below `q`, in order).
+//! AVX2 versions of the lane loops around the ring:
+//!
+//! * the coefficient-wise passes of `ring.rs` (products, sums, reductions),
+//!   whose generic bodies are compiled here inside
+//!   `#[target_feature(enable = "avx2")]` wrappers, so that LLVM
+//!   vectorizes them 16 lanes wide, with the same operations as the
+//!   portable path;
+//! * the reconciliation loops (`reconcile.rs`): their generic bodies
+//!   likewise, with the sign-bit packing of reconciliation hints and key
+//!   bits, and the expansion of hint bits to lane masks, written with
+//!   intrinsics ([`SignBits`]);
+//! * the rejection step of hashing to a polynomial (keeping the 14-bit
+//!   chunks below `q`, in order).
 //!
 //! Each function has a portable twin in the module that uses it and a test
 //! against it. They are reached only through the [`Avx2`] token, which
 //! exists only after run-time detection found AVX2.
 #![allow(unsafe_code)]
 
+use super::encode::HINT_BYTES;
 use super::ntt_avx2::Avx2;
-use super::ring::{N, Q};
+use super::reconcile::{extract_body, signal_body, SignBits, BLOCK};
+use super::ring::{
+    add_canonical_body, add_reduce_body, caddq_body, mul_mont_add_body, mul_mont_body,
+    sub_masked_body, to_mont_body, N, Q,
+};
 use core::arch::x86_64::{
     __m128i, __m256i, _mm256_and_si256, _mm256_castsi256_si128, _mm256_cmpeq_epi16,
     _mm256_cmpgt_epi16, _mm256_extracti128_si256, _mm256_loadu2_m128i, _mm256_loadu_si256,
@@ -46,19 +60,63 @@ const fn compress_table() -> [[u8; 16]; 256] {
     t
 }
 
+/// Methods of [`Avx2`] that run a generic `#[inline(always)]` body inside
+/// an AVX2 function (the first name binds the token, for bodies that take
+/// it).
+macro_rules! avx2_wrappers {
+    ($($(#[$doc:meta])* fn $name:ident($t:ident $(, $arg:ident: $ty:ty)*) $(-> $ret:ty)? = $body:expr;)*) => {
+        impl Avx2 {
+            $(
+                $(#[$doc])*
+                pub(crate) fn $name(self $(, $arg: $ty)*) $(-> $ret)? {
+                    #[target_feature(enable = "avx2")]
+                    fn inner($t: Avx2 $(, $arg: $ty)*) $(-> $ret)? {
+                        $body
+                    }
+                    // SAFETY: the token exists only if the CPU has AVX2.
+                    unsafe { inner(self, $($arg),*) }
+                }
+            )*
+        }
+    };
+}
+
+avx2_wrappers! {
+    /// [`caddq_body`].
+    fn caddq(_t, r: &mut [i16; N]) = caddq_body(r);
+    /// [`to_mont_body`].
+    fn to_mont(_t, r: &mut [i16; N]) = to_mont_body(r);
+    /// [`mul_mont_body`].
+    fn mul_mont(_t, r: &mut [i16; N], a: &[i16; N], b: &[i16; N]) = mul_mont_body(r, a, b);
+    /// [`mul_mont_add_body`].
+    fn mul_mont_add(_t, r: &mut [i16; N], a: &[i16; N], b: &[i16; N]) = mul_mont_add_body(r, a, b);
+    /// [`add_reduce_body`].
+    fn add_reduce(_t, r: &mut [i16; N], y: &[i16; N]) = add_reduce_body(r, y);
+    /// [`add_canonical_body`].
+    fn add_canonical(_t, r: &mut [i16; N], y: &[i16; N]) = add_canonical_body(r, y);
+    /// [`sub_masked_body`].
+    fn sub_masked(_t, r: &mut [i16; N], y: &[i16; N], mask: i16) = sub_masked_body(r, y, mask);
+    /// [`signal_body`] with the AVX2 bit packing.
+    fn signal(t, k: &[i16; N]) -> [u8; HINT_BYTES] = signal_body(t, k);
+    /// [`extract_body`] with the AVX2 bit packing and masks.
+    fn extract(t, k: &[i16; N], hint: &[u8; HINT_BYTES]) -> [u8; N / 8] = extract_body(t, k, hint);
+}
+
+impl SignBits for Avx2 {
+    #[inline(always)]
+    fn pack(self, lanes: &[i16; BLOCK]) -> [u8; BLOCK / 8] {
+        // SAFETY: the token exists only if the CPU has AVX2.
+        unsafe { pack_avx2(lanes) }
+    }
+
+    #[inline(always)]
+    fn masks(self, bits: &[u8; BLOCK / 8], out: &mut [i16; BLOCK]) {
+        // SAFETY: the token exists only if the CPU has AVX2.
+        unsafe { masks_avx2(bits, out) }
+    }
+}
+
 impl Avx2 {
-    /// Bit `i` of the result is the sign bit of `lanes[i]`.
-    pub(crate) fn pack_signs(self, lanes: &[i16; N]) -> [u8; N / 8] {
-        // SAFETY: the token exists only if the CPU has AVX2.
-        unsafe { pack_signs_avx2(lanes) }
-    }
-
-    /// Lane `i` is `-1` if bit `i` of `bits` is set, else `0`.
-    pub(crate) fn bit_masks(self, bits: &[u8; N / 8], out: &mut [i16; N]) {
-        // SAFETY: the token exists only if the CPU has AVX2.
-        unsafe { bit_masks_avx2(bits, out) }
-    }
-
     /// Cuts `bytes` into 14-bit little-endian chunks (four per 7 bytes)
     /// and appends those below `q` to `out[*filled..]`, in order, until at
     /// least `N` values are in. Reads blocks of 28 bytes while 30 bytes
@@ -76,29 +134,28 @@ impl Avx2 {
     }
 }
 
+/// Bit `i` of the result is the sign bit of `lanes[i]`.
 #[target_feature(enable = "avx2")]
-fn pack_signs_avx2(lanes: &[i16; N]) -> [u8; N / 8] {
-    let mut out = [0u8; N / 8];
-    for (o, c) in out.chunks_exact_mut(4).zip(lanes.chunks_exact(32)) {
-        // SAFETY: `c` has 32 lanes, so both unaligned 16-lane loads are in
-        // bounds.
-        let (a, b) = unsafe {
-            (
-                _mm256_loadu_si256(c.as_ptr().cast::<__m256i>()),
-                _mm256_loadu_si256(c.as_ptr().add(16).cast::<__m256i>()),
-            )
-        };
-        // Saturating packing keeps each sign; the 64-bit quarters come out
-        // as a0-7, b0-7, a8-15, b8-15 and are put back in order.
-        let p = _mm256_permute4x64_epi64::<0b11_01_10_00>(_mm256_packs_epi16(a, b));
-        let m = _mm256_movemask_epi8(p) as u32;
-        o.copy_from_slice(&m.to_le_bytes());
-    }
-    out
+#[inline]
+fn pack_avx2(lanes: &[i16; BLOCK]) -> [u8; BLOCK / 8] {
+    // SAFETY: `lanes` has 32 lanes, so both unaligned 16-lane loads are in
+    // bounds.
+    let (a, b) = unsafe {
+        (
+            _mm256_loadu_si256(lanes.as_ptr().cast::<__m256i>()),
+            _mm256_loadu_si256(lanes.as_ptr().add(16).cast::<__m256i>()),
+        )
+    };
+    // Saturating packing keeps each sign; the 64-bit quarters come out
+    // as a0-7, b0-7, a8-15, b8-15 and are put back in order.
+    let p = _mm256_permute4x64_epi64::<0b11_01_10_00>(_mm256_packs_epi16(a, b));
+    (_mm256_movemask_epi8(p) as u32).to_le_bytes()
 }
 
+/// Lane `i` is `-1` if bit `i` of `bits` is set, else `0`.
 #[target_feature(enable = "avx2")]
-fn bit_masks_avx2(bits: &[u8; N / 8], out: &mut [i16; N]) {
+#[inline]
+fn masks_avx2(bits: &[u8; BLOCK / 8], out: &mut [i16; BLOCK]) {
     let select = _mm256_setr_epi16(
         1,
         2,
@@ -117,8 +174,13 @@ fn bit_masks_avx2(bits: &[u8; N / 8], out: &mut [i16; N]) {
         16384,
         i16::MIN,
     );
-    for (o, pair) in out.chunks_exact_mut(16).zip(bits.chunks_exact(2)) {
-        let word = i16::from_le_bytes([pair[0], pair[1]]);
+    for (o, pair) in out
+        .as_chunks_mut::<16>()
+        .0
+        .iter_mut()
+        .zip(bits.as_chunks::<2>().0)
+    {
+        let word = i16::from_le_bytes(*pair);
         let x = _mm256_and_si256(_mm256_set1_epi16(word), select);
         let m = _mm256_cmpeq_epi16(x, select);
         // SAFETY: `o` has 16 lanes, the size of one unaligned store.
@@ -192,7 +254,110 @@ fn accept_avx2(bytes: &[u8], out: &mut [i16; ACCEPT_CAPACITY], filled: &mut usiz
 #[cfg(test)]
 mod tests {
     #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+    use super::super::reconcile::PortableBits;
     use super::*;
+
+    struct Lcg(u64);
+
+    impl Lcg {
+        fn next(&mut self) -> u32 {
+            self.0 = self
+                .0
+                .wrapping_mul(6_364_136_223_846_793_005)
+                .wrapping_add(1);
+            (self.0 >> 32) as u32
+        }
+
+        /// Values in `[lo, hi]`: random ones in some rounds, the limits
+        /// and their neighbours in the others.
+        fn poly(&mut self, round: usize, lo: i16, hi: i16) -> [i16; N] {
+            let edges = [lo, hi, lo + 1, hi - 1, 0, 1, -1, lo / 2, hi / 2];
+            let span = (i32::from(hi) - i32::from(lo) + 1) as u32;
+            core::array::from_fn(|i| {
+                let w = self.next();
+                match round % 4 {
+                    0 | 1 => (i32::from(lo) + (w % span) as i32) as i16,
+                    2 => edges[(w as usize + i) % edges.len()].clamp(lo, hi),
+                    _ => [lo, hi][(w & 1) as usize],
+                }
+            })
+        }
+    }
+
+    /// Every AVX2 coefficient-wise pass gives the portable result on
+    /// random values and on the limits of its documented input range.
+    #[test]
+    fn pointwise_agrees_with_portable() {
+        let Some(t) = Avx2::detect() else {
+            return;
+        };
+        const M: i16 = Q - 1;
+        let mut g = Lcg(11);
+        for round in 0..400 {
+            let sym = g.poly(round, -M, M);
+            let can = g.poly(round, 0, M);
+            let can2 = g.poly(round + 1, 0, M);
+            let any = g.poly(round, i16::MIN, i16::MAX);
+            let any2 = g.poly(round + 2, i16::MIN, i16::MAX);
+            let check = |name: &str,
+                         r0: [i16; N],
+                         avx: &dyn Fn(&mut [i16; N]),
+                         portable: &dyn Fn(&mut [i16; N])| {
+                let (mut a, mut b) = (r0, r0);
+                avx(&mut a);
+                portable(&mut b);
+                assert_eq!(a, b, "{name}, round {round}");
+            };
+            check("caddq", sym, &|r| t.caddq(r), &|r| caddq_body(r));
+            check("to_mont", sym, &|r| t.to_mont(r), &|r| to_mont_body(r));
+            check("mul_mont", any, &|r| t.mul_mont(r, &can, &sym), &|r| {
+                mul_mont_body(r, &can, &sym)
+            });
+            for acc in [sym, can2] {
+                check(
+                    "mul_mont_add",
+                    acc,
+                    &|r| t.mul_mont_add(r, &can, &sym),
+                    &|r| mul_mont_add_body(r, &can, &sym),
+                );
+            }
+            check("add_reduce", any, &|r| t.add_reduce(r, &any2), &|r| {
+                add_reduce_body(r, &any2)
+            });
+            check("add_canonical", can, &|r| t.add_canonical(r, &can2), &|r| {
+                add_canonical_body(r, &can2)
+            });
+            for mask in [0, -1] {
+                check("sub_masked", can, &|r| t.sub_masked(r, &can2, mask), &|r| {
+                    sub_masked_body(r, &can2, mask)
+                });
+            }
+        }
+    }
+
+    /// The AVX2 sign packing and mask expansion agree with the portable ones.
+    #[test]
+    fn sign_bits_agree_with_portable() {
+        let Some(t) = Avx2::detect() else {
+            return;
+        };
+        let mut g = Lcg(12);
+        for round in 0..400 {
+            let lanes: [i16; BLOCK] = core::array::from_fn(|i| {
+                let w = g.next();
+                match round % 2 {
+                    0 => w as i16,
+                    _ => [i16::MIN, i16::MAX, -1, 0][(w as usize + i) % 4],
+                }
+            });
+            let packed = t.pack(&lanes);
+            assert_eq!(packed, PortableBits.pack(&lanes));
+            let (mut a, mut b) = ([0i16; BLOCK], [0i16; BLOCK]);
+            t.masks(&packed, &mut a);
+            PortableBits.masks(&packed, &mut b);
+            assert_eq!(a, b);
+        }
+    }
 
     #[test]
     fn compress_table_moves_selected_lanes() {

@@ -77,71 +77,113 @@ fn canonical(x: i16) -> i16 {
     caddq(barrett(x))
 }
 
-/// Bit `i` of the result is the sign bit of `lanes[i]` (bit `j` of byte
-/// `k` is lane `8 k + j`).
-#[inline(always)]
-fn pack_signs_portable(lanes: &[i16; N]) -> [u8; N / 8] {
-    let mut out = [0u8; N / 8];
-    for (o, chunk) in out.iter_mut().zip(lanes.chunks_exact(8)) {
-        let mut b = 0u8;
-        for (j, &x) in chunk.iter().enumerate() {
-            b |= (((x as u16) >> 15) as u8) << j;
+/// Lanes per block of the reconciliation loops: 32 coefficients, 4 bytes of
+/// hint or key bits.
+pub(crate) const BLOCK: usize = 32;
+
+/// Moving sign bits between 16-bit lanes and packed bits, one block at a
+/// time (bit `j` of byte `k` is lane `8 k + j`): the part of the
+/// reconciliation loops that has a backend of its own.
+pub(crate) trait SignBits: Copy {
+    /// Bit `i` of the result is the sign bit of `lanes[i]`.
+    fn pack(self, lanes: &[i16; BLOCK]) -> [u8; BLOCK / 8];
+    /// Lane `i` is `-1` if bit `i` of `bits` is set, else `0`.
+    fn masks(self, bits: &[u8; BLOCK / 8], out: &mut [i16; BLOCK]);
+}
+
+/// The portable [`SignBits`].
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct PortableBits;
+
+impl SignBits for PortableBits {
+    #[inline(always)]
+    fn pack(self, lanes: &[i16; BLOCK]) -> [u8; BLOCK / 8] {
+        let mut out = [0u8; BLOCK / 8];
+        for (o, chunk) in out.iter_mut().zip(lanes.as_chunks::<8>().0) {
+            let mut b = 0u8;
+            for (j, &x) in chunk.iter().enumerate() {
+                b |= (((x as u16) >> 15) as u8) << j;
+            }
+            *o = b;
         }
-        *o = b;
+        out
+    }
+
+    #[inline(always)]
+    fn masks(self, bits: &[u8; BLOCK / 8], out: &mut [i16; BLOCK]) {
+        for (chunk, &b) in out.as_chunks_mut::<8>().0.iter_mut().zip(bits.iter()) {
+            for (j, x) in chunk.iter_mut().enumerate() {
+                *x = -i16::from((b >> j) & 1);
+            }
+        }
+    }
+}
+
+/// `Sig(k)` for every coefficient of `k` (any `i16`), packed (generic body:
+/// the AVX2 backend runs it in `lanes_avx2.rs` with its [`SignBits`]).
+#[inline(always)]
+pub(crate) fn signal_body<B: SignBits>(bits: B, k: &[i16; N]) -> [u8; HINT_BYTES] {
+    let mut out = [0u8; HINT_BYTES];
+    let mut lanes = [0i16; BLOCK];
+    let blocks = out.as_chunks_mut::<{ BLOCK / 8 }>().0;
+    for (o, c) in blocks.iter_mut().zip(k.as_chunks::<BLOCK>().0) {
+        for (l, &x) in lanes.iter_mut().zip(c.iter()) {
+            let c = center(canonical(x));
+            let m = c >> 15;
+            // Negative (sign bit set) iff |c| > QUARTER.
+            *l = QUARTER - ((c ^ m) - m);
+        }
+        *o = bits.pack(&lanes);
     }
     out
 }
 
-/// Lane `i` is `-1` if bit `i` of `bits` is set, else `0`.
+/// `Mod2(k, hint)` for every coefficient of `k` (any `i16`), packed
+/// (generic body, as [`signal_body`]). The lanes carry key bits and are
+/// wiped.
 #[inline(always)]
-fn bit_masks_portable(bits: &[u8; N / 8], out: &mut [i16; N]) {
-    for (chunk, &b) in out.chunks_exact_mut(8).zip(bits.iter()) {
-        for (j, x) in chunk.iter_mut().enumerate() {
-            *x = -i16::from((b >> j) & 1);
+pub(crate) fn extract_body<B: SignBits>(
+    bits: B,
+    k: &[i16; N],
+    hint: &[u8; HINT_BYTES],
+) -> [u8; N / 8] {
+    let mut out = [0u8; N / 8];
+    let mut lanes = [0i16; BLOCK];
+    let blocks = out.as_chunks_mut::<{ BLOCK / 8 }>().0;
+    for ((o, c), h) in blocks
+        .iter_mut()
+        .zip(k.as_chunks::<BLOCK>().0)
+        .zip(hint.as_chunks::<{ BLOCK / 8 }>().0)
+    {
+        bits.masks(h, &mut lanes);
+        for (l, &x) in lanes.iter_mut().zip(c.iter()) {
+            let v = center(csubq(canonical(x) + (*l & HALF_Q)));
+            // The parity moves to the sign bit.
+            *l = v << 15;
         }
+        *o = bits.pack(&lanes);
     }
-}
-
-fn pack_signs(lanes: &[i16; N]) -> [u8; N / 8] {
-    #[cfg(target_arch = "x86_64")]
-    if let Some(t) = super::ntt::avx2() {
-        return t.pack_signs(lanes);
-    }
-    pack_signs_portable(lanes)
-}
-
-fn bit_masks(bits: &[u8; N / 8], out: &mut [i16; N]) {
-    #[cfg(target_arch = "x86_64")]
-    if let Some(t) = super::ntt::avx2() {
-        return t.bit_masks(bits, out);
-    }
-    bit_masks_portable(bits, out);
+    lanes = [0; BLOCK];
+    core::hint::black_box(&mut lanes);
+    out
 }
 
 /// `Sig(k)` for every coefficient.
 pub fn signal(k: &Poly) -> Hint {
-    let mut lanes = [0i16; N];
-    for (o, &x) in lanes.iter_mut().zip(k.0.iter()) {
-        let c = center(canonical(x));
-        let m = c >> 15;
-        // Negative (sign bit set) iff |c| > QUARTER.
-        *o = QUARTER - ((c ^ m) - m);
+    #[cfg(target_arch = "x86_64")]
+    if let Some(t) = super::ntt::avx2() {
+        return Hint(t.signal(&k.0));
     }
-    Hint(pack_signs(&lanes))
+    Hint(signal_body(PortableBits, &k.0))
 }
 
 /// `Mod2(k, hint)` for every coefficient, packed into 64 bytes.
 pub fn extract(k: &Poly, hint: &Hint) -> ReconciledKey {
-    let mut lanes = [0i16; N];
-    bit_masks(&hint.0, &mut lanes);
-    for (o, &x) in lanes.iter_mut().zip(k.0.iter()) {
-        let v = center(csubq(canonical(x) + (*o & HALF_Q)));
-        // The parity moves to the sign bit.
-        *o = v << 15;
+    #[cfg(target_arch = "x86_64")]
+    if let Some(t) = super::ntt::avx2() {
+        return ReconciledKey(t.extract(&k.0, &hint.0));
     }
-    let key = ReconciledKey(pack_signs(&lanes));
-    super::ring::wipe(&mut lanes);
-    key
+    ReconciledKey(extract_body(PortableBits, &k.0, &hint.0))
 }
 
 #[cfg(test)]
@@ -229,7 +271,7 @@ mod tests {
 
     #[test]
     fn bit_packing_round_trips() {
-        let mut lanes = [0i16; N];
+        let mut lanes = [0i16; BLOCK];
         for (i, x) in lanes.iter_mut().enumerate() {
             *x = if (i * 7 + i / 3) % 2 == 1 {
                 -1 - i as i16
@@ -237,39 +279,72 @@ mod tests {
                 i as i16
             };
         }
-        let packed = pack_signs_portable(&lanes);
-        for i in 0..N {
+        let packed = PortableBits.pack(&lanes);
+        for i in 0..BLOCK {
             assert_eq!((packed[i / 8] >> (i % 8)) & 1, u8::from(lanes[i] < 0));
         }
-        let mut masks = [0i16; N];
-        bit_masks_portable(&packed, &mut masks);
-        for i in 0..N {
+        let mut masks = [0i16; BLOCK];
+        PortableBits.masks(&packed, &mut masks);
+        for i in 0..BLOCK {
             assert_eq!(masks[i], if lanes[i] < 0 { -1 } else { 0 });
         }
     }
 
-    /// The AVX2 packing and unpacking agree with the portable loops.
+    /// The AVX2 signal and extraction (lane arithmetic and bit packing)
+    /// agree with the portable ones on random coefficients over the whole
+    /// `i16` range, on `(-q, q)`, and on the extremes and region edges.
     #[test]
     #[cfg(target_arch = "x86_64")]
-    fn avx2_bit_loops_agree() {
+    fn avx2_reconciliation_agrees() {
         let Some(t) = super::super::ntt_avx2::Avx2::detect() else {
             return;
         };
+        let edges = [
+            i16::MIN,
+            i16::MAX,
+            -(Q - 1),
+            Q - 1,
+            0,
+            1,
+            -1,
+            QUARTER,
+            QUARTER + 1,
+            -QUARTER,
+            -QUARTER - 1,
+            HALF_Q,
+            HALF_Q + 1,
+            -HALF_Q,
+            -HALF_Q - 1,
+            Q - QUARTER,
+            Q - QUARTER - 1,
+        ];
         let mut state = 0x9e37_79b9_7f4a_7c15u64;
-        for _ in 0..200 {
-            let mut lanes = [0i16; N];
-            for x in lanes.iter_mut() {
+        for round in 0..300 {
+            let mut k = [0i16; N];
+            let mut hint = [0u8; HINT_BYTES];
+            for (i, x) in k.iter_mut().enumerate() {
                 state = state
                     .wrapping_mul(6_364_136_223_846_793_005)
                     .wrapping_add(1);
-                *x = (state >> 40) as i16;
+                let w = (state >> 32) as u32;
+                *x = match round % 3 {
+                    0 => w as i16,
+                    1 => (w % (2 * Q as u32 - 1)) as i16 - (Q - 1),
+                    _ => edges[(w as usize + i) % edges.len()],
+                };
             }
-            let packed = t.pack_signs(&lanes);
-            assert_eq!(packed, pack_signs_portable(&lanes));
-            let (mut a, mut b) = ([0i16; N], [0i16; N]);
-            t.bit_masks(&packed, &mut a);
-            bit_masks_portable(&packed, &mut b);
-            assert_eq!(a, b);
+            for b in hint.iter_mut() {
+                state = state
+                    .wrapping_mul(6_364_136_223_846_793_005)
+                    .wrapping_add(1);
+                *b = (state >> 56) as u8;
+            }
+            assert_eq!(t.signal(&k), signal_body(PortableBits, &k), "round {round}");
+            assert_eq!(
+                t.extract(&k, &hint),
+                extract_body(PortableBits, &k, &hint),
+                "round {round}"
+            );
         }
     }
 

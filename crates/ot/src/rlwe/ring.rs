@@ -240,6 +240,113 @@ impl core::fmt::Debug for MontNttPoly {
     }
 }
 
+// Coefficient-wise passes. Each body is written once as plain Rust and
+// marked `#[inline(always)]`; the portable backend compiles it for the
+// baseline target (SSE2 on x86-64), and `lanes_avx2.rs` compiles the same
+// body inside `#[target_feature(enable = "avx2")]` wrappers, so both
+// backends give bit-identical results. The dispatchers below pick the
+// backend with [`super::ntt::avx2`].
+
+/// `r <- caddq(r)`. Input in `(-q, q)`, output in `[0, q)`.
+#[inline(always)]
+pub(crate) fn caddq_body(r: &mut [i16; N]) {
+    for x in r.iter_mut() {
+        *x = caddq(*x);
+    }
+}
+
+/// `r <- fqmul(r, R2) = r * 2^16`. Input in `(-q, q)`, output in `(-q, q)`.
+#[inline(always)]
+pub(crate) fn to_mont_body(r: &mut [i16; N]) {
+    for x in r.iter_mut() {
+        *x = fqmul(*x, R2);
+    }
+}
+
+/// `r <- caddq(fqmul(a, b))`. `a` in `[0, q)`, `b` in `(-q, q)`; output in
+/// `[0, q)`.
+#[inline(always)]
+pub(crate) fn mul_mont_body(r: &mut [i16; N], a: &[i16; N], b: &[i16; N]) {
+    for ((o, &x), &y) in r.iter_mut().zip(a.iter()).zip(b.iter()) {
+        *o = caddq(fqmul(x, y));
+    }
+}
+
+/// `r <- csubq(caddq(fqmul(a, b)) + caddq(r))`. `a` in `[0, q)`, `b` and
+/// `r` in `(-q, q)`; output in `[0, q)`. With `r` canonical, `caddq(r) =
+/// r`, so this is also the sum of a product and a canonical value.
+#[inline(always)]
+pub(crate) fn mul_mont_add_body(r: &mut [i16; N], a: &[i16; N], b: &[i16; N]) {
+    for ((o, &x), &y) in r.iter_mut().zip(a.iter()).zip(b.iter()) {
+        *o = csubq(caddq(fqmul(x, y)) + caddq(*o));
+    }
+}
+
+/// `r <- barrett(barrett(r) + barrett(y))`. Any `i16` inputs; output in
+/// `(-q, q)`.
+#[inline(always)]
+pub(crate) fn add_reduce_body(r: &mut [i16; N], y: &[i16; N]) {
+    for (x, &y) in r.iter_mut().zip(y.iter()) {
+        *x = barrett(barrett(*x) + barrett(y));
+    }
+}
+
+/// `r <- csubq(r + y)`. Inputs and output in `[0, q)`.
+#[inline(always)]
+pub(crate) fn add_canonical_body(r: &mut [i16; N], y: &[i16; N]) {
+    for (x, &y) in r.iter_mut().zip(y.iter()) {
+        *x = csubq(*x + y);
+    }
+}
+
+/// `r <- caddq(r - (y & mask))`, `mask` either `0` or `-1`. Inputs and
+/// output in `[0, q)`.
+#[inline(always)]
+pub(crate) fn sub_masked_body(r: &mut [i16; N], y: &[i16; N], mask: i16) {
+    for (x, &y) in r.iter_mut().zip(y.iter()) {
+        *x = caddq(*x - (y & mask));
+    }
+}
+
+/// Runs `$op` on the AVX2 backend when it is in use, else its portable body.
+macro_rules! dispatch {
+    ($op:ident, $body:ident ($($arg:expr),*)) => {{
+        #[cfg(target_arch = "x86_64")]
+        if let Some(t) = super::ntt::avx2() {
+            return t.$op($($arg),*);
+        }
+        $body($($arg),*)
+    }};
+}
+
+fn caddq_all(r: &mut [i16; N]) {
+    dispatch!(caddq, caddq_body(r))
+}
+
+fn to_mont_all(r: &mut [i16; N]) {
+    dispatch!(to_mont, to_mont_body(r))
+}
+
+fn mul_mont_into(r: &mut [i16; N], a: &[i16; N], b: &[i16; N]) {
+    dispatch!(mul_mont, mul_mont_body(r, a, b))
+}
+
+fn mul_mont_add_into(r: &mut [i16; N], a: &[i16; N], b: &[i16; N]) {
+    dispatch!(mul_mont_add, mul_mont_add_body(r, a, b))
+}
+
+fn add_reduce(r: &mut [i16; N], y: &[i16; N]) {
+    dispatch!(add_reduce, add_reduce_body(r, y))
+}
+
+fn add_canonical(r: &mut [i16; N], y: &[i16; N]) {
+    dispatch!(add_canonical, add_canonical_body(r, y))
+}
+
+fn sub_masked(r: &mut [i16; N], y: &[i16; N], mask: i16) {
+    dispatch!(sub_masked, sub_masked_body(r, y, mask))
+}
+
 impl Poly {
     /// The zero polynomial.
     pub fn zero() -> Self {
@@ -268,27 +375,35 @@ impl Poly {
     pub fn ntt(&self) -> NttPoly {
         let mut out = NttPoly(self.0);
         ntt_in_place(&mut out.0);
-        for x in out.0.iter_mut() {
-            *x = caddq(*x);
-        }
+        caddq_all(&mut out.0);
         out
     }
 
     /// Forward NTT followed by scaling into Montgomery form.
     pub fn ntt_mont(&self) -> MontNttPoly {
         let mut out = MontNttPoly(self.0);
-        ntt_in_place(&mut out.0);
-        for x in out.0.iter_mut() {
-            *x = fqmul(*x, R2);
-        }
+        out.ntt_mont_in_place();
         out
     }
 
     /// Coefficient-wise sum, reduced to `(-q, q)`.
     pub fn add_assign(&mut self, rhs: &Poly) {
-        for (x, &y) in self.0.iter_mut().zip(rhs.0.iter()) {
-            *x = barrett(barrett(*x) + barrett(y));
-        }
+        add_reduce(&mut self.0, &rhs.0);
+    }
+
+    /// `INTT(p * s)` into `self` (whatever it held), without a temporary.
+    pub(crate) fn set_inv_ntt_of_product(&mut self, p: &NttPoly, s: &MontNttPoly) {
+        mul_mont_into(&mut self.0, &p.0, &s.0);
+        inv_ntt_in_place(&mut self.0);
+    }
+}
+
+impl MontNttPoly {
+    /// Transforms the coefficients held in `self` (in `(-q, q)`, e.g. just
+    /// sampled into it) into the Montgomery-form evaluations, in place.
+    pub(crate) fn ntt_mont_in_place(&mut self) {
+        ntt_in_place(&mut self.0);
+        to_mont_all(&mut self.0);
     }
 }
 
@@ -312,62 +427,54 @@ impl NttPoly {
         out
     }
 
-    /// Inverse NTT consuming `self` (no copy).
-    pub(crate) fn into_inv_ntt(mut self) -> Poly {
-        inv_ntt_in_place(&mut self.0);
-        Poly(core::mem::replace(&mut self.0, [0; N]))
-    }
-
     /// `self + rhs`.
     pub fn add(&self, rhs: &NttPoly) -> NttPoly {
-        let mut r = [0i16; N];
-        for ((o, &x), &y) in r.iter_mut().zip(self.0.iter()).zip(rhs.0.iter()) {
-            *o = csubq(x + y);
-        }
-        NttPoly(r)
+        let mut r = self.clone();
+        r.add_assign(rhs);
+        r
+    }
+
+    /// `self <- self + rhs`, in place.
+    pub(crate) fn add_assign(&mut self, rhs: &NttPoly) {
+        add_canonical(&mut self.0, &rhs.0);
     }
 
     /// `self - rhs`.
     pub fn sub(&self, rhs: &NttPoly) -> NttPoly {
-        let mut r = [0i16; N];
-        for ((o, &x), &y) in r.iter_mut().zip(self.0.iter()).zip(rhs.0.iter()) {
-            *o = caddq(x - y);
-        }
-        NttPoly(r)
+        let mut r = self.clone();
+        sub_masked(&mut r.0, &rhs.0, -1);
+        r
     }
 
-    /// `self - (rhs if bit == 1 else 0)`, without a branch on `bit`.
-    pub(crate) fn sub_masked(&self, rhs: &NttPoly, bit: u8) -> NttPoly {
-        let mask = -i16::from(bit & 1);
-        let mut r = [0i16; N];
-        for ((o, &x), &y) in r.iter_mut().zip(self.0.iter()).zip(rhs.0.iter()) {
-            *o = caddq(x - (y & mask));
-        }
-        NttPoly(r)
+    /// `self <- self - (rhs if bit == 1 else 0)`, in place, without a
+    /// branch on `bit`.
+    pub(crate) fn sub_masked_assign(&mut self, rhs: &NttPoly, bit: u8) {
+        sub_masked(&mut self.0, &rhs.0, -i16::from(bit & 1));
     }
 
     /// Ring product with a Montgomery-form polynomial: a single Montgomery
     /// multiplication per coefficient.
     pub fn mul_mont(&self, rhs: &MontNttPoly) -> NttPoly {
-        let mut r = [0i16; N];
-        for ((o, &x), &y) in r.iter_mut().zip(self.0.iter()).zip(rhs.0.iter()) {
-            *o = caddq(fqmul(x, y));
-        }
-        NttPoly(r)
+        let mut r = NttPoly([0; N]);
+        mul_mont_into(&mut r.0, &self.0, &rhs.0);
+        r
     }
 
     /// `self * rhs + add`, fused.
+    #[cfg(test)]
     pub(crate) fn mul_mont_add(&self, rhs: &MontNttPoly, add: &NttPoly) -> NttPoly {
-        let mut r = [0i16; N];
-        for (((o, &x), &y), &z) in r
-            .iter_mut()
-            .zip(self.0.iter())
-            .zip(rhs.0.iter())
-            .zip(add.0.iter())
-        {
-            *o = csubq(caddq(fqmul(x, y)) + z);
-        }
-        NttPoly(r)
+        let mut r = add.clone();
+        mul_mont_add_into(&mut r.0, &self.0, &rhs.0);
+        r
+    }
+
+    /// Replaces the coefficients of an error `e` held in `self` (in
+    /// `(-q, q)`, sampled straight into it) by the canonical `a * s +
+    /// NTT(e)`, in place: the transform, then one pass that multiplies,
+    /// reduces and adds.
+    pub(crate) fn set_rlwe_sample(&mut self, a: &NttPoly, s: &MontNttPoly) {
+        ntt_in_place(&mut self.0);
+        mul_mont_add_into(&mut self.0, &a.0, &s.0);
     }
 
     /// Ring product of two canonical NTT-domain polynomials.
@@ -377,11 +484,9 @@ impl NttPoly {
 
     /// Montgomery form of `self`.
     pub fn to_mont(&self) -> MontNttPoly {
-        let mut r = [0i16; N];
-        for (o, &x) in r.iter_mut().zip(self.0.iter()) {
-            *o = fqmul(x, R2);
-        }
-        MontNttPoly(r)
+        let mut r = MontNttPoly(self.0);
+        to_mont_all(&mut r.0);
+        r
     }
 }
 
@@ -528,14 +633,26 @@ pub(crate) mod tests {
         let a = random_poly(&mut rng).ntt();
         let b = random_poly(&mut rng).ntt();
         assert_eq!(a.add(&b).sub(&b), a);
-        assert_eq!(a.sub_masked(&b, 0), a);
-        assert_eq!(a.sub_masked(&b, 1), a.sub(&b));
+        let mut c = a.clone();
+        c.sub_masked_assign(&b, 0);
+        assert_eq!(c, a);
+        c.sub_masked_assign(&b, 1);
+        assert_eq!(c, a.sub(&b));
+        let mut c = a.clone();
+        c.add_assign(&b);
+        assert_eq!(c, a.add(&b));
         let e = random_poly(&mut rng);
         let s = random_poly(&mut rng);
         assert_eq!(
             a.mul_mont_add(&s.ntt_mont(), &b),
             a.mul_mont(&s.ntt_mont()).add(&b)
         );
+        let mut p = NttPoly(e.0);
+        p.set_rlwe_sample(&a, &s.ntt_mont());
+        assert_eq!(p, a.mul_mont(&s.ntt_mont()).add(&e.ntt()));
+        let mut k = random_poly(&mut rng);
+        k.set_inv_ntt_of_product(&a, &s.ntt_mont());
+        assert_eq!(k, a.mul_mont(&s.ntt_mont()).inv_ntt());
         let mut x = random_poly(&mut rng);
         let y = x.clone();
         x.add_assign(&e);

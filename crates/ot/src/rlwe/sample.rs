@@ -97,13 +97,11 @@ pub(crate) fn binomial_portable(rand: &[u8; BINOMIAL_BYTES], scale: i16, out: &m
     }
 }
 
-fn sample_binomial(prg: &mut Prg, scale: i16) -> Poly {
+fn sample_binomial(prg: &mut Prg, scale: i16, out: &mut [i16; N]) {
     let mut rand = [0u8; BINOMIAL_BYTES];
     prg.fill_bytes(&mut rand);
-    let mut out = [0i16; N];
-    binomial(&rand, scale, &mut out);
+    binomial(&rand, scale, out);
     wipe_bytes(&mut rand);
-    Poly(out)
 }
 
 fn binomial(rand: &[u8; BINOMIAL_BYTES], scale: i16, out: &mut [i16; N]) {
@@ -175,13 +173,11 @@ pub(crate) fn gaussian_portable(
     core::hint::black_box(&mut words);
 }
 
-fn sample_gaussian(prg: &mut Prg, scale: i16) -> Poly {
+fn sample_gaussian(prg: &mut Prg, scale: i16, out: &mut [i16; N]) {
     let mut rand = [0u8; GAUSSIAN_BYTES];
     prg.fill_bytes(&mut rand);
-    let mut out = [0i16; N];
-    gaussian(&rand, scale, &mut out);
+    gaussian(&rand, scale, out);
     wipe_bytes(&mut rand);
-    Poly(out)
 }
 
 fn gaussian(rand: &[u8; GAUSSIAN_BYTES], scale: i16, out: &mut [i16; N]) {
@@ -192,13 +188,22 @@ fn gaussian(rand: &[u8; GAUSSIAN_BYTES], scale: i16, out: &mut [i16; N]) {
     gaussian_portable(rand, cdt(), scale, out);
 }
 
-/// Samples a polynomial with coefficients drawn from `dist`, multiplied by
-/// `scale` (1 for secrets, 2 for the errors of Ding's key exchange).
-pub(crate) fn sample_poly(dist: NoiseDistribution, prg: &mut Prg, scale: i16) -> Poly {
+/// Samples coefficients drawn from `dist`, multiplied by `scale` (1 for
+/// secrets, 2 for the errors of Ding's key exchange), straight into `out`
+/// (every coefficient is written; `out` is usually the array of the
+/// polynomial that keeps them, so that no copy is left to wipe).
+pub(crate) fn sample_into(dist: NoiseDistribution, prg: &mut Prg, scale: i16, out: &mut [i16; N]) {
     match dist {
-        NoiseDistribution::CenteredBinomial => sample_binomial(prg, scale),
-        NoiseDistribution::DiscreteGaussian => sample_gaussian(prg, scale),
+        NoiseDistribution::CenteredBinomial => sample_binomial(prg, scale, out),
+        NoiseDistribution::DiscreteGaussian => sample_gaussian(prg, scale, out),
     }
+}
+
+/// [`sample_into`] a new polynomial.
+pub(crate) fn sample_poly(dist: NoiseDistribution, prg: &mut Prg, scale: i16) -> Poly {
+    let mut p = Poly::zero();
+    sample_into(dist, prg, scale, &mut p.0);
+    p
 }
 
 #[cfg(test)]

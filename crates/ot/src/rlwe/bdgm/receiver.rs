@@ -9,6 +9,7 @@ use crate::error::{AbortReason, Error, Result};
 use crate::prg::{ct_select_32, ct_swap_32, Domain, Prg};
 use crate::rlwe::hash::hash_to_ntt;
 use crate::rlwe::reconcile::{extract, Hint, ReconciledKey};
+use crate::rlwe::ring::Poly;
 use crate::rlwe::rot::{chunk_sizes, to_array, Block32, BATCH_CHUNK};
 use crate::rlwe::{keygen, shared_value, KeyPair, NoiseDistribution, SEED_BYTES};
 use rand_core::CryptoRng;
@@ -27,7 +28,7 @@ fn select64(a: &[u8; 64], b: &[u8; 64], bit: u8) -> [u8; 64] {
 /// The receiver after message 1.
 pub struct OtReceiverRound1 {
     choice: u8,
-    keys: KeyPair,
+    keys: Box<KeyPair>,
     seed: [u8; SEED_BYTES],
 }
 
@@ -50,9 +51,12 @@ pub fn receiver_round1<R: CryptoRng + ?Sized>(
     let choice = choice & 1;
     let mut prg = Prg::from_rng(rng);
     let seed = prg.gen_32();
-    let (p, keys) = keygen(noise, &mut prg);
+    // Boxed: the state moves between rounds (and into batch vectors)
+    // without copying the secrets.
+    let mut keys = Box::new(KeyPair::zero());
+    let mut p = keygen(noise, &mut prg, &mut keys);
     let h = hash_to_ntt(Domain::HashToPoly, &seed);
-    let p = p.sub_masked(&h, choice);
+    p.sub_masked_assign(&h, choice);
     (OtReceiverRound1 { choice, keys, seed }, OtMsg1 { p, seed })
 }
 
@@ -61,7 +65,8 @@ impl OtReceiverRound1 {
     /// answers.
     pub fn round2(self, msg: &OtMsg2) -> Result<(OtReceiverRound2, OtMsg3)> {
         let c = self.choice;
-        let k = shared_value(&msg.p, &self.keys);
+        let mut k = Poly::zero();
+        shared_value(&mut k, &msg.p, &self.keys);
         let key = extract(&k, &Hint::select(&msg.hints[0], &msg.hints[1], c));
         let t = transcript(&self.seed, &msg.p);
         let b = branch_key(&t, &key);

@@ -9,8 +9,9 @@ use crate::error::{AbortReason, Error, Result};
 use crate::prg::{Domain, Prg};
 use crate::rlwe::hash::hash_to_ntt;
 use crate::rlwe::reconcile::{extract, signal, ReconciledKey};
+use crate::rlwe::ring::Poly;
 use crate::rlwe::rot::{chunk_sizes, Block32};
-use crate::rlwe::{keygen, shared_value, NoiseDistribution};
+use crate::rlwe::{keygen, shared_value, KeyPair, NoiseDistribution};
 use rand_core::CryptoRng;
 use subtle::ConstantTimeEq;
 use zeroize::Zeroize;
@@ -31,12 +32,16 @@ pub fn sender_round1<R: CryptoRng + ?Sized>(
     msg: &OtMsg1,
 ) -> (OtSenderRound1, OtMsg2) {
     let mut prg = Prg::from_rng(rng);
-    let (p, keys) = keygen(noise, &mut prg);
-    let h = hash_to_ntt(Domain::HashToPoly, &msg.seed);
-    let k0 = shared_value(&msg.p, &keys);
-    let k1 = shared_value(&msg.p.add(&h), &keys);
-    let hints = [signal(&k0), signal(&k1)];
-    let rkeys = [extract(&k0, &hints[0]), extract(&k1, &hints[1])];
+    let mut keys = KeyPair::zero();
+    let p = keygen(noise, &mut prg, &mut keys);
+    let mut k = [Poly::zero(), Poly::zero()];
+    shared_value(&mut k[0], &msg.p, &keys);
+    // `p + H(seed)`, summed in place into the hash's array.
+    let mut p1 = hash_to_ntt(Domain::HashToPoly, &msg.seed);
+    p1.add_assign(&msg.p);
+    shared_value(&mut k[1], &p1, &keys);
+    let hints = [signal(&k[0]), signal(&k[1])];
+    let rkeys = [extract(&k[0], &hints[0]), extract(&k[1], &hints[1])];
     let t = transcript(&msg.seed, &p);
     let mut b = [branch_key(&t, &rkeys[0]), branch_key(&t, &rkeys[1])];
     let mut x = [prg.gen_32(), prg.gen_32()];

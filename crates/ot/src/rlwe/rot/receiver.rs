@@ -8,6 +8,7 @@ use crate::error::{AbortReason, Error, Result};
 use crate::prg::{ct_select_32, Domain, Prg};
 use crate::rlwe::hash::hash_to_ntt;
 use crate::rlwe::reconcile::{extract, Hint};
+use crate::rlwe::ring::Poly;
 use crate::rlwe::{keygen, shared_value, KeyPair, NoiseDistribution, SEED_BYTES};
 use rand_core::CryptoRng;
 use subtle::ConstantTimeEq;
@@ -16,7 +17,7 @@ use zeroize::Zeroize;
 /// The receiver between its first and second round.
 pub struct RotReceiverRound1 {
     bit: u8,
-    keys: KeyPair,
+    keys: Box<KeyPair>,
     seed: [u8; SEED_BYTES],
     masks: [Block32; 2],
     commitment: Block32,
@@ -45,10 +46,13 @@ pub fn receiver_round1<R: CryptoRng + ?Sized>(
     let bit = prg.gen_bit();
     let seed = prg.gen_32();
     let masks = [prg.gen_32(), prg.gen_32()];
-    let (p, keys) = keygen(noise, &mut prg);
+    // Boxed: the state moves between rounds (and into batch vectors)
+    // without copying the secrets.
+    let mut keys = Box::new(KeyPair::zero());
+    let mut p = keygen(noise, &mut prg, &mut keys);
     // Always hash and always subtract; the bit only selects through a mask.
     let h = hash_to_ntt(Domain::HashToPoly, &seed);
-    let p = p.sub_masked(&h, bit);
+    p.sub_masked_assign(&h, bit);
     let commitment = commit(&seed, &masks);
     let msg = RotMsg1 {
         p,
@@ -75,7 +79,8 @@ impl RotReceiverRound1 {
     /// Receiver, round 2: reconciles, identifies its output index, derives
     /// its message and opens the masks.
     pub fn round2(self, msg: &RotMsg2) -> Result<(RotReceiverOutput, RotMsg3)> {
-        let k = shared_value(&msg.p, &self.keys);
+        let mut k = Poly::zero();
+        shared_value(&mut k, &msg.p, &self.keys);
         let hint = Hint::select(&msg.hints[0], &msg.hints[1], self.bit);
         let key = extract(&k, &hint);
         let t = transcript(&self.seed, &self.commitment, &msg.mask);
