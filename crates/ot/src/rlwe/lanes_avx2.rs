@@ -152,10 +152,11 @@ fn pack_avx2(lanes: &[i16; BLOCK]) -> [u8; BLOCK / 8] {
     (_mm256_movemask_epi8(p) as u32).to_le_bytes()
 }
 
-/// Lane `i` is `-1` if bit `i` of `bits` is set, else `0`.
+/// Lane `k` is `-1` if bit `k` of `word` is set, else `0` (also the sign
+/// step of the Gaussian sampler).
 #[target_feature(enable = "avx2")]
 #[inline]
-fn masks_avx2(bits: &[u8; BLOCK / 8], out: &mut [i16; BLOCK]) {
+pub(crate) fn bit_lanes(word: i16) -> __m256i {
     let select = _mm256_setr_epi16(
         1,
         2,
@@ -174,15 +175,20 @@ fn masks_avx2(bits: &[u8; BLOCK / 8], out: &mut [i16; BLOCK]) {
         16384,
         i16::MIN,
     );
+    _mm256_cmpeq_epi16(_mm256_and_si256(_mm256_set1_epi16(word), select), select)
+}
+
+/// Lane `i` is `-1` if bit `i` of `bits` is set, else `0`.
+#[target_feature(enable = "avx2")]
+#[inline]
+fn masks_avx2(bits: &[u8; BLOCK / 8], out: &mut [i16; BLOCK]) {
     for (o, pair) in out
         .as_chunks_mut::<16>()
         .0
         .iter_mut()
         .zip(bits.as_chunks::<2>().0)
     {
-        let word = i16::from_le_bytes(*pair);
-        let x = _mm256_and_si256(_mm256_set1_epi16(word), select);
-        let m = _mm256_cmpeq_epi16(x, select);
+        let m = bit_lanes(i16::from_le_bytes(*pair));
         // SAFETY: `o` has 16 lanes, the size of one unaligned store.
         unsafe { _mm256_storeu_si256(o.as_mut_ptr().cast::<__m256i>(), m) };
     }

@@ -26,12 +26,11 @@ use super::ring::N;
 use super::sample::{BINOMIAL_BYTES, CDT_LEN, GAUSSIAN_BYTES};
 use std::arch::x86_64::{
     __m256i, _mm256_add_epi8, _mm256_and_si256, _mm256_castps_si256, _mm256_castsi256_ps,
-    _mm256_castsi256_si128, _mm256_cmpeq_epi16, _mm256_cmpgt_epi64, _mm256_cvtepi8_epi16,
-    _mm256_extracti128_si256, _mm256_loadu_si256, _mm256_mullo_epi16, _mm256_packs_epi32,
-    _mm256_permute4x64_epi64, _mm256_set1_epi16, _mm256_set1_epi64x, _mm256_set1_epi8,
-    _mm256_setr_epi16, _mm256_setr_epi8, _mm256_setzero_si256, _mm256_shuffle_epi8,
-    _mm256_shuffle_ps, _mm256_srli_epi16, _mm256_storeu_si256, _mm256_sub_epi16, _mm256_sub_epi64,
-    _mm256_sub_epi8, _mm256_xor_si256,
+    _mm256_castsi256_si128, _mm256_cmpgt_epi64, _mm256_cvtepi8_epi16, _mm256_extracti128_si256,
+    _mm256_loadu_si256, _mm256_mullo_epi16, _mm256_packs_epi32, _mm256_permute4x64_epi64,
+    _mm256_set1_epi16, _mm256_set1_epi64x, _mm256_set1_epi8, _mm256_setr_epi8,
+    _mm256_setzero_si256, _mm256_shuffle_epi8, _mm256_shuffle_ps, _mm256_srli_epi16,
+    _mm256_storeu_si256, _mm256_sub_epi16, _mm256_sub_epi64, _mm256_sub_epi8, _mm256_xor_si256,
 };
 
 impl Avx2 {
@@ -135,25 +134,6 @@ fn gaussian_avx2(
         live += 1;
     }
     let flipped = flipped.get(..live).unwrap_or_default();
-    // Bit k of a 16-bit lane k.
-    let bits = _mm256_setr_epi16(
-        1,
-        2,
-        4,
-        8,
-        16,
-        32,
-        64,
-        128,
-        256,
-        512,
-        1024,
-        2048,
-        4096,
-        8192,
-        16384,
-        i16::MIN,
-    );
     let scale = _mm256_set1_epi16(scale);
     let (words, signs) = rand.split_at(8 * N);
     let (words, _) = words.as_chunks::<128>();
@@ -182,8 +162,7 @@ fn gaussian_avx2(
             narrow_64_to_32(c2, c3),
         ));
         // Sign mask: -1 in lane k iff bit k of the two sign bytes is set.
-        let s = _mm256_set1_epi16(i16::from_le_bytes(*s));
-        let neg = _mm256_cmpeq_epi16(_mm256_and_si256(s, bits), bits);
+        let neg = super::lanes_avx2::bit_lanes(i16::from_le_bytes(*s));
         let v = _mm256_sub_epi16(_mm256_xor_si256(m, neg), neg);
         store(o, _mm256_mullo_epi16(v, scale));
     }
