@@ -23,7 +23,7 @@
 //!
 //! Backends: the portable code below (byte-wise SWAR popcount; the 64-bit
 //! comparisons split into 32-bit halves, both vectorized by LLVM across
-//! coefficients), and on x86-64 with AVX2 [`super::sample_avx2`]
+//! coefficients), and on x86-64 with AVX2 `sample_avx2`
 //! (intrinsics), chosen with the NTT's [`super::ntt::Backend`], so
 //! `TRISKELE_BACKEND=portable` forces the portable samplers too. Both give
 //! the same coefficients from the same random bytes.
