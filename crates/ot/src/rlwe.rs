@@ -116,6 +116,33 @@ pub(crate) fn shared_value(k: &mut Poly, p: &NttPoly, kp: &KeyPair) {
     k.add_assign(&kp.e2);
 }
 
+/// The sender's side of the two-branch key exchange that ROTed and BDGM19
+/// share: its own sample `p` (returned, to send) and, for the receiver's
+/// sample `p_r` and seed, the reconciliation hints and keys of both branches
+/// `p_r` and `p_r + H(seed)` (one of which the receiver can also compute).
+/// The key pair and the shared values are wiped when they go out of scope.
+pub(crate) fn sender_branches(
+    noise: NoiseDistribution,
+    prg: &mut Prg,
+    p_r: &NttPoly,
+    seed: &[u8; SEED_BYTES],
+) -> (NttPoly, [reconcile::Hint; 2], [reconcile::ReconciledKey; 2]) {
+    let mut keys = KeyPair::zero();
+    let p = keygen(noise, prg, &mut keys);
+    let mut k = [Poly::zero(), Poly::zero()];
+    shared_value(&mut k[0], p_r, &keys);
+    // `p_r + H(seed)`, summed in place into the hash's array.
+    let mut p1 = hash::hash_to_ntt(Domain::HashToPoly, seed);
+    p1.add_assign(p_r);
+    shared_value(&mut k[1], &p1, &keys);
+    let hints = [reconcile::signal(&k[0]), reconcile::signal(&k[1])];
+    let rkeys = [
+        reconcile::extract(&k[0], &hints[0]),
+        reconcile::extract(&k[1], &hints[1]),
+    ];
+    (p, hints, rkeys)
+}
+
 #[cfg(test)]
 mod tests {
     #![allow(

@@ -7,11 +7,9 @@ use super::{
 use crate::channel::split_batch;
 use crate::error::{AbortReason, Error, Result};
 use crate::prg::{Domain, Prg};
-use crate::rlwe::hash::hash_to_ntt;
-use crate::rlwe::reconcile::{extract, signal, ReconciledKey};
-use crate::rlwe::ring::Poly;
+use crate::rlwe::reconcile::ReconciledKey;
 use crate::rlwe::rot::{chunk_sizes, Block32};
-use crate::rlwe::{keygen, shared_value, KeyPair, NoiseDistribution};
+use crate::rlwe::{sender_branches, NoiseDistribution};
 use rand_core::CryptoRng;
 use subtle::ConstantTimeEq;
 use zeroize::Zeroize;
@@ -32,16 +30,7 @@ pub fn sender_round1<R: CryptoRng + ?Sized>(
     msg: &OtMsg1,
 ) -> (OtSenderRound1, OtMsg2) {
     let mut prg = Prg::from_rng(rng);
-    let mut keys = KeyPair::zero();
-    let p = keygen(noise, &mut prg, &mut keys);
-    let mut k = [Poly::zero(), Poly::zero()];
-    shared_value(&mut k[0], &msg.p, &keys);
-    // `p + H(seed)`, summed in place into the hash's array.
-    let mut p1 = hash_to_ntt(Domain::HashToPoly, &msg.seed);
-    p1.add_assign(&msg.p);
-    shared_value(&mut k[1], &p1, &keys);
-    let hints = [signal(&k[0]), signal(&k[1])];
-    let rkeys = [extract(&k[0], &hints[0]), extract(&k[1], &hints[1])];
+    let (p, hints, rkeys) = sender_branches(noise, &mut prg, &msg.p, &msg.seed);
     let t = transcript(&msg.seed, &p);
     let mut b = [branch_key(&t, &rkeys[0]), branch_key(&t, &rkeys[1])];
     let mut x = [prg.gen_32(), prg.gen_32()];

@@ -6,11 +6,8 @@ use super::{
     RotMsg3, RotSenderOutput,
 };
 use crate::error::{AbortReason, Error, Result};
-use crate::prg::{ct_swap_32, Domain, Prg};
-use crate::rlwe::hash::hash_to_ntt;
-use crate::rlwe::reconcile::{extract, signal};
-use crate::rlwe::ring::Poly;
-use crate::rlwe::{keygen, shared_value, KeyPair, NoiseDistribution, SEED_BYTES};
+use crate::prg::{ct_swap_32, Prg};
+use crate::rlwe::{sender_branches, NoiseDistribution, SEED_BYTES};
 use rand_core::CryptoRng;
 use subtle::ConstantTimeEq;
 use zeroize::Zeroize;
@@ -47,16 +44,7 @@ pub fn sender_round<R: CryptoRng + ?Sized>(
     let mut prg = Prg::from_rng(rng);
     let flip = prg.gen_bit();
     let mask = prg.gen_32();
-    let mut keys = KeyPair::zero();
-    let p = keygen(noise, &mut prg, &mut keys);
-    let mut k = [Poly::zero(), Poly::zero()];
-    shared_value(&mut k[0], &msg.p, &keys);
-    // `p + H(seed)`, summed in place into the hash's array.
-    let mut p1 = hash_to_ntt(Domain::HashToPoly, &msg.seed);
-    p1.add_assign(&msg.p);
-    shared_value(&mut k[1], &p1, &keys);
-    let hints = [signal(&k[0]), signal(&k[1])];
-    let rkeys = [extract(&k[0], &hints[0]), extract(&k[1], &hints[1])];
+    let (p, hints, rkeys) = sender_branches(noise, &mut prg, &msg.p, &msg.seed);
     let t = transcript(&msg.seed, &msg.commitment, &mask);
     let (c0, pad0) = key_material(&t, &rkeys[0]);
     let (c1, pad1) = key_material(&t, &rkeys[1]);
