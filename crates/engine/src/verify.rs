@@ -429,7 +429,23 @@ impl<V> core::fmt::Debug for Concat<'_, V> {
     }
 }
 
-impl<V: VerifyField> Concat<'_, V> {
+impl<'a, V: VerifyField> Concat<'a, V> {
+    /// The parts that overlap `start..start + k`: each part, the index in it where the
+    /// overlap begins, and the range of the output (`0..k`) it covers.
+    fn overlaps(
+        &self,
+        start: usize,
+        k: usize,
+    ) -> impl Iterator<Item = (&'a dyn TripleSource<V>, usize, core::ops::Range<usize>)> + '_ {
+        let mut base = 0;
+        self.0.iter().filter_map(move |s| {
+            let first = base;
+            base += s.len();
+            let (a, b) = (start.max(first), (start + k).min(base));
+            (a < b).then(|| (*s, a - first, a - start..b - start))
+        })
+    }
+
     /// The source holding `[lo, lo + k)` and, if given, `[hi, hi + k)`, and its offset.
     fn holder(
         &self,
@@ -480,18 +496,10 @@ impl<V: VerifyField> TripleSource<V> for Concat<'_, V> {
             return false;
         }
         let [o1, o2] = out;
-        let k = o1.len();
         o1.fill(V::ZERO);
         o2.fill(V::ZERO);
-        let mut base = 0;
-        for s in &self.0 {
-            let len = s.len();
-            let (a, b) = (start.max(base), (start + k).min(base + len));
-            if a < b {
-                let r = a - start..b - start;
-                s.lift_y(a - base, [&mut o1[r.clone()], &mut o2[r]]);
-            }
-            base += len;
+        for (s, offset, r) in self.overlaps(start, o1.len()) {
+            s.lift_y(offset, [&mut o1[r.clone()], &mut o2[r]]);
         }
         true
     }
@@ -502,18 +510,10 @@ impl<V: VerifyField> TripleSource<V> for Concat<'_, V> {
             return false;
         }
         let [o1, o2] = out;
-        let k = o1.len();
         o1.fill(0);
         o2.fill(0);
-        let mut base = 0;
-        for s in &self.0 {
-            let len = s.len();
-            let (a, b) = (start.max(base), (start + k).min(base + len));
-            if a < b {
-                let r = a - start..b - start;
-                s.y_bytes(a - base, [&mut o1[r.clone()], &mut o2[r]]);
-            }
-            base += len;
+        for (s, offset, r) in self.overlaps(start, o1.len()) {
+            s.y_bytes(offset, [&mut o1[r.clone()], &mut o2[r]]);
         }
         true
     }
@@ -533,21 +533,15 @@ impl<V: VerifyField> TripleSource<V> for Concat<'_, V> {
         for p in out.parts_mut(parts) {
             p.fill(V::ZERO);
         }
-        let mut base = 0;
         let mut part = LiftedTriples::default();
-        for s in &self.0 {
-            let len = s.len();
-            let (a, b) = (start.max(base), (start + n).min(base + len));
-            if a < b {
-                if part.len() != b - a {
-                    part = LiftedTriples::zeros(b - a);
-                }
-                s.lift(a - base, parts, &mut part);
-                for (dst, src) in out.parts_mut(parts).zip(part.parts_mut(parts)) {
-                    dst[a - start..b - start].copy_from_slice(src);
-                }
+        for (s, offset, r) in self.overlaps(start, n) {
+            if part.len() != r.len() {
+                part = LiftedTriples::zeros(r.len());
             }
-            base += len;
+            s.lift(offset, parts, &mut part);
+            for (dst, src) in out.parts_mut(parts).zip(part.parts_mut(parts)) {
+                dst[r.clone()].copy_from_slice(src);
+            }
         }
     }
 }
