@@ -30,6 +30,8 @@ pub fn sub_bytes_linked<M: SecurityModel, S: SboxProtocol<M>>(
     link: LayerLink<'_>,
 ) -> Result<(), EngineError> {
     sbox.invert_linked(party, x, link)?;
+    // A layer's records are complete: verify a due segment (malicious model).
+    party.checkpoint()?;
     x.map_components(|c| LinearMap8::AES_A.apply_in_place(c));
     x.add_constant_scalar(party.id(), AFFINE_CONST);
     Ok(())
@@ -53,7 +55,8 @@ pub fn inv_sub_bytes_linked<M: SecurityModel, S: SboxProtocol<M>>(
 ) -> Result<(), EngineError> {
     x.add_constant_scalar(party.id(), AFFINE_CONST);
     x.map_components(|c| LinearMap8::AES_A_INV.apply_in_place(c));
-    sbox.invert_linked(party, x, link)
+    sbox.invert_linked(party, x, link)?;
+    party.checkpoint()
 }
 
 /// Undoes the local steps between two encryption layers on a replicated sharing

@@ -103,6 +103,12 @@ pub struct BenchArgs {
     /// Read timeout in seconds: a peer silent for longer is treated as failed.
     #[arg(long, value_name = "SECONDS", default_value_t = 60.0)]
     pub timeout: f64,
+    /// Malicious protocols: verify the recorded products whenever they reach MIB mebibytes,
+    /// instead of all at once at the end (0: only at the end). Bounds the memory of large
+    /// batches; each segment adds about 2·log2(its triples) + 6 rounds. All parties must
+    /// use the same value.
+    #[arg(long, value_name = "MIB", default_value_t = 32)]
+    pub verify_segment: usize,
     /// Protocols to run (see `--all`); e.g. chida.
     #[arg(value_name = "TARGET")]
     pub targets: Vec<String>,

@@ -170,6 +170,13 @@ pub fn run(a: BenchArgs) -> Result<(), CliError> {
         KeySize::Aes128
     };
     let threads = a.threads.unwrap_or(1);
+    let segment = a.verify_segment.checked_mul(1 << 20).ok_or_else(|| {
+        CliError::Input(format!(
+            "--verify-segment {} is too large",
+            a.verify_segment
+        ))
+    })?;
+    triskele_engine::set_verify_segment((segment > 0).then_some(segment));
     let opts = net_options(a.timeout, a.net_delay, a.net_rate)?;
     let total = targets.len() * simd.len() * a.rep;
     let bar = progress(total);

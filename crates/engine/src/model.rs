@@ -16,6 +16,20 @@
 //!
 //! # Triples
 //!
+//! # Segments
+//!
+//! Records are not kept for the whole run: once they take [`Malicious`]'s segment size
+//! ([`set_verify_segment`], default [`DEFAULT_VERIFY_SEGMENT`]), the next
+//! [`crate::Party::checkpoint`] (after every recorded multiplication, after every AES S-box
+//! layer, after a PRF's committed cube chains) verifies all of them with Protocol 2 and
+//! reuses their memory. The segment's local result is kept and carried by the finalize
+//! check's compare-view, so nothing changes for the outputs: a wrong product in any segment
+//! makes every honest party abort before an output is opened. The segment's messages count
+//! in the finalize phase and its time in [`SecurityModel::segment_time`]. At most
+//! [`MAX_SEGMENTS`] segments run early per party (see [`crate::verify`] for the bound).
+//!
+//! # Records
+//!
 //! A product `z = x·y` over a field `F` is stored as it was computed (the six share vectors in
 //! `F`, e.g. 6 bytes per `GF(2^8)` triple and party) and lifted to the check field only while
 //! the check streams over it ([`Lift`]): `GF(2^8)` by `E_8`, `GF(2^4)` by `E_4`, bit-sliced
@@ -23,6 +37,8 @@
 //! `GF(2^64)`), and `F_p` ([`Fp`] or the run-time [`FpRt`]) as is (checked in the same field).
 
 use core::fmt::{self, Debug};
+use core::sync::atomic::{AtomicUsize, Ordering};
+use core::time::Duration;
 use std::sync::Arc;
 
 use sha2::{Digest, Sha256};
@@ -77,6 +93,29 @@ pub trait SecurityModel: Default + Debug + Send + 'static {
     /// the model keeps no views (compare-view is a no-op).
     fn take_view_digests(&mut self) -> Option<[[u8; 32]; 2]> {
         None
+    }
+
+    /// The records to verify now, if the model wants a segment verified before more is
+    /// recorded ([`crate::Party::checkpoint`]); `None` (the default): nothing is due.
+    fn take_due_records(&mut self) -> Option<Recorder> {
+        None
+    }
+
+    /// Result of verifying a segment taken with [`SecurityModel::take_due_records`]: `ok` is
+    /// the party's local check result (`σ = 0` in every run of Protocol 2), `time` what the
+    /// verification took. The model may reuse `rec`'s memory for the next records.
+    fn segment_verified(&mut self, rec: Recorder, ok: bool, time: Duration) {
+        let _ = (rec, ok, time);
+    }
+
+    /// Total time spent verifying segments so far (benchmarks count it in the finalize phase).
+    fn segment_time(&self) -> Duration {
+        Duration::ZERO
+    }
+
+    /// Settings of the model that every party must share (part of the parameter check).
+    fn parameters(&self) -> String {
+        String::new()
     }
 }
 
@@ -167,7 +206,51 @@ impl Debug for Recorder {
     }
 }
 
+/// Bytes a compact relation store is counted with per check-field triple by
+/// [`Recorder::recorded_bytes`] (its real size is its own; about two bytes per triple for the
+/// stores of this project).
+const CUSTOM_BYTES_PER_TRIPLE: usize = 2;
+
 impl Recorder {
+    /// The memory the records take (six share vectors per store; compact stores estimated at
+    /// two bytes per triple): what [`Malicious`]'s segment size compares with.
+    pub fn recorded_bytes(&self) -> usize {
+        fn bytes<F>(t: &Triples<F>) -> usize {
+            6 * t.z.first.len() * core::mem::size_of::<F>()
+        }
+        bytes(&self.gf2p8)
+            + bytes(&self.gf2p4)
+            + bytes(&self.tower)
+            + bytes(&self.bits)
+            + bytes(&self.gf2p64)
+            + bytes(&self.fp)
+            + bytes(&self.fp_rt)
+            + CUSTOM_BYTES_PER_TRIPLE * self.custom.iter().map(|s| s.len()).sum::<usize>()
+    }
+
+    /// True if nothing is recorded.
+    pub fn is_empty(&self) -> bool {
+        self.gf2p64_triples() == 0 && self.fp.is_empty() && self.fp_rt.is_empty()
+    }
+
+    /// Forgets every record but keeps the stores' memory for the next ones.
+    pub fn clear(&mut self) {
+        fn clear<F>(t: &mut Triples<F>) {
+            for v in [&mut t.x, &mut t.y, &mut t.z] {
+                v.first.clear();
+                v.second.clear();
+            }
+        }
+        clear(&mut self.gf2p8);
+        clear(&mut self.gf2p4);
+        clear(&mut self.tower);
+        clear(&mut self.bits);
+        clear(&mut self.gf2p64);
+        clear(&mut self.fp);
+        clear(&mut self.fp_rt);
+        self.custom.clear();
+    }
+
     /// Number of check-field triples recorded with check field `GF(2^64)`.
     pub fn gf2p64_triples(&self) -> usize {
         self.gf2p8.len()
@@ -358,13 +441,61 @@ impl Lift for Bits16 {
     }
 }
 
+/// At most this many segments are verified early per party; the soundness bound of
+/// segmented verification counts one Protocol 2 run per segment plus the final one
+/// ([`crate::verify`], "Segments").
+pub const MAX_SEGMENTS: usize = 256;
+
+/// The default of [`Malicious`]'s verification segment: 32 MiB of records.
+pub const DEFAULT_VERIFY_SEGMENT: usize = 32 << 20;
+
+/// The segment size new [`Malicious`] models start with (0: off).
+static VERIFY_SEGMENT: AtomicUsize = AtomicUsize::new(DEFAULT_VERIFY_SEGMENT);
+
+/// Sets the verification segment of the [`Malicious`] models created from now on in this
+/// process, in bytes of records (`None`: verify everything in the finalize phase only). Every
+/// party of a run must use the same value (it is part of the parameter check).
+pub fn set_verify_segment(bytes: Option<usize>) {
+    VERIFY_SEGMENT.store(bytes.unwrap_or(0), Ordering::Relaxed);
+}
+
+/// The verification segment new [`Malicious`] models start with ([`set_verify_segment`]).
+pub fn verify_segment() -> Option<usize> {
+    match VERIFY_SEGMENT.load(Ordering::Relaxed) {
+        0 => None,
+        b => Some(b),
+    }
+}
+
 /// Security with abort against one actively corrupt party (PROTOCOLS.md §5): hashed views
 /// and recorded triples. See the module documentation.
-#[derive(Default, Clone)]
+#[derive(Clone)]
 pub struct Malicious {
     prev: Sha256,
     next: Sha256,
     recorder: Recorder,
+    /// Records (bytes) that make a segment due; `None`: everything is verified at the end.
+    segment: Option<usize>,
+    /// Segments verified so far.
+    segments: usize,
+    /// Some verified segment failed its local check.
+    segment_failed: bool,
+    /// Time spent verifying segments.
+    segment_time: Duration,
+}
+
+impl Default for Malicious {
+    fn default() -> Self {
+        Malicious {
+            prev: Sha256::default(),
+            next: Sha256::default(),
+            recorder: Recorder::default(),
+            segment: verify_segment(),
+            segments: 0,
+            segment_failed: false,
+            segment_time: Duration::ZERO,
+        }
+    }
 }
 
 impl Debug for Malicious {
@@ -373,6 +504,8 @@ impl Debug for Malicious {
             .field("gf2p64_triples", &self.recorder.gf2p64_triples())
             .field("fp_triples", &self.recorder.fp.len())
             .field("fp_rt_triples", &self.recorder.fp_rt.len())
+            .field("segment", &self.segment)
+            .field("segments", &self.segments)
             .finish_non_exhaustive()
     }
 }
@@ -399,6 +532,29 @@ impl Malicious {
     /// Removes and returns the recorded triples.
     pub fn take_recorder(&mut self) -> Recorder {
         core::mem::take(&mut self.recorder)
+    }
+
+    /// Sets this model's verification segment in bytes of records (`None`: verify only at the
+    /// end). Protocols that check their records otherwise than by Protocol 2 (mal-chida's
+    /// sacrifice) turn it off.
+    pub fn set_segment(&mut self, bytes: Option<usize>) {
+        self.segment = bytes;
+    }
+
+    /// The verification segment in bytes of records.
+    pub fn segment(&self) -> Option<usize> {
+        self.segment
+    }
+
+    /// Segments verified so far ([`crate::Party::checkpoint`]).
+    pub fn segments(&self) -> usize {
+        self.segments
+    }
+
+    /// True if a segment verified so far failed this party's local check; the finalize
+    /// check ([`crate::Party::verify_recorded`]) then aborts.
+    pub fn segment_failed(&self) -> bool {
+        self.segment_failed
     }
 }
 
@@ -447,5 +603,34 @@ impl SecurityModel for Malicious {
         let prev = core::mem::take(&mut self.prev);
         let next = core::mem::take(&mut self.next);
         Some([prev.finalize().into(), next.finalize().into()])
+    }
+
+    /// All records once they take at least the segment size (at most [`MAX_SEGMENTS`]
+    /// times; later records wait for the finalize check).
+    fn take_due_records(&mut self) -> Option<Recorder> {
+        let due = self.segments < MAX_SEGMENTS
+            && self
+                .segment
+                .is_some_and(|s| self.recorder.recorded_bytes() >= s);
+        due.then(|| core::mem::take(&mut self.recorder))
+    }
+
+    fn segment_verified(&mut self, mut rec: Recorder, ok: bool, time: Duration) {
+        self.segments += 1;
+        self.segment_failed |= !ok;
+        self.segment_time += time;
+        if self.recorder.is_empty() {
+            // Nothing was recorded meanwhile: the next records reuse the memory.
+            rec.clear();
+            self.recorder = rec;
+        }
+    }
+
+    fn segment_time(&self) -> Duration {
+        self.segment_time
+    }
+
+    fn parameters(&self) -> String {
+        format!("verify-segment={:?}", self.segment)
     }
 }

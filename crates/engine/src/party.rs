@@ -1,5 +1,7 @@
 //! One party of the three-party engine: its links, its correlated randomness, its model.
 
+use std::time::Instant;
+
 use rand::RngCore;
 use triskele_field::{Bulk, Encode, Random};
 use triskele_net::{Network, Phase};
@@ -9,7 +11,7 @@ use triskele_share::{
 use zeroize::Zeroize;
 
 use crate::error::{AbortReason, EngineError};
-use crate::model::{Lift, Malicious, SecurityModel, SemiHonest, View};
+use crate::model::{Lift, Malicious, Recorder, SecurityModel, SemiHonest, View};
 use crate::verify::{verify, Concat, TripleSource, VerifyField};
 
 /// Which neighbour receives the local product in a reshare (PROTOCOLS.md §1.6, \[REF\]).
@@ -31,6 +33,8 @@ pub struct Party<M: SecurityModel = SemiHonest> {
     net: Network,
     prss: Prss,
     model: M,
+    /// A segment is being verified ([`Party::checkpoint`] does not nest).
+    checking: bool,
 }
 
 impl<M: SecurityModel> Party<M> {
@@ -88,6 +92,7 @@ impl<M: SecurityModel> Party<M> {
             net,
             prss,
             model: M::default(),
+            checking: false,
         })
     }
 
@@ -98,6 +103,7 @@ impl<M: SecurityModel> Party<M> {
             net,
             prss,
             model: M::default(),
+            checking: false,
         }
     }
 
@@ -289,6 +295,7 @@ impl<M: SecurityModel> Party<M> {
         let z = self.mul_covered(x, y)?;
         if M::MALICIOUS {
             self.model.on_product(x, y, &z);
+            self.checkpoint()?;
         }
         Ok(z)
     }
@@ -506,6 +513,7 @@ impl<M: SecurityModel> Party<M> {
     /// both neighbours and compares. Use at setup (counted in the setup phase).
     pub fn check_parameters(&mut self, params: &str) -> Result<(), EngineError> {
         use sha2::{Digest, Sha256};
+        let params = format!("{params} model={} {}", M::NAME, self.model.parameters());
         let d = Sha256::digest(params.as_bytes()).to_vec();
         let prev_phase = self.net.phase();
         self.net.set_phase(Phase::Setup);
@@ -526,15 +534,43 @@ impl<M: SecurityModel> Party<M> {
     }
 }
 
-impl Party<Malicious> {
-    /// The finalize checks of the Verify-based protocols (PROTOCOLS.md §5.6, §5.8): Protocol 2
-    /// over all recorded triples (one run in `GF(2^64)` for the binary sources, one in `F_p`
-    /// if any [`triskele_field::Fp`] products were recorded, one in the run-time `F_p` if any
-    /// [`triskele_field::FpRt`] products were, with the modulus installed now), then a
-    /// compare-view carrying the result. Every party returns [`AbortReason::MultiplicationCheck`] or another abort unless all checks
-    /// passed at all parties. The recorded triples are consumed.
-    pub fn verify_recorded(&mut self) -> Result<(), EngineError> {
-        let rec = self.model.take_recorder();
+impl<M: SecurityModel> Party<M> {
+    /// Verifies the records now if the model says a segment is due (the malicious model:
+    /// once its records take the segment size, see [`crate::model::set_verify_segment`]);
+    /// otherwise does nothing. Called by [`Party::mul`] after recording, and by protocols at
+    /// points where all their records so far are complete (e.g. after an S-box layer).
+    ///
+    /// A segment is Protocol 2 over everything recorded so far, exactly as in
+    /// [`Party::verify_recorded`] but without the compare-view: its local result is kept by
+    /// the model and carried by the compare-view of the finalize check, so a failed segment
+    /// makes every honest party abort there, before any output. Its messages are counted in
+    /// the finalize phase (the network phase is switched for its duration) and its time is
+    /// reported by [`SecurityModel::segment_time`]. The records' memory is reused, so a long
+    /// run holds at most about one segment of records instead of all of them.
+    pub fn checkpoint(&mut self) -> Result<(), EngineError> {
+        if self.checking {
+            return Ok(());
+        }
+        let Some(rec) = self.model.take_due_records() else {
+            return Ok(());
+        };
+        self.checking = true;
+        let phase = self.net.phase();
+        self.net.set_phase(Phase::Finalize);
+        let t0 = Instant::now();
+        let ok = self.verify_records(&rec);
+        let time = t0.elapsed();
+        self.net.set_phase(phase);
+        self.checking = false;
+        self.model.segment_verified(rec, ok?, time);
+        Ok(())
+    }
+
+    /// Protocol 2 over `rec` (one run in `GF(2^64)` for the binary sources, one in `F_p` if
+    /// any [`triskele_field::Fp`] products were recorded, one in the run-time `F_p` if any
+    /// [`triskele_field::FpRt`] products were, with the modulus installed now): this party's
+    /// local result, without a compare-view.
+    fn verify_records(&mut self, rec: &Recorder) -> Result<bool, EngineError> {
         let mut ok = true;
         let fixed: [&dyn TripleSource<triskele_field::Gf2p64>; 5] =
             [&rec.gf2p8, &rec.gf2p4, &rec.tower, &rec.bits, &rec.gf2p64];
@@ -558,6 +594,19 @@ impl Party<Malicious> {
         if !rec.fp_rt.is_empty() {
             ok &= verify::<triskele_field::FpRt, _>(self, &rec.fp_rt)?;
         }
+        Ok(ok)
+    }
+}
+
+impl Party<Malicious> {
+    /// The finalize checks of the Verify-based protocols (PROTOCOLS.md §5.6, §5.8): Protocol 2
+    /// over all records not yet verified in a segment ([`Party::checkpoint`]), then a
+    /// compare-view carrying the result of this check and of every segment. Every party
+    /// returns [`AbortReason::MultiplicationCheck`] or another abort unless all checks passed
+    /// at all parties. The recorded triples are consumed.
+    pub fn verify_recorded(&mut self) -> Result<(), EngineError> {
+        let rec = self.model.take_recorder();
+        let ok = self.verify_records(&rec)? && !self.model.segment_failed();
         drop(rec);
         self.compare_view_after(if ok {
             Ok(())

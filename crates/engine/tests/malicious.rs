@@ -283,3 +283,89 @@ fn tampered_opening_aborts_both_honest_parties() {
         }
     }
 }
+
+/// Segmented verification ([`Party::checkpoint`]) with a one-byte segment: each recorded
+/// batch is verified when the checkpoint runs; a planted (consistent) error in the first
+/// segment is remembered and makes every party abort at the final check, although the later
+/// segments and the final records are correct.
+#[test]
+fn an_error_in_an_early_segment_aborts_the_final_check() {
+    let bad = dealt_triples::<Gf2p8>(3000, &[(1234, Gf2p8(0x40))], 31);
+    let good = dealt_triples::<Fp>(500, &[], 32);
+    let tail = dealt_triples::<Gf2p64>(77, &[], 33);
+    let res = three(|mut p| {
+        let i = p.id().index();
+        p.model().set_segment(Some(1));
+        p.model().record(&bad[i].0, &bad[i].1, &bad[i].2);
+        p.checkpoint().unwrap();
+        p.model().record(&good[i].0, &good[i].1, &good[i].2);
+        p.checkpoint().unwrap();
+        // Not a segment: the final check verifies these.
+        p.model().set_segment(None);
+        p.model().record(&tail[i].0, &tail[i].1, &tail[i].2);
+        p.checkpoint().unwrap();
+        let m = p.model();
+        let seen = (
+            m.segments(),
+            m.segment_failed(),
+            m.recorder().gf2p64_triples(),
+        );
+        (seen, p.verify_recorded())
+    });
+    for ((segments, failed, left), r) in res {
+        assert_eq!((segments, failed, left), (2, true, 77));
+        assert!(
+            matches!(r, Err(EngineError::Abort(AbortReason::MultiplicationCheck))),
+            "{r:?}"
+        );
+    }
+}
+
+/// Products from `Party::mul` are verified as they are recorded once they reach the segment:
+/// the outputs stay correct, the records are gone after each segment, and each segment's
+/// messages are those of one Verify, counted in the finalize phase.
+#[test]
+fn segments_verify_products_as_they_are_multiplied() {
+    let n = 1000usize;
+    let res = three(|mut p| {
+        p.model().set_segment(Some(6 * n));
+        p.set_phase(Phase::Online);
+        let x = p.random_rss::<Gf2p8>(n);
+        let y = p.random_rss::<Gf2p8>(n);
+        let mut z = p.mul(&x, &y).unwrap();
+        for _ in 0..3 {
+            z = p.mul(&z, &y).unwrap();
+        }
+        assert_eq!(p.model().recorder().gf2p64_triples(), 0);
+        p.set_phase(Phase::Finalize);
+        p.verify_recorded().unwrap();
+        let segments = p.model().segments();
+        p.set_phase(Phase::Output);
+        let (xo, yo, zo) = (
+            p.open_output(&x).unwrap(),
+            p.open_output(&y).unwrap(),
+            p.open_output(&z).unwrap(),
+        );
+        let st = p.net().stats();
+        (
+            segments,
+            xo,
+            yo,
+            zo,
+            st.get(Phase::Online),
+            st.get(Phase::Finalize),
+        )
+    });
+    let l = u64::from(levels(n));
+    for (segments, x, y, z, online, fin) in res {
+        assert_eq!(segments, 4);
+        for k in 0..n {
+            assert_eq!(z[k], x[k] * y[k] * y[k] * y[k] * y[k]);
+        }
+        assert_eq!(online.prev.bytes_sent, 4 * n as u64);
+        assert_eq!(online.next.bytes_sent, 0);
+        // Four Verify runs and the final compare-view.
+        assert_eq!(fin.next.bytes_sent, 4 * (16 + 8 * l + 24) + 32);
+        assert_eq!(fin.prev.bytes_sent, 4 * (16 * l + 16) + 32);
+    }
+}

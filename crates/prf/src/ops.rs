@@ -105,7 +105,7 @@ impl<F: PrfField> CubeRecords<F> {
         comb(&mut v2.first, &v.first);
         comb(&mut v2.second, &v.second);
         party.model().on_product_owned(v2, v, v3);
-        Ok(())
+        party.checkpoint()
     }
 }
 

@@ -23,6 +23,11 @@
 //! [`triskele_engine::verify`]); any inconsistent opening (coins, `ρ`, `σ`, outputs) is caught
 //! by the compare-views with the collision resistance of SHA-256. Outputs are opened with the
 //! hashed opening and a compare-view before any party returns them.
+//!
+//! Large batches verify their records in segments while the layers run
+//! ([`Party::checkpoint`] after every product and layer; `triskele bench --verify-segment`):
+//! the same check per segment, counted in the finalize phase, with the memory of one segment
+//! instead of all records.
 
 use triskele_engine::{EngineError, Malicious, Party};
 use triskele_field::{Gf2p8, LinearMap8};

@@ -66,6 +66,8 @@
 //! * `n = 0` needs no triples: preprocessing then does nothing (no messages).
 //! * The finalize refuses (with an error, not an abort) a recorder holding products other than
 //!   this protocol's `GF(2^8)` chain, which its sacrifice would not check.
+//! * Segmented verification ([`Party::checkpoint`]) is turned off for this protocol: every
+//!   online product stays recorded until the finalize sacrifices it.
 //!
 //! # Soundness
 //!
@@ -229,6 +231,9 @@ impl SboxProtocol<Malicious> for MalChida {
             .checked_mul(TRIPLES_PER_INVERSION)
             .ok_or_else(|| EngineError::Unsupported(format!("{n} inversions")))?;
         let fresh = verified_triples(party, count)?;
+        // The online products are checked by the finalize's sacrifice, not by Protocol 2:
+        // they must all stay recorded until then.
+        party.model().set_segment(None);
         party.model().reserve::<Gf2p8>(count);
         // Drop what a finalize has consumed, keep what is still unused or awaiting its check.
         let keep = |v: &mut RssVec<Gf2p8>, add: &RssVec<Gf2p8>, used: usize| {
@@ -252,6 +257,7 @@ impl SboxProtocol<Malicious> for MalChida {
     ) -> Result<(), EngineError> {
         let needed = x.len().saturating_mul(TRIPLES_PER_INVERSION);
         EngineError::ensure_preprocessed(needed, self.available())?;
+        party.model().set_segment(None);
         MalChidaRecCheck.invert(party, x)?;
         self.reserved += needed;
         Ok(())

@@ -1,0 +1,136 @@
+//! Segmented verification (`Party::checkpoint`): the Verify-based malicious variants with a
+//! segment of one byte, so that every multiplication's records are verified as soon as they
+//! exist and the finalize check finds nothing left. This test binary sets the process-wide
+//! segment for every test in it (integration tests run as their own process), so the other
+//! test binaries keep the default.
+//!
+//! Checked here: outputs against RustCrypto (AES-128 and AES-256, both directions, where the
+//! variant supports them), the exact bytes and messages of the finalize phase (one Verify per
+//! multiplication plus the final compare-view) with the online bytes unchanged, and that a
+//! product the cheater corrupts in an early segment makes every honest party abort at the
+//! end, as does a tampered message of a segment's Verify.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+mod common;
+
+use common::{check_random_against_rustcrypto, run_fips197, three, FIPS_CT};
+use triskele_aes::{aes_tamper, bench_party, KeySize, Target};
+use triskele_engine::verify::levels;
+use triskele_engine::{set_verify_segment, EngineError};
+use triskele_net::{NetOptions, Phase, Tamper};
+use triskele_share::{Direction, PartyId};
+
+/// The Verify-based variants (mal-chida checks by sacrifice and turns segments off).
+const VERIFY_BASED: [Target; 7] = [
+    Target::MalChidaRecCheck,
+    Target::MalGf4Circuit,
+    Target::MalGf4CircuitOpt,
+    Target::MalLut16Bitstring,
+    Target::MalLut16Ohv,
+    Target::MalLut256Ss,
+    Target::MalLut256SsOpt,
+];
+
+/// Every record is due at once.
+fn tiny_segments() {
+    set_verify_segment(Some(1));
+}
+
+#[test]
+fn segmented_variants_match_rustcrypto() {
+    tiny_segments();
+    for (i, target) in VERIFY_BASED.into_iter().enumerate() {
+        check_random_against_rustcrypto(target, 900 + i as u64);
+    }
+}
+
+#[test]
+fn segmented_fips197_and_mal_chida_unaffected() {
+    tiny_segments();
+    for target in VERIFY_BASED.into_iter().chain([Target::MalChida]) {
+        for r in run_fips197(target, None) {
+            assert_eq!(hex::encode(r.unwrap()), FIPS_CT, "{target}");
+        }
+    }
+}
+
+/// mal-chida-rec-check, AES-128 without key schedule (the benchmark): layer `r` multiplies
+/// `n`, `2n` and `n` elements (`n = 16 · simd`), each verified as its own segment
+/// (`16 + 8ℓ + 24` bytes to next, `16ℓ + 16` to prev, `ℓ + 4` and `ℓ + 2` sends), then the
+/// final compare-view (32 bytes and one send each way). The online phase sends exactly the
+/// multiplications' 640 bytes per block.
+#[test]
+fn segment_bytes_are_counted_in_the_finalize_phase() {
+    tiny_segments();
+    let simd = 3;
+    let n = 16 * simd;
+    let nets = triskele_net::in_memory(&NetOptions::default());
+    let reports = three(nets, |net| {
+        bench_party(Target::MalChidaRecCheck, net, KeySize::Aes128, simd).expect("run")
+    });
+    let (mut next, mut prev, mut sends_next, mut sends_prev) = (32u64, 32u64, 1u64, 1u64);
+    for _layer in 0..10 {
+        for len in [n, 2 * n, n] {
+            let l = u64::from(levels(len));
+            next += 16 + 8 * l + 24;
+            prev += 16 * l + 16;
+            sends_next += l + 4;
+            sends_prev += l + 2;
+        }
+    }
+    for r in &reports {
+        let on = r.online.stats;
+        assert_eq!(on.prev.bytes_sent, 640 * simd as u64);
+        assert_eq!(on.next.bytes_sent, 0);
+        let fin = r.finalize.stats;
+        assert_eq!(fin.next.bytes_sent, next);
+        assert_eq!(fin.prev.bytes_sent, prev);
+        // Messages per link count sends and receives: this party's sends to one side and
+        // that neighbour's sends the other way.
+        assert_eq!(fin.next.messages, sends_next + sends_prev);
+        assert_eq!(fin.prev.messages, sends_next + sends_prev);
+        assert!(r.finalize.time > std::time::Duration::ZERO);
+    }
+}
+
+fn assert_honest_abort(target: Target, tamper: Tamper, what: &str) {
+    let cheater = tamper.party;
+    let log = tamper.clone();
+    let res = run_fips197(target, Some(tamper));
+    assert!(log.tampered().is_some(), "{target} {what}: nothing flipped");
+    for p in PartyId::ALL {
+        if p == cheater {
+            continue;
+        }
+        let r = &res[p.index()];
+        assert!(
+            matches!(r, Err(EngineError::Abort(_))),
+            "{target} {what}: cheater {cheater}: honest {p} returned {r:?}"
+        );
+    }
+}
+
+#[test]
+fn a_product_corrupted_in_an_early_segment_aborts_at_the_end() {
+    tiny_segments();
+    for target in VERIFY_BASED {
+        for cheater in PartyId::ALL {
+            let t = aes_tamper(target, KeySize::Aes128, cheater, 1);
+            assert_honest_abort(target, t, "online share");
+        }
+    }
+}
+
+#[test]
+fn a_tampered_segment_verify_aborts() {
+    tiny_segments();
+    for target in [Target::MalChidaRecCheck, Target::MalLut16Ohv] {
+        for cheater in PartyId::ALL {
+            // The first segment's seed coins (to next) and its first reshare (to prev).
+            let t = Tamper::new(cheater, Phase::Finalize, Some(Direction::Next), 0, 3);
+            assert_honest_abort(target, t, "segment seed coins");
+            let t = Tamper::new(cheater, Phase::Finalize, Some(Direction::Prev), 0, 4);
+            assert_honest_abort(target, t, "segment reshare");
+        }
+    }
+}
