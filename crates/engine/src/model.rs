@@ -113,6 +113,13 @@ pub trait SecurityModel: Default + Debug + Send + 'static {
         Duration::ZERO
     }
 
+    /// The size (bytes of records) at which the model verifies a segment, if it still does:
+    /// protocols that keep records of their own (e.g. cube chains combined under a coin)
+    /// hand them over once they reach it. `None` (the default): keep them to the end.
+    fn segment_size(&self) -> Option<usize> {
+        None
+    }
+
     /// Settings of the model that every party must share (part of the parameter check).
     fn parameters(&self) -> String {
         String::new()
@@ -628,6 +635,10 @@ impl SecurityModel for Malicious {
 
     fn segment_time(&self) -> Duration {
         self.segment_time
+    }
+
+    fn segment_size(&self) -> Option<usize> {
+        self.segment.filter(|_| self.segments < MAX_SEGMENTS)
     }
 
     fn parameters(&self) -> String {

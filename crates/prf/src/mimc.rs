@@ -83,6 +83,8 @@ impl<F: PrfField> Mimc<F> {
             let a = party.random_rss::<F>(n);
             let a2 = party.mul_covered(&a, &a)?;
             let a3 = party.mul_covered(&a2, &a)?;
+            // Committed in the finalize phase: all chains exist at once here, so an early
+            // commit would save no memory.
             self.records.push::<M>(&a, &a2, &a3);
             self.tuples = CubeTuples { a, a2, a3 };
             self.used = 0;
@@ -121,6 +123,7 @@ impl<F: PrfField> Mimc<F> {
                     let z2 = party.mul_covered(&z, &z)?;
                     let z3 = party.mul_covered(&z2, &z)?;
                     self.records.push::<M>(&z, &z2, &z3);
+                    self.records.commit_if_due(party)?;
                     z3
                 }
                 Variant::Cube => self.cube_with_tuple(party, &z)?,

@@ -1,7 +1,7 @@
 //! Local and one-round operations on replicated sharings over a prime field that the PRFs
 //! share (PRF.md, "Engine operations over F_p").
 
-use triskele_engine::{EngineError, Lift, Malicious, Party, SecurityModel, SemiHonest};
+use triskele_engine::{EngineError, Lift, Malicious, Party, Phase, SecurityModel, SemiHonest};
 use triskele_field::PrimeField;
 use triskele_share::{local_product, RssVec};
 
@@ -68,6 +68,25 @@ impl<F: PrfField> CubeRecords<F> {
         }
     }
 
+    /// The memory the kept chains take (three sharings per chain).
+    pub fn bytes(&self) -> usize {
+        6 * self.len() * core::mem::size_of::<F>()
+    }
+
+    /// [`CubeRecords::commit`] once the kept chains reach the model's segment size
+    /// ([`SecurityModel::segment_size`]), so that a long computation holds about one segment
+    /// of chains instead of all of them. The chains kept so far are complete (their messages
+    /// were sent), so the coin drawn now is independent of their errors.
+    pub fn commit_if_due<M: SecurityModel>(
+        &mut self,
+        party: &mut Party<M>,
+    ) -> Result<(), EngineError> {
+        match party.model().segment_size() {
+            Some(s) if self.bytes() >= s => self.commit(party),
+            _ => Ok(()),
+        }
+    }
+
     /// Number of chains kept.
     pub fn len(&self) -> usize {
         self.v.len()
@@ -79,21 +98,22 @@ impl<F: PrfField> CubeRecords<F> {
 
     /// Tosses the coin and records the combined relations with the party's security model
     /// (the finalize checks then verify them). Must run after every message that touched the
-    /// chains and before the finalize checks; empties the records. No communication when
-    /// nothing was kept (semi-honest model).
+    /// chains and before the finalize checks; empties the records but keeps their memory for
+    /// the next chains. No communication when nothing was kept (semi-honest model). The coin's
+    /// message counts in the finalize phase (it belongs to the check), wherever this runs.
     pub fn commit<M: SecurityModel>(&mut self, party: &mut Party<M>) -> Result<(), EngineError> {
         if self.is_empty() {
             return Ok(());
         }
-        let CubeRecords { v, mut v2, mut v3 } = core::mem::take(self);
-        let r = party
-            .coins_in::<F>(1)?
-            .first()
-            .copied()
-            .ok_or(EngineError::LengthMismatch {
-                expected: 1,
-                got: 0,
-            })?;
+        let phase = party.net().phase();
+        party.set_phase(Phase::Finalize);
+        let coin = party.coins_in::<F>(1);
+        party.set_phase(phase);
+        let r = coin?.first().copied().ok_or(EngineError::LengthMismatch {
+            expected: 1,
+            got: 0,
+        })?;
+        let CubeRecords { v, v2, v3 } = self;
         // v3 <- r v2 + v3 first (it needs the old v2), then v2 <- r v + v2.
         let comb = |dst: &mut [F], src: &[F]| {
             for (d, x) in dst.iter_mut().zip(src) {
@@ -104,7 +124,22 @@ impl<F: PrfField> CubeRecords<F> {
         comb(&mut v3.second, &v2.second);
         comb(&mut v2.first, &v.first);
         comb(&mut v2.second, &v.second);
-        party.model().on_product_owned(v2, v, v3);
+        let small = party
+            .model()
+            .segment_size()
+            .is_some_and(|s| 6 * v.len() * core::mem::size_of::<F>() <= 2 * s);
+        if small {
+            // A segment among several: copied, so that both stores keep their memory for the
+            // next one (moving would make the next chains allocate fresh pages).
+            party.model().on_product(v2, v, v3);
+            for r in [v, v2, v3] {
+                r.first.clear();
+                r.second.clear();
+            }
+        } else {
+            let CubeRecords { v, v2, v3 } = core::mem::take(self);
+            party.model().on_product_owned(v2, v, v3);
+        }
         party.checkpoint()
     }
 }

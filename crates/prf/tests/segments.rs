@@ -134,3 +134,60 @@ fn opts(tamper: Tamper) -> NetOptions {
         ..NetOptions::default()
     }
 }
+
+/// With a segment per round, mal-mimc commits its cube chains (one coin) and verifies them
+/// in every round, and mal-legendre verifies each recorded product as it is made: the
+/// preprocessing and online phases still send exactly their own bytes and messages
+/// (tests/comm.rs), and everything the checks send is counted in the finalize phase.
+#[test]
+fn segments_leave_the_online_traffic_unchanged() {
+    tiny_segments();
+    const E: u64 = 16;
+    const R: u64 = 81;
+    let simd = 9usize;
+    let n = simd as u64;
+    for (target, prep, online, prep_msgs, online_msgs, min_fin_msgs) in [
+        (
+            PrfTarget::MalMimc,
+            (0, 0),
+            (0, 2 * R * E),
+            (0, 0),
+            (2 * R, 2 * R),
+            2 * R,
+        ),
+        (
+            PrfTarget::MalLegendre,
+            (0, 4 * E),
+            (E, E),
+            (3, 3),
+            (2, 2),
+            8,
+        ),
+    ] {
+        let reports = three(in_memory(&NetOptions::default()), |net| {
+            triskele_prf::bench_party(target, net, simd).unwrap()
+        });
+        for r in reports {
+            let (pre, onl, fin) = (r.preprocessing.stats, r.online.stats, r.finalize.stats);
+            assert_eq!(
+                (pre.next.bytes_sent, pre.prev.bytes_sent),
+                (prep.0 * n, prep.1 * n)
+            );
+            assert_eq!(
+                (onl.next.bytes_sent, onl.prev.bytes_sent),
+                (online.0 * n, online.1 * n)
+            );
+            assert_eq!(
+                (pre.next.messages, pre.prev.messages),
+                prep_msgs,
+                "{target}"
+            );
+            assert_eq!(
+                (onl.next.messages, onl.prev.messages),
+                online_msgs,
+                "{target}"
+            );
+            assert!(fin.next.messages > min_fin_msgs, "{target}: {fin:?}");
+        }
+    }
+}
