@@ -132,28 +132,9 @@ fn aes256_exact_bytes_and_messages() {
 // ---------------------------------------------------------------------------------------------
 // Abort matrix
 
-/// Runs mal-chida with `tamper` and checks the abort promise: every honest party returns
-/// `EngineError::Abort`, none an output. Returns the length of the flipped message.
+/// Runs mal-chida with `tamper` and checks the abort promise; the flipped message's length.
 fn assert_aborts(tamper: Tamper, what: &str) -> usize {
-    let cheater = tamper.party;
-    let log = tamper.clone();
-    let res = run(Target::MalChida, Some(tamper));
-    let flipped = log
-        .tampered()
-        .unwrap_or_else(|| panic!("{what}: nothing was flipped"));
-    for p in PartyId::ALL {
-        if p == cheater {
-            // The cheater runs the honest code apart from the flip; its result is not
-            // constrained.
-            continue;
-        }
-        let r = &res[p.index()];
-        assert!(
-            matches!(r, Err(EngineError::Abort(_))),
-            "{what}: cheater {cheater}, flipped {flipped:?}: honest {p} returned {r:?}"
-        );
-    }
-    flipped.len
+    common::assert_fips197_aborts(Target::MalChida, tamper, what)
 }
 
 /// The `k`-th message `cheater` sends in `phase` towards `dir`.

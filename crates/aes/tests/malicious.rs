@@ -45,25 +45,7 @@ fn verify_levels(target: Target) -> u64 {
 
 /// Runs `target` with `tamper` and checks the abort promise.
 fn assert_aborts(target: Target, tamper: Tamper, what: &str) {
-    let cheater = tamper.party;
-    let log = tamper.clone();
-    let res = run(target, Some(tamper));
-    let flipped = log
-        .tampered()
-        .unwrap_or_else(|| panic!("{target} {what}: nothing was flipped"));
-    for p in PartyId::ALL {
-        let r = &res[p.index()];
-        if p == cheater {
-            // The cheater runs the honest code apart from the flip; it cannot be prevented
-            // from seeing an output opening it received correctly, so its result is not
-            // constrained.
-            continue;
-        }
-        assert!(
-            matches!(r, Err(EngineError::Abort(_))),
-            "{target} {what}: cheater {cheater}, flipped {flipped:?}: honest {p} returned {r:?}"
-        );
-    }
+    common::assert_fips197_aborts(target, tamper, what);
 }
 
 fn honest_run_gives_the_fips197_ciphertext(target: Target) {

@@ -284,3 +284,29 @@ pub fn run_fips197(target: Target, tamper: Option<Tamper>) -> [Result<Vec<u8>, E
         compute_party(target, net, &ks[i], xs[i].clone(), Mode::Encrypt)
     })
 }
+
+/// Runs FIPS-197 C.1 through `target` with `tamper` and checks the abort promise: every
+/// honest party returns `EngineError::Abort`, none an output. Returns the length of the
+/// flipped message.
+pub fn assert_fips197_aborts(target: Target, tamper: Tamper, what: &str) -> usize {
+    let cheater = tamper.party;
+    let log = tamper.clone();
+    let res = run_fips197(target, Some(tamper));
+    let flipped = log
+        .tampered()
+        .unwrap_or_else(|| panic!("{target} {what}: nothing was flipped"));
+    for p in triskele_share::PartyId::ALL {
+        if p == cheater {
+            // The cheater runs the honest code apart from the flip; it cannot be prevented
+            // from seeing an output opening it received correctly, so its result is not
+            // constrained.
+            continue;
+        }
+        let r = &res[p.index()];
+        assert!(
+            matches!(r, Err(EngineError::Abort(_))),
+            "{target} {what}: cheater {cheater}, flipped {flipped:?}: honest {p} returned {r:?}"
+        );
+    }
+    flipped.len
+}
