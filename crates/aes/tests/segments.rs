@@ -15,8 +15,8 @@ mod common;
 
 use common::{assert_fips197_aborts, check_random_against_rustcrypto, run_fips197, three, FIPS_CT};
 use triskele_aes::{aes_tamper, bench_party, KeySize, Target};
-use triskele_engine::verify::levels;
 use triskele_engine::set_verify_segment;
+use triskele_engine::verify::levels;
 use triskele_net::{NetOptions, Phase, Tamper};
 use triskele_share::{Direction, PartyId};
 
