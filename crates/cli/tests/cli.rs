@@ -197,6 +197,47 @@ fn keygen_then_three_config_processes_form_a_run() {
     assert!(out.contains("chida"), "{out}");
 }
 
+/// Parties started with different `--verify-segment` values refuse to run together: every
+/// party exits 2 at setup with a message naming the mismatch, instead of desynchronising.
+#[test]
+fn config_processes_with_different_verify_segments_refuse_to_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path().to_str().unwrap();
+    keygen_on_free_ports(d);
+    let prefix = dir.path().join("run");
+    let prefix = prefix.to_str().unwrap().to_string();
+    let children: Vec<_> = (1..=3)
+        .map(|p| {
+            let segment = if p == 3 { "1" } else { "32" };
+            Command::new(env!("CARGO_BIN_EXE_triskele"))
+                .args([
+                    "bench",
+                    "--config",
+                    &format!("{d}/p{p}.toml"),
+                    "--simd",
+                    "4",
+                    "--csv",
+                    &prefix,
+                    "--timeout",
+                    "20",
+                    "--verify-segment",
+                    segment,
+                    "mal-chida-rec-check",
+                ])
+                .stdout(std::process::Stdio::piped())
+                .stderr(std::process::Stdio::piped())
+                .spawn()
+                .expect("spawn party")
+        })
+        .collect();
+    for c in children {
+        let o = c.wait_with_output().unwrap();
+        let err = stderr(&o);
+        assert_eq!(o.status.code(), Some(2), "{err}");
+        assert!(err.contains("verification segment"), "{err}");
+    }
+}
+
 #[test]
 fn ot_bench_reports_time_rate_bytes_and_memory() {
     for proto in ["rot", "ec", "iknp"] {

@@ -525,7 +525,8 @@ impl<M: SecurityModel> Party<M> {
             if theirs != d {
                 return Err(EngineError::ParameterMismatch {
                     peer: self.id.neighbour(dir),
-                    what: "run parameters (protocol, batch size, key size or version)".into(),
+                    what: "run parameters (protocol, batch size, key size, version or the malicious model's verification segment)"
+                        .into(),
                 });
             }
         }
