@@ -1,7 +1,5 @@
 //! One party's part of a benchmark repetition or of a one-shot computation.
 
-use std::time::Instant;
-
 use triskele_engine::{EngineError, Malicious, Party, Phase, SecurityModel, SemiHonest};
 use triskele_field::Gf2p8;
 use triskele_net::{Network, Tamper};
@@ -53,11 +51,8 @@ fn bench_with<M: SecurityModel, S: SboxProtocol<M>>(
     party.net().reset_stats();
 
     // Pre-processing: material for exactly 16 * N_r * simd inversions.
-    party.set_phase(Phase::Preprocessing);
-    let t0 = Instant::now();
-    sbox.preprocess(&mut party, simd * size.sboxes_per_block())?;
-    let pre = t0.elapsed();
-    let seg_pre = party.model().segment_time();
+    let n = simd * size.sboxes_per_block();
+    let ((), pre) = party.timed(Phase::Preprocessing, |p| sbox.preprocess(p, n))?;
 
     // Untimed, no communication: random shared inputs and round keys.
     party.set_phase(Phase::Setup);
@@ -69,21 +64,12 @@ fn bench_with<M: SecurityModel, S: SboxProtocol<M>>(
         },
     )?;
 
-    party.set_phase(Phase::Online);
-    let t0 = Instant::now();
-    encrypt(&mut party, &mut sbox, &keys, &mut state)?;
-    let online = t0.elapsed();
-    let seg = party.model().segment_time();
-
-    party.set_phase(Phase::Finalize);
-    let t0 = Instant::now();
-    sbox.finalize(&mut party)?;
+    let ((), online) = party.timed(Phase::Online, |p| encrypt(p, &mut sbox, &keys, &mut state))?;
+    let ((), finalize) = party.timed(Phase::Finalize, |p| sbox.finalize(p))?;
     // All verification counts in the finalize phase, including the segments verified while
-    // the preprocessing and online phases ran ([`Party::checkpoint`]; their messages are
+    // the preprocessing and online phases ran (`Party::checkpoint`; their messages are
     // counted there too).
-    let finalize = t0.elapsed() + seg;
-    let pre = pre.saturating_sub(seg_pre);
-    let online = online.saturating_sub(seg.saturating_sub(seg_pre));
+    let finalize = finalize + party.model().segment_time();
 
     // Output opening: untimed and not counted.
     party.set_phase(Phase::Output);

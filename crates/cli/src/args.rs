@@ -107,7 +107,7 @@ pub struct BenchArgs {
     /// instead of all at once at the end (0: only at the end). Bounds the memory of large
     /// batches; each segment adds about 2·log2(its triples) + 6 rounds. All parties must
     /// use the same value.
-    #[arg(long, value_name = "MIB", default_value_t = 32)]
+    #[arg(long, value_name = "MIB", default_value_t = triskele_engine::DEFAULT_VERIFY_SEGMENT >> 20)]
     pub verify_segment: usize,
     /// Protocols to run (see `--all`); e.g. chida.
     #[arg(value_name = "TARGET")]

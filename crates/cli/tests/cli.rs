@@ -158,6 +158,33 @@ fn keygen_on_free_ports(dir: &str) {
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
 }
 
+/// `triskele bench --config DIR/pP.toml --simd 4 --csv PREFIX --timeout 20 ARGS...` for the
+/// three parties at once (`args(p)` for party `p`); their outputs in party order.
+fn bench_three_configs(
+    dir: &str,
+    prefix: &str,
+    args: impl Fn(usize) -> Vec<&'static str>,
+) -> Vec<Output> {
+    let children: Vec<_> = (1..=3)
+        .map(|p| {
+            let config = format!("{dir}/p{p}.toml");
+            let mut a = vec!["bench", "--config", &config, "--simd", "4", "--csv", prefix];
+            a.extend(["--timeout", "20"]);
+            a.extend(args(p));
+            Command::new(env!("CARGO_BIN_EXE_triskele"))
+                .args(a)
+                .stdout(std::process::Stdio::piped())
+                .stderr(std::process::Stdio::piped())
+                .spawn()
+                .expect("spawn party")
+        })
+        .collect();
+    children
+        .into_iter()
+        .map(|c| c.wait_with_output().unwrap())
+        .collect()
+}
+
 #[test]
 fn keygen_then_three_config_processes_form_a_run() {
     let dir = tempfile::tempdir().unwrap();
@@ -165,29 +192,7 @@ fn keygen_then_three_config_processes_form_a_run() {
     keygen_on_free_ports(d);
     let prefix = dir.path().join("run");
     let prefix = prefix.to_str().unwrap().to_string();
-    let children: Vec<_> = (1..=3)
-        .map(|p| {
-            Command::new(env!("CARGO_BIN_EXE_triskele"))
-                .args([
-                    "bench",
-                    "--config",
-                    &format!("{d}/p{p}.toml"),
-                    "--simd",
-                    "4",
-                    "--csv",
-                    &prefix,
-                    "--timeout",
-                    "20",
-                    "chida",
-                ])
-                .stdout(std::process::Stdio::piped())
-                .stderr(std::process::Stdio::piped())
-                .spawn()
-                .expect("spawn party")
-        })
-        .collect();
-    for c in children {
-        let o = c.wait_with_output().unwrap();
+    for o in bench_three_configs(d, &prefix, |_| vec!["chida"]) {
         assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     }
     let files: Vec<String> = (1..=3).map(|p| format!("{prefix}-p{p}.csv")).collect();
@@ -206,32 +211,11 @@ fn config_processes_with_different_verify_segments_refuse_to_run() {
     keygen_on_free_ports(d);
     let prefix = dir.path().join("run");
     let prefix = prefix.to_str().unwrap().to_string();
-    let children: Vec<_> = (1..=3)
-        .map(|p| {
-            let segment = if p == 3 { "1" } else { "32" };
-            Command::new(env!("CARGO_BIN_EXE_triskele"))
-                .args([
-                    "bench",
-                    "--config",
-                    &format!("{d}/p{p}.toml"),
-                    "--simd",
-                    "4",
-                    "--csv",
-                    &prefix,
-                    "--timeout",
-                    "20",
-                    "--verify-segment",
-                    segment,
-                    "mal-chida-rec-check",
-                ])
-                .stdout(std::process::Stdio::piped())
-                .stderr(std::process::Stdio::piped())
-                .spawn()
-                .expect("spawn party")
-        })
-        .collect();
-    for c in children {
-        let o = c.wait_with_output().unwrap();
+    let parties = bench_three_configs(d, &prefix, |p| {
+        let segment = if p == 3 { "1" } else { "32" };
+        vec!["--verify-segment", segment, "mal-chida-rec-check"]
+    });
+    for o in parties {
         let err = stderr(&o);
         assert_eq!(o.status.code(), Some(2), "{err}");
         assert!(err.contains("verification segment"), "{err}");

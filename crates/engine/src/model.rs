@@ -548,11 +548,6 @@ impl Malicious {
         self.segment = bytes;
     }
 
-    /// The verification segment in bytes of records.
-    pub fn segment(&self) -> Option<usize> {
-        self.segment
-    }
-
     /// Segments verified so far ([`crate::Party::checkpoint`]).
     pub fn segments(&self) -> usize {
         self.segments
@@ -615,10 +610,9 @@ impl SecurityModel for Malicious {
     /// All records once they take at least the segment size (at most [`MAX_SEGMENTS`]
     /// times; later records wait for the finalize check).
     fn take_due_records(&mut self) -> Option<Recorder> {
-        let due = self.segments < MAX_SEGMENTS
-            && self
-                .segment
-                .is_some_and(|s| self.recorder.recorded_bytes() >= s);
+        let due = self
+            .segment_size()
+            .is_some_and(|s| self.recorder.recorded_bytes() >= s);
         due.then(|| core::mem::take(&mut self.recorder))
     }
 

@@ -1,6 +1,6 @@
 //! One party of the three-party engine: its links, its correlated randomness, its model.
 
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use rand::RngCore;
 use triskele_field::{Bulk, Encode, Random};
@@ -125,6 +125,33 @@ impl<M: SecurityModel> Party<M> {
 
     pub fn set_phase(&mut self, phase: Phase) {
         self.net.set_phase(phase);
+    }
+
+    /// Runs `f` with the network in `phase` (its messages are counted there), then restores
+    /// the phase before, whether `f` succeeded or not.
+    pub fn in_phase<T>(&mut self, phase: Phase, f: impl FnOnce(&mut Self) -> T) -> T {
+        let before = self.net.phase();
+        self.net.set_phase(phase);
+        let out = f(self);
+        self.net.set_phase(before);
+        out
+    }
+
+    /// Times a benchmark phase: sets it, runs `f`, and returns the result with the elapsed
+    /// time less the segments verified meanwhile ([`Party::checkpoint`]), which benchmarks
+    /// report in the finalize phase instead ([`SecurityModel::segment_time`]).
+    pub fn timed<T>(
+        &mut self,
+        phase: Phase,
+        f: impl FnOnce(&mut Self) -> Result<T, EngineError>,
+    ) -> Result<(T, Duration), EngineError> {
+        self.net.set_phase(phase);
+        let seg0 = self.model.segment_time();
+        let t0 = Instant::now();
+        let out = f(self)?;
+        let elapsed = t0.elapsed();
+        let seg = self.model.segment_time().saturating_sub(seg0);
+        Ok((out, elapsed.saturating_sub(seg)))
     }
 
     /// Closes the links after flushing queued messages.
@@ -556,12 +583,9 @@ impl<M: SecurityModel> Party<M> {
             return Ok(());
         };
         self.checking = true;
-        let phase = self.net.phase();
-        self.net.set_phase(Phase::Finalize);
         let t0 = Instant::now();
-        let ok = self.verify_records(&rec);
+        let ok = self.in_phase(Phase::Finalize, |p| p.verify_records(&rec));
         let time = t0.elapsed();
-        self.net.set_phase(phase);
         self.checking = false;
         self.model.segment_verified(rec, ok?, time);
         Ok(())

@@ -105,14 +105,18 @@ impl<F: PrfField> CubeRecords<F> {
         if self.is_empty() {
             return Ok(());
         }
-        let phase = party.net().phase();
-        party.set_phase(Phase::Finalize);
-        let coin = party.coins_in::<F>(1);
-        party.set_phase(phase);
+        let coin = party.in_phase(Phase::Finalize, |p| p.coins_in::<F>(1));
         let r = coin?.first().copied().ok_or(EngineError::LengthMismatch {
             expected: 1,
             got: 0,
         })?;
+        // A segment among several is copied into the model's store, so that both stores keep
+        // their memory for the next one (moving would make the next chains allocate fresh
+        // pages); one large batch is moved.
+        let copy = party
+            .model()
+            .segment_size()
+            .is_some_and(|s| self.bytes() <= 2 * s);
         let CubeRecords { v, v2, v3 } = self;
         // v3 <- r v2 + v3 first (it needs the old v2), then v2 <- r v + v2.
         let comb = |dst: &mut [F], src: &[F]| {
@@ -124,13 +128,7 @@ impl<F: PrfField> CubeRecords<F> {
         comb(&mut v3.second, &v2.second);
         comb(&mut v2.first, &v.first);
         comb(&mut v2.second, &v.second);
-        let small = party
-            .model()
-            .segment_size()
-            .is_some_and(|s| 6 * v.len() * core::mem::size_of::<F>() <= 2 * s);
-        if small {
-            // A segment among several: copied, so that both stores keep their memory for the
-            // next one (moving would make the next chains allocate fresh pages).
+        if copy {
             party.model().on_product(v2, v, v3);
             for r in [v, v2, v3] {
                 r.first.clear();

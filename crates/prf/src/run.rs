@@ -38,23 +38,6 @@ fn params(kind: &str, target: PrfTarget, p: u128, n: usize) -> String {
     )
 }
 
-/// Times a phase: sets it, runs `f`, returns the result and the elapsed time.
-fn timed<M: SecurityModel, T>(
-    party: &mut Party<M>,
-    phase: Phase,
-    f: impl FnOnce(&mut Party<M>) -> Result<T, EngineError>,
-) -> Result<(T, Duration), EngineError> {
-    party.set_phase(phase);
-    let seg0 = party.model().segment_time();
-    let t0 = Instant::now();
-    let out = f(party)?;
-    let elapsed = t0.elapsed();
-    // Segments verified meanwhile are reported in the finalize phase: `finish` adds all of
-    // them there.
-    let seg = party.model().segment_time().saturating_sub(seg0);
-    Ok((out, elapsed.saturating_sub(seg)))
-}
-
 fn bench_with<M: SecurityModel>(
     target: PrfTarget,
     net: Network,
@@ -84,17 +67,17 @@ where
             let ivs = party.random_rss::<Fp>(3 * instances);
             let nonces = crate::legendre::counter::<Fp>(instances);
             let hydra = hydra::reference();
-            let ((), pre) = timed(&mut party, Phase::Preprocessing, |_| Ok(()))?;
-            let (out, online) = timed(&mut party, Phase::Online, |p| {
+            let ((), pre) = party.timed(Phase::Preprocessing, |_| Ok(()))?;
+            let (out, online) = party.timed(Phase::Online, |p| {
                 hydra.keystream_mpc(p, &hkey, &nonces, &ivs, 8)
             })?;
             (pre, online, out)
         }
         PrfTarget::Legendre => {
-            let (mut prep, pre) = timed(&mut party, Phase::Preprocessing, |p| {
+            let (mut prep, pre) = party.timed(Phase::Preprocessing, |p| {
                 legendre::preprocess::<Fp, M>(p, simd)
             })?;
-            let (out, online) = timed(&mut party, Phase::Online, |p| {
+            let (out, online) = party.timed(Phase::Online, |p| {
                 legendre::eval(p, &mut prep, &key, &inputs)
             })?;
             (pre, online, out)
@@ -106,13 +89,13 @@ where
                 Variant::Basic
             };
             let mut m = Mimc::<Fp>::new(variant)?;
-            let ((), pre) = timed(&mut party, Phase::Preprocessing, |p| m.preprocess(p, simd))?;
-            let (out, online) = timed(&mut party, Phase::Online, |p| m.encrypt(p, &key, &inputs))?;
+            let ((), pre) = party.timed(Phase::Preprocessing, |p| m.preprocess(p, simd))?;
+            let (out, online) = party.timed(Phase::Online, |p| m.encrypt(p, &key, &inputs))?;
             mimc_eval = Some(m);
             (pre, online, out)
         }
     };
-    let ((), fin) = timed(&mut party, Phase::Finalize, |p| match &mut mimc_eval {
+    let ((), fin) = party.timed(Phase::Finalize, |p| match &mut mimc_eval {
         Some(m) => m.finalize(p),
         None => p.finalize_checks(),
     })?;

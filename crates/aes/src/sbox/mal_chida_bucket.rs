@@ -231,9 +231,6 @@ impl SboxProtocol<Malicious> for MalChida {
             .checked_mul(TRIPLES_PER_INVERSION)
             .ok_or_else(|| EngineError::Unsupported(format!("{n} inversions")))?;
         let fresh = verified_triples(party, count)?;
-        // The online products are checked by the finalize's sacrifice, not by Protocol 2:
-        // they must all stay recorded until then.
-        party.model().set_segment(None);
         party.model().reserve::<Gf2p8>(count);
         // Drop what a finalize has consumed, keep what is still unused or awaiting its check.
         let keep = |v: &mut RssVec<Gf2p8>, add: &RssVec<Gf2p8>, used: usize| {
@@ -257,6 +254,8 @@ impl SboxProtocol<Malicious> for MalChida {
     ) -> Result<(), EngineError> {
         let needed = x.len().saturating_mul(TRIPLES_PER_INVERSION);
         EngineError::ensure_preprocessed(needed, self.available())?;
+        // The online products are checked by the finalize's sacrifice, not by Protocol 2:
+        // they must all stay recorded until then.
         party.model().set_segment(None);
         MalChidaRecCheck.invert(party, x)?;
         self.reserved += needed;
