@@ -632,6 +632,19 @@ impl HwAes {
     }
 }
 
+impl HwAes {
+    /// Each whole 16-byte block `b` of `buf` becomes `AES_k(b)`, or `AES_k(b) ^ b` with
+    /// `MMO`; a partial last block is left as it is.
+    pub(crate) fn ecb<const MMO: bool>(self, rk: &[[u8; 16]; 11], buf: &mut [u8]) {
+        match self {
+            #[cfg(target_arch = "x86_64")]
+            HwAes::Vaes(t, _) => avx2::aes128_ecb_vaes::<MMO>(t, rk, buf),
+            #[cfg(target_arch = "x86_64")]
+            HwAes::AesNi(t) => avx2::aes128_ecb_aesni::<MMO>(t, rk, buf),
+        }
+    }
+}
+
 /// One GF(2^64) product on the active backend (PCLMULQDQ unless it is `Portable`).
 #[inline]
 pub(crate) fn gf2p64_mul_scalar(a: u64, b: u64) -> u64 {

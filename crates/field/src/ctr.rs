@@ -143,6 +143,58 @@ impl HwAes128Ctr {
     }
 }
 
+/// AES-128 block by block (ECB) on the CPU's AES instructions (VAES or AES-NI, constant
+/// time), for batches of independent blocks such as a fixed-key hash. The round keys are
+/// zeroized on drop.
+pub struct HwAes128 {
+    rk: [[u8; 16]; 11],
+    hw: HwAes,
+}
+
+impl core::fmt::Debug for HwAes128 {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.write_str("HwAes128(..)")
+    }
+}
+
+impl Drop for HwAes128 {
+    fn drop(&mut self) {
+        self.rk.zeroize();
+    }
+}
+
+impl HwAes128 {
+    /// The cipher under `key`, or `None` when the active backend is `portable` (e.g.
+    /// `TRISKELE_BACKEND=portable`) or the CPU has no AES instructions.
+    pub fn new(key: &[u8; 16]) -> Option<Self> {
+        Self::new_with(backend::active(), key)
+    }
+
+    /// [`HwAes128::new`] for an explicit backend.
+    pub fn new_with(be: Backend, key: &[u8; 16]) -> Option<Self> {
+        if be == Backend::Portable {
+            return None;
+        }
+        let hw = HwAes::detect()?;
+        Some(HwAes128 {
+            rk: hw.expand(key),
+            hw,
+        })
+    }
+
+    /// Encrypts every whole 16-byte block of `buf` in place: `b <- AES_k(b)` (a partial last
+    /// block is left as it is).
+    pub fn encrypt_blocks(&self, buf: &mut [u8]) {
+        self.hw.ecb::<false>(&self.rk, buf);
+    }
+
+    /// The Matyas-Meyer-Oseas form in place: `b <- AES_k(b) ^ b` for every whole 16-byte
+    /// block of `buf` (a partial last block is left as it is).
+    pub fn mmo_blocks(&self, buf: &mut [u8]) {
+        self.hw.ecb::<true>(&self.rk, buf);
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -202,6 +254,58 @@ mod tests {
                 assert_eq!(x[i], base[i] ^ want[i], "byte {i}");
             }
             assert_eq!(x[n - 5..], base[n - 5..]);
+        }
+    }
+    /// ECB and MMO on the CPU's AES instructions (the VAES path with its AES-NI tail, and
+    /// AES-NI alone): every whole block is the portable AES of it (one counter block each),
+    /// MMO XORs the input back, a partial last block is untouched.
+    #[test]
+    fn hardware_ecb_and_mmo_match_portable() {
+        use rand::{Rng, SeedableRng};
+        let mut rng = rand_chacha::ChaCha20Rng::seed_from_u64(8);
+        let Some(hw) = HwAes::detect() else {
+            assert!(HwAes128::new_with(Backend::Avx2, &[0; 16]).is_none());
+            return;
+        };
+        let mut paths = vec![hw];
+        #[cfg(target_arch = "x86_64")]
+        if let HwAes::Vaes(_, a) = hw {
+            paths.push(HwAes::AesNi(a));
+        }
+        for _ in 0..10 {
+            let key: [u8; 16] = rng.random();
+            let cipher = HwAes128::new_with(Backend::Avx2, &key).expect("AES instructions");
+            assert!(HwAes128::new_with(Backend::Portable, &key).is_none());
+            let rk = backend::aes128_expand(&key);
+            let n = 16 * 300 + 5;
+            let input: Vec<u8> = (0..n).map(|_| rng.random()).collect();
+            let mut want = vec![0u8; n - 5];
+            for (w, b) in want.chunks_exact_mut(16).zip(input.chunks_exact(16)) {
+                let mut x = [0u8; 16];
+                x.copy_from_slice(b);
+                backend::aes128_ctr(Backend::Portable, &rk, u128::from_le_bytes(x), w);
+            }
+            for path in &paths {
+                let mut got = input.clone();
+                path.ecb::<false>(&rk, &mut got);
+                assert_eq!(got[..n - 5], want[..], "{path:?}");
+                assert_eq!(got[n - 5..], input[n - 5..]);
+                let mut mmo = input.clone();
+                path.ecb::<true>(&rk, &mut mmo);
+                for i in 0..n - 5 {
+                    assert_eq!(mmo[i], want[i] ^ input[i], "{path:?} byte {i}");
+                }
+                assert_eq!(mmo[n - 5..], input[n - 5..]);
+            }
+            let mut got = input.clone();
+            cipher.encrypt_blocks(&mut got);
+            assert_eq!(got[..n - 5], want[..]);
+            let mut mmo = input.clone();
+            cipher.mmo_blocks(&mut mmo);
+            assert_eq!(
+                mmo[..16],
+                core::array::from_fn::<u8, 16, _>(|i| want[i] ^ input[i])
+            );
         }
     }
 }

@@ -11,7 +11,7 @@ use crate::extension::{
 };
 use crate::rlwe::{NoiseDistribution, RlweOt, RlweRot};
 use crate::rotted::Rotted;
-use crate::{Channel, OtReceiver, OtSender, RotReceiver, RotSender};
+use crate::{Channel, ChannelStats, OtBlock, OtReceiver, OtSender, RotReceiver, RotSender};
 use rand_chacha::ChaCha12Rng;
 use rand_core::{RngCore, SeedableRng};
 use std::time::Instant;
@@ -184,83 +184,70 @@ pub struct OtPartyReport {
     pub bytes_received: u64,
 }
 
-/// What one side keeps for the output check of [`run_party`]: its messages as bytes, all of
-/// one length `len`.
-enum Outputs {
-    /// `M_0 || M_1` of every OT.
-    Sender { len: usize, pairs: Vec<u8> },
-    /// Choice bits and the chosen messages, concatenated.
-    Receiver { choices: Vec<u8>, msgs: Vec<u8> },
-}
-
-/// Runs one side of a random OT; returns the seconds of the protocol itself (the copy of the
-/// outputs for the check is not timed).
+/// Runs one side of a random OT, then the output check ([`check_as_sender`],
+/// [`check_as_receiver`]); returns the seconds of the protocol itself and the channel's
+/// counters when it ended. The outputs go into buffers allocated and written once before the
+/// clock starts (the protocol fills buffers it is given, [`RotSender::send_random_into`]: the
+/// time is the protocol's, not the kernel's first touch of fresh pages).
 fn side_random<S, R, C>(
     role: Role,
     mut s: S,
     mut r: R,
     ch: &mut C,
     count: usize,
-) -> Result<(f64, Outputs)>
+) -> Result<(f64, ChannelStats)>
 where
     S: RotSender,
     R: RotReceiver<Block = S::Block>,
     C: Channel + ?Sized,
 {
     let mut rng = os_rng()?;
-    let len = size_of::<S::Block>();
-    Ok(match role {
+    match role {
         Role::Sender => {
+            let mut out = vec![[S::Block::default(); 2]; count];
+            for m in out.iter_mut().flatten() {
+                m.as_mut().fill(0xa5);
+            }
             let start = Instant::now();
-            let out = s.send_random(ch, count, &mut rng)?;
+            s.send_random_into(ch, &mut out, &mut rng)?;
             let secs = start.elapsed().as_secs_f64();
-            let pairs = out
-                .messages
-                .iter()
-                .flatten()
-                .flat_map(|m| m.as_ref())
-                .copied()
-                .collect();
-            (secs, Outputs::Sender { len, pairs })
+            let stats = ch.stats();
+            check_as_sender(ch, &out)?;
+            Ok((secs, stats))
         }
         Role::Receiver => {
+            let mut choices = vec![0xa5u8; count];
+            let mut out = vec![S::Block::default(); count];
+            for m in out.iter_mut() {
+                m.as_mut().fill(0xa5);
+            }
             let start = Instant::now();
-            let out = r.receive_random(ch, count, &mut rng)?;
+            r.receive_random_into(ch, &mut choices, &mut out, &mut rng)?;
             let secs = start.elapsed().as_secs_f64();
-            let msgs = out
-                .messages
-                .iter()
-                .flat_map(|m| m.as_ref())
-                .copied()
-                .collect();
-            (
-                secs,
-                Outputs::Receiver {
-                    choices: out.choices.clone(),
-                    msgs,
-                },
-            )
+            let stats = ch.stats();
+            check_as_receiver(ch, &choices, &out)?;
+            Ok((secs, stats))
         }
-    })
+    }
 }
 
 /// Runs one side of a chosen-message OT on random messages and choices (drawn before the
-/// clock starts); returns the seconds of the protocol itself.
+/// clock starts), then the output check; returns the seconds of the protocol itself and the
+/// channel's counters when it ended.
 fn side_chosen<S, R, C>(
     role: Role,
     mut s: S,
     mut r: R,
     ch: &mut C,
     count: usize,
-) -> Result<(f64, Outputs)>
+) -> Result<(f64, ChannelStats)>
 where
     S: OtSender,
     R: OtReceiver<Block = S::Block>,
     C: Channel + ?Sized,
 {
     let mut rng = os_rng()?;
-    let len = size_of::<S::Block>();
-    Ok(match role {
+    match role {
         Role::Sender => {
             let mut messages = vec![[S::Block::default(); 2]; count];
             for m in messages.iter_mut() {
@@ -270,67 +257,73 @@ where
             let start = Instant::now();
             s.send(ch, &messages, &mut rng)?;
             let secs = start.elapsed().as_secs_f64();
-            let pairs = messages
-                .iter()
-                .flatten()
-                .flat_map(|m| m.as_ref())
-                .copied()
-                .collect();
-            (secs, Outputs::Sender { len, pairs })
+            let stats = ch.stats();
+            check_as_sender(ch, &messages)?;
+            Ok((secs, stats))
         }
         Role::Receiver => {
             let choices: Vec<u8> = (0..count).map(|_| (rng.next_u32() & 1) as u8).collect();
             let start = Instant::now();
             let got = r.receive(ch, &choices, &mut rng)?;
             let secs = start.elapsed().as_secs_f64();
-            let msgs = got.iter().flat_map(|m| m.as_ref()).copied().collect();
-            (secs, Outputs::Receiver { choices, msgs })
+            let stats = ch.stats();
+            check_as_receiver(ch, &choices, &got)?;
+            Ok((secs, stats))
         }
-    })
+    }
 }
 
-/// The digest both sides compute over the chosen messages.
+/// The digest both sides compute over the chosen messages (fed to BLAKE3 in pieces of a few
+/// kilobytes, not message by message).
 fn chosen_digest<'a>(msgs: impl Iterator<Item = &'a [u8]>) -> [u8; 32] {
     let mut h = blake3::Hasher::new();
     h.update(b"triskele ot bench output check");
+    let mut buf = Vec::with_capacity(8192);
     for m in msgs {
-        h.update(m);
+        if buf.len() + m.len() > buf.capacity() {
+            h.update(&buf);
+            buf.clear();
+        }
+        buf.extend_from_slice(m);
     }
+    h.update(&buf);
     *h.finalize().as_bytes()
 }
 
-/// The untimed output check after a run: the receiver reveals its choice bits (the outputs
-/// are random benchmark data), the sender answers with a digest of the chosen messages, the
-/// receiver compares and sends its verdict, so both sides fail on a mismatch.
-fn check_outputs<C: Channel + ?Sized>(ch: &mut C, out: &Outputs) -> Result<()> {
-    const MISMATCH: Error = Error::InvalidArgument("the two parties' OT outputs do not match");
-    match out {
-        Outputs::Receiver { choices, msgs } => {
-            ch.send(choices.clone())?;
-            let theirs = ch.recv()?;
-            let ok = theirs.as_slice() == chosen_digest(core::iter::once(msgs.as_slice()));
-            ch.send(vec![u8::from(ok)])?;
-            ok.then_some(()).ok_or(MISMATCH)
-        }
-        Outputs::Sender { len, pairs } => {
-            let choices = ch.recv()?;
-            let len = (*len).max(1);
-            if choices.len() * 2 * len != pairs.len() || choices.iter().any(|c| *c > 1) {
-                return Err(Error::Malformed {
-                    what: "output check",
-                    detail: "choice bits of the wrong length or not 0/1",
-                });
-            }
-            let chosen = pairs
-                .chunks_exact(2 * len)
-                .zip(&choices)
-                .map(|(m, c)| &m[usize::from(*c) * len..][..len]);
-            ch.send(chosen_digest(chosen).to_vec())?;
-            match ch.recv()?.as_slice() {
-                [1] => Ok(()),
-                _ => Err(MISMATCH),
-            }
-        }
+const MISMATCH: Error = Error::InvalidArgument("the two parties' OT outputs do not match");
+
+/// The receiver's part of the untimed output check after a run: it reveals its choice bits
+/// (the outputs are random benchmark data), the sender answers with a digest of the chosen
+/// messages, the receiver compares and sends its verdict, so both sides fail on a mismatch.
+fn check_as_receiver<C: Channel + ?Sized, B: OtBlock>(
+    ch: &mut C,
+    choices: &[u8],
+    msgs: &[B],
+) -> Result<()> {
+    ch.send(choices.to_vec())?;
+    let theirs = ch.recv()?;
+    let ok = theirs.as_slice() == chosen_digest(msgs.iter().map(|m| m.as_ref()));
+    ch.send(vec![u8::from(ok)])?;
+    ok.then_some(()).ok_or(MISMATCH)
+}
+
+/// The sender's part of the output check ([`check_as_receiver`]).
+fn check_as_sender<C: Channel + ?Sized, B: OtBlock>(ch: &mut C, pairs: &[[B; 2]]) -> Result<()> {
+    let choices = ch.recv()?;
+    if choices.len() != pairs.len() || choices.iter().any(|c| *c > 1) {
+        return Err(Error::Malformed {
+            what: "output check",
+            detail: "choice bits of the wrong length or not 0/1",
+        });
+    }
+    let chosen = pairs
+        .iter()
+        .zip(&choices)
+        .map(|(m, c)| m[usize::from(*c)].as_ref());
+    ch.send(chosen_digest(chosen).to_vec())?;
+    match ch.recv()?.as_slice() {
+        [1] => Ok(()),
+        _ => Err(MISMATCH),
     }
 }
 
@@ -356,7 +349,7 @@ pub fn run_party<C: Channel + ?Sized>(
         return Err(Error::ParameterMismatch("protocol, --count or --noise"));
     }
     let before = ch.stats();
-    let (seconds, out) = match protocol {
+    let (seconds, after) = match protocol {
         Protocol::Rot => side_random(role, RlweRot { noise }, RlweRot { noise }, ch, count)?,
         Protocol::Ot => side_chosen(role, RlweOt { noise }, RlweOt { noise }, ch, count)?,
         Protocol::Rotted => side_random(
@@ -404,8 +397,6 @@ pub fn run_party<C: Channel + ?Sized>(
             count,
         )?,
     };
-    let after = ch.stats();
-    check_outputs(ch, &out)?;
     let n = count as f64;
     Ok(OtPartyReport {
         protocol,
@@ -520,28 +511,39 @@ mod tests {
     }
 
     /// A sender whose outputs differ from what the receiver got makes both sides fail the
-    /// output check.
+    /// output check; matching outputs pass; malformed choice bits are refused.
     #[test]
     fn output_check_catches_a_mismatch() {
+        let pairs = vec![[[1u8; 16], [2u8; 16]]; 3];
         let (mut a, mut b) = memory_pair();
-        let pairs = [[1u8; 16], [2u8; 16]].concat().repeat(3);
-        let sender = Outputs::Sender { len: 16, pairs };
-        let h = std::thread::spawn(move || check_outputs(&mut a, &sender));
-        let wrong = Outputs::Receiver {
-            choices: vec![0, 1, 1],
-            msgs: [[1u8; 16], [2; 16], [1; 16]].concat(),
-        };
-        assert!(check_outputs(&mut b, &wrong).is_err());
+        let p = pairs.clone();
+        let h = std::thread::spawn(move || check_as_sender(&mut a, &p));
+        let wrong = [[1u8; 16], [2; 16], [1; 16]];
+        assert!(check_as_receiver(&mut b, &[0, 1, 1], &wrong).is_err());
         assert!(h.join().unwrap().is_err());
         let (mut a, mut b) = memory_pair();
-        let pairs = [[1u8; 16], [2u8; 16]].concat().repeat(2);
-        let sender = Outputs::Sender { len: 16, pairs };
-        let h = std::thread::spawn(move || check_outputs(&mut a, &sender));
-        let right = Outputs::Receiver {
-            choices: vec![1, 0],
-            msgs: [[2u8; 16], [1; 16]].concat(),
-        };
-        check_outputs(&mut b, &right).unwrap();
+        let p = pairs.clone();
+        let h = std::thread::spawn(move || check_as_sender(&mut a, &p));
+        let right = [[2u8; 16], [1; 16], [2; 16]];
+        check_as_receiver(&mut b, &[1, 0, 1], &right).unwrap();
         h.join().unwrap().unwrap();
+        let (mut a, mut b) = memory_pair();
+        let h = std::thread::spawn(move || check_as_sender(&mut a, &pairs));
+        b.send(vec![0, 2, 1]).unwrap();
+        assert!(matches!(h.join().unwrap(), Err(Error::Malformed { .. })));
+    }
+
+    /// The digest does not depend on how the messages are cut into pieces.
+    #[test]
+    fn chosen_digest_is_of_the_concatenation() {
+        let bytes: Vec<u8> = (0..20_000u32).map(|i| (i * 7 + i / 255) as u8).collect();
+        let whole = chosen_digest(core::iter::once(&bytes[..]));
+        for piece in [1usize, 16, 32, 100, 8192, 9000] {
+            assert_eq!(chosen_digest(bytes.chunks(piece)), whole, "{piece}");
+        }
+        let mut h = blake3::Hasher::new();
+        h.update(b"triskele ot bench output check");
+        h.update(&bytes);
+        assert_eq!(whole, *h.finalize().as_bytes());
     }
 }

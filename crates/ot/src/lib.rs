@@ -197,6 +197,26 @@ pub trait RotSender {
         count: usize,
         rng: &mut R,
     ) -> Result<RotSenderOutputs<Self::Block>>;
+
+    /// Runs `out.len()` random OTs over `ch` and writes the message pairs into `out`, a
+    /// buffer the caller owns and can reuse (for example one chunk at a time, so that a
+    /// long stream of OTs needs no memory of its size). The OT extensions write their
+    /// outputs there directly; other protocols copy them from [`RotSender::send_random`].
+    fn send_random_into<C: Channel + ?Sized, R: CryptoRng + ?Sized>(
+        &mut self,
+        ch: &mut C,
+        out: &mut [[Self::Block; 2]],
+        rng: &mut R,
+    ) -> Result<()> {
+        let o = self.send_random(ch, out.len(), rng)?;
+        if o.messages.len() != out.len() {
+            return Err(Error::InvalidArgument(
+                "OT returned the wrong number of OTs",
+            ));
+        }
+        out.copy_from_slice(&o.messages);
+        Ok(())
+    }
 }
 
 /// The receiver of a batch of random OTs.
@@ -210,6 +230,32 @@ pub trait RotReceiver {
         count: usize,
         rng: &mut R,
     ) -> Result<RotReceiverOutputs<Self::Block>>;
+
+    /// Runs `out.len()` random OTs over `ch`, writing the choice bits into `choices` and the
+    /// chosen messages into `out` (caller-owned buffers of equal length, as in
+    /// [`RotSender::send_random_into`]).
+    fn receive_random_into<C: Channel + ?Sized, R: CryptoRng + ?Sized>(
+        &mut self,
+        ch: &mut C,
+        choices: &mut [u8],
+        out: &mut [Self::Block],
+        rng: &mut R,
+    ) -> Result<()> {
+        if choices.len() != out.len() {
+            return Err(Error::InvalidArgument(
+                "choice and message buffers of different lengths",
+            ));
+        }
+        let o = self.receive_random(ch, out.len(), rng)?;
+        if o.messages.len() != out.len() || o.choices.len() != out.len() {
+            return Err(Error::InvalidArgument(
+                "OT returned the wrong number of OTs",
+            ));
+        }
+        out.copy_from_slice(&o.messages);
+        choices.copy_from_slice(&o.choices);
+        Ok(())
+    }
 }
 
 /// The sender of a batch of chosen-message OTs.

@@ -1070,6 +1070,76 @@ fn aes128_ctr_vaes_impl<const XOR: bool>(rk: &[[u8; 16]; 11], start: u128, out: 
     aes128_ctr_aesni_impl::<XOR>(rk, ctr, tail);
 }
 
+/// Each 16-byte block `b` of `buf` (whole blocks; a partial last block is left as it is)
+/// becomes `AES_k(b)`, or `AES_k(b) ^ b` with `MMO` (the Matyas-Meyer-Oseas form).
+pub(crate) fn aes128_ecb_aesni<const MMO: bool>(_t: AesNi, rk: &[[u8; 16]; 11], buf: &mut [u8]) {
+    // SAFETY: the token proves AES-NI and SSE2.
+    unsafe { aes128_ecb_aesni_impl::<MMO>(rk, buf) }
+}
+
+/// Eight blocks in flight, one at a time for the rest.
+#[target_feature(enable = "aes,sse2")]
+fn aes128_ecb_aesni_impl<const MMO: bool>(rk: &[[u8; 16]; 11], buf: &mut [u8]) {
+    let k: [__m128i; 11] = core::array::from_fn(|i| load16(&rk[i]));
+    let (blocks, _) = buf.as_chunks_mut::<16>();
+    let (eights, rest) = blocks.as_chunks_mut::<8>();
+    for c in eights {
+        let x: [__m128i; 8] = core::array::from_fn(|i| load16(&c[i]));
+        let mut b = x.map(|x| _mm_xor_si128(x, k[0]));
+        for key in &k[1..10] {
+            for v in &mut b {
+                *v = _mm_aesenc_si128(*v, *key);
+            }
+        }
+        for ((o, v), x) in c.iter_mut().zip(b).zip(x) {
+            let y = _mm_aesenclast_si128(v, k[10]);
+            store16(o, if MMO { _mm_xor_si128(y, x) } else { y });
+        }
+    }
+    for o in rest {
+        let x = load16(o);
+        let mut v = _mm_xor_si128(x, k[0]);
+        for key in &k[1..10] {
+            v = _mm_aesenc_si128(v, *key);
+        }
+        let y = _mm_aesenclast_si128(v, k[10]);
+        store16(o, if MMO { _mm_xor_si128(y, x) } else { y });
+    }
+}
+
+/// [`aes128_ecb_aesni`] with VAES.
+pub(crate) fn aes128_ecb_vaes<const MMO: bool>(_t: Vaes, rk: &[[u8; 16]; 11], buf: &mut [u8]) {
+    // SAFETY: the token proves AES-NI, AVX2 and VAES.
+    unsafe { aes128_ecb_vaes_impl::<MMO>(rk, buf) }
+}
+
+/// Sixteen blocks in flight, two per 256-bit register; the rest with AES-NI.
+#[target_feature(enable = "aes,sse2,avx2,vaes")]
+fn aes128_ecb_vaes_impl<const MMO: bool>(rk: &[[u8; 16]; 11], buf: &mut [u8]) {
+    let mut k = [_mm256_setzero_si256(); 11];
+    for (k, r) in k.iter_mut().zip(rk) {
+        *k = _mm256_broadcastsi128_si256(load16(r));
+    }
+    let full = buf.len() / 256 * 256;
+    let (head, tail) = buf.split_at_mut(full);
+    let (chunks, _) = head.as_chunks_mut::<256>();
+    for c in chunks {
+        let (o, _) = c.as_chunks_mut::<32>();
+        let x: [__m256i; 8] = core::array::from_fn(|i| load(&o[i]));
+        let mut b = x.map(|x| _mm256_xor_si256(x, k[0]));
+        for key in &k[1..10] {
+            for v in &mut b {
+                *v = _mm256_aesenc_epi128(*v, *key);
+            }
+        }
+        for ((o, v), x) in o.iter_mut().zip(b).zip(x) {
+            let y = _mm256_aesenclast_epi128(v, k[10]);
+            store(o, if MMO { _mm256_xor_si256(y, x) } else { y });
+        }
+    }
+    aes128_ecb_aesni_impl::<MMO>(rk, tail);
+}
+
 /// The AES-128 key schedule with `AESKEYGENASSIST` (constant time, for secret keys).
 pub(crate) fn aes128_expand_aesni(_t: AesNi, key: &[u8; 16]) -> [[u8; 16]; 11] {
     // SAFETY: the token proves AES-NI and SSE2.

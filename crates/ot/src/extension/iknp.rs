@@ -30,11 +30,16 @@
 //! [`super::softspoken`] for its guarantees and costs; here it costs 2064
 //! bytes and 128 columns (2 KB) per chunk.
 //!
-//! `G` is AES-128 in counter mode keyed by the base OT output; `H(j, x) =
-//! pi(x ^ j) ^ x ^ j` with `pi` fixed-key AES-128 (a correlation-robust hash
-//! in the ideal-cipher model). Extensions are done in chunks of
-//! [`CHUNK`] OTs, one channel message each; the PRGs and the index `j`
-//! continue across chunks and calls, so one setup serves any number of OTs.
+//! `G` is AES-128 in counter mode keyed by the base OT output; `H` is built
+//! on `pi`, fixed-key AES-128: `H(j, x) = pi(x ^ j) ^ x ^ j` without a
+//! consistency check, and the TMMO hash `pi(pi(x) ^ j) ^ pi(x) ^ j` of Guo,
+//! Katz, Wang and Yu (IEEE S&P 2020), tweakable circular correlation robust in
+//! the ideal-permutation model, with one (a malicious receiver can align the
+//! inputs of the first form across OTs; see `OutputHash`). Extensions are
+//! done in chunks of [`CHUNK`] OTs, one channel message each; the PRGs and the
+//! index `j` continue across chunks and calls, so one setup serves any number
+//! of OTs. The outputs are written chunk by chunk into the caller's buffer
+//! ([`crate::RotSender::send_random_into`]).
 
 use crate::channel::{split_batch, Channel};
 use crate::error::Result;
@@ -47,6 +52,7 @@ use aes::Aes128;
 use rand_core::CryptoRng;
 use std::sync::OnceLock;
 use subtle::ConstantTimeEq;
+use triskele_field::ctr::{HwAes128, HwAes128Ctr};
 use zeroize::Zeroize;
 
 use super::gf128;
@@ -207,55 +213,164 @@ pub type Block16 = [u8; 16];
 
 pub(super) type AesBlock = GenericArray<u8, aes::cipher::consts::U16>;
 
-/// AES-128-CTR expander for one base OT key.
+/// AES-128-CTR expander for one base OT key: block `j` is `AES_k(c + j)` with `k`, `c` the
+/// two halves of the seed (`c` a little-endian counter), on the CPU's AES instructions where
+/// it has them (the same stream either way).
 pub(super) struct Expander {
-    cipher: Aes128,
+    cipher: ExpanderCipher,
     counter: u128,
+}
+
+enum ExpanderCipher {
+    Hw(HwAes128Ctr),
+    Soft(Box<Aes128>),
 }
 
 impl Expander {
     pub(super) fn new(seed: &[u8; 32]) -> Self {
+        let mut key = [0u8; 16];
+        key.copy_from_slice(&seed[..16]);
         let mut nonce = [0u8; 16];
         nonce.copy_from_slice(&seed[16..]);
+        let cipher = match HwAes128Ctr::new(&key) {
+            Some(hw) => ExpanderCipher::Hw(hw),
+            None => ExpanderCipher::Soft(Box::new(Aes128::new(GenericArray::from_slice(&key)))),
+        };
+        key.zeroize();
         Expander {
-            cipher: Aes128::new(GenericArray::from_slice(&seed[..16])),
+            cipher,
             counter: u128::from_le_bytes(nonce),
         }
     }
 
     /// Fills `out` (a multiple of 16 bytes) with the next output blocks.
     pub(super) fn fill(&mut self, out: &mut [u8], scratch: &mut Vec<AesBlock>) {
-        scratch.clear();
-        for _ in 0..out.len() / 16 {
-            scratch.push(AesBlock::from(self.counter.to_le_bytes()));
-            self.counter = self.counter.wrapping_add(1);
+        match &self.cipher {
+            ExpanderCipher::Hw(hw) => hw.keystream(self.counter, out),
+            ExpanderCipher::Soft(aes) => {
+                scratch.clear();
+                for k in 0..out.len() / 16 {
+                    let c = self.counter.wrapping_add(k as u128);
+                    scratch.push(AesBlock::from(c.to_le_bytes()));
+                }
+                aes.encrypt_blocks(scratch);
+                for (o, b) in out.chunks_exact_mut(16).zip(scratch.iter()) {
+                    o.copy_from_slice(b);
+                }
+                wipe_aes_blocks(scratch);
+            }
         }
-        self.cipher.encrypt_blocks(scratch);
-        for (o, b) in out.chunks_exact_mut(16).zip(scratch.iter()) {
-            o.copy_from_slice(b);
+        self.counter = self.counter.wrapping_add((out.len() / 16) as u128);
+    }
+
+    /// Zeroizes the position (the key is zeroized when the cipher is dropped).
+    pub(super) fn wipe_counter(&mut self) {
+        self.counter.zeroize();
+    }
+}
+
+fn wipe_aes_blocks(v: &mut [AesBlock]) {
+    for b in v.iter_mut() {
+        b.fill(0);
+    }
+    core::hint::black_box(v);
+}
+
+/// The fixed permutation `pi` of the output hashes: AES-128 under a fixed public key (on the
+/// CPU's AES instructions where it has them).
+enum FixedKey {
+    Hw(HwAes128),
+    Soft(Box<Aes128>),
+}
+
+impl FixedKey {
+    /// `b <- pi(b)` (`MMO`: `b <- pi(b) ^ b`) for every 16-byte block of `buf`.
+    fn apply<const MMO: bool>(&self, buf: &mut [u8]) {
+        match self {
+            FixedKey::Hw(hw) if MMO => hw.mmo_blocks(buf),
+            FixedKey::Hw(hw) => hw.encrypt_blocks(buf),
+            FixedKey::Soft(aes) => {
+                let mut tmp = [AesBlock::default(); 32];
+                for c in buf.chunks_mut(16 * tmp.len()) {
+                    let k = c.len() / 16;
+                    for (t, b) in tmp.iter_mut().zip(c.chunks_exact(16)) {
+                        t.copy_from_slice(b);
+                    }
+                    aes.encrypt_blocks(&mut tmp[..k]);
+                    for (t, b) in tmp.iter().zip(c.chunks_exact_mut(16)) {
+                        for (o, y) in b.iter_mut().zip(t.iter()) {
+                            *o = if MMO { *o ^ y } else { *y };
+                        }
+                    }
+                }
+                wipe_aes_blocks(&mut tmp);
+            }
         }
     }
 }
 
-/// The fixed-key permutation of the correlation-robust hash.
-fn fixed_key() -> &'static Aes128 {
-    static PI: OnceLock<Aes128> = OnceLock::new();
+fn fixed_key() -> &'static FixedKey {
+    static PI: OnceLock<FixedKey> = OnceLock::new();
     PI.get_or_init(|| {
         let k = blake3::derive_key("triskele-ot 2026 iknp fixed-key aes", b"");
-        Aes128::new(GenericArray::from_slice(&k[..16]))
+        let mut key = [0u8; 16];
+        key.copy_from_slice(&k[..16]);
+        match HwAes128::new(&key) {
+            Some(hw) => FixedKey::Hw(hw),
+            None => FixedKey::Soft(Box::new(Aes128::new(GenericArray::from_slice(&key)))),
+        }
     })
 }
 
-/// `H(j, x) = pi(x ^ j) ^ x ^ j` for a batch; `inputs` are `x ^ j`.
-fn cr_hash(inputs: &[u128], scratch: &mut Vec<AesBlock>, out: &mut Vec<Block16>) {
-    scratch.clear();
-    scratch.extend(inputs.iter().map(|x| AesBlock::from(x.to_le_bytes())));
-    fixed_key().encrypt_blocks(scratch);
-    for (b, x) in scratch.iter().zip(inputs) {
-        let mut o = [0u8; 16];
-        o.copy_from_slice(b);
-        let v = u128::from_le_bytes(o) ^ x;
-        out.push(v.to_le_bytes());
+/// The hash `H(j, x)` that turns the extended correlations into OT outputs (`pi` the
+/// fixed-key AES-128 of [`fixed_key`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum OutputHash {
+    /// `H(j, x) = pi(x ^ j) ^ x ^ j`, the tweaked Matyas-Meyer-Oseas hash: one AES call.
+    /// Correlation robust for the random rows of an honest receiver (semi-honest runs).
+    Mmo,
+    /// `H(j, x) = pi(pi(x) ^ j) ^ pi(x) ^ j`: the TMMO hash of Guo, Katz, Wang and Yu (IEEE
+    /// S&P 2020, Sec. 7), tweakable circular correlation robust in the ideal-permutation
+    /// model, with the public tweak `j` XORed onto the output as well (which changes
+    /// nothing: anyone can remove it). Two AES calls. For the runs with a consistency check:
+    /// in the `Mmo` form the tweak and the input only enter as `x ^ j`, so
+    /// `H(j, x) = H(k, x ^ j ^ k)`, and a malicious receiver who picks its rows as
+    /// `t_k = t_j ^ j ^ k` makes the sender's `M_{j,1}` equal `M_{k,0}` whenever it chose
+    /// `r_j = 0`, `r_k = 1`. Here the tweak enters after one application of `pi`.
+    Tmmo,
+}
+
+impl OutputHash {
+    /// The hash a run with consistency check `check` uses.
+    pub(super) fn for_check(check: ConsistencyCheck) -> Self {
+        match check {
+            ConsistencyCheck::None => OutputHash::Mmo,
+            ConsistencyCheck::Kos | ConsistencyCheck::SoftSpoken => OutputHash::Tmmo,
+        }
+    }
+
+    /// The tweak XORed into the input before the first AES call for OT `j`.
+    fn input_tweak(self, j: u128) -> u128 {
+        match self {
+            OutputHash::Mmo => j,
+            OutputHash::Tmmo => 0,
+        }
+    }
+
+    /// Finishes the hashes of OTs `index, index + 1, ...`: `blocks[j]` holds the inputs of
+    /// OT `index + j` with [`OutputHash::input_tweak`] applied; afterwards the outputs.
+    fn finish<const W: usize>(self, blocks: &mut [[Block16; W]], index: u128) {
+        let pi = fixed_key();
+        if self == OutputHash::Tmmo {
+            pi.apply::<false>(blocks.as_flattened_mut().as_flattened_mut());
+            for (j, o) in blocks.iter_mut().enumerate() {
+                let t = index.wrapping_add(j as u128);
+                for b in o.iter_mut() {
+                    *b = (u128::from_le_bytes(*b) ^ t).to_le_bytes();
+                }
+            }
+        }
+        pi.apply::<true>(blocks.as_flattened_mut().as_flattened_mut());
     }
 }
 
@@ -278,55 +393,59 @@ pub(super) fn transpose_rows(rows: &[u8], n: usize, out: &mut Vec<u128>) {
     tile.zeroize();
 }
 
-fn wipe_blocks(v: &mut [Block16]) {
-    for b in v.iter_mut() {
-        *b = [0; 16];
-    }
-    core::hint::black_box(v);
-}
-
-/// Hashes the sender's rows `q_j` (`j < cols.len()`) into `(H(j, q_j),
-/// H(j, q_j ^ s))`, appending to `messages`.
+/// The sender's outputs `(H(j, q_j), H(j, q_j ^ s))` for the rows `q_j` of `cols`, OT `j`
+/// being `index + j`, written into `out` (as long as `cols`).
 pub(super) fn sender_outputs(
     cols: &[u128],
     s: u128,
     index: u128,
-    scratch: &mut Vec<AesBlock>,
-    messages: &mut Vec<[Block16; 2]>,
+    hash: OutputHash,
+    out: &mut [[Block16; 2]],
 ) {
-    let mut inputs: Vec<u128> = cols
-        .iter()
+    debug_assert_eq!(cols.len(), out.len());
+    // In pieces that stay in the first-level cache through every pass of the hash.
+    for (p, (out, cols)) in out
+        .chunks_mut(HASH_PIECE)
+        .zip(cols.chunks(HASH_PIECE))
         .enumerate()
-        .map(|(j, q)| q ^ (index + j as u128))
-        .collect();
-    let mut h0 = Vec::with_capacity(cols.len());
-    let mut h1 = Vec::with_capacity(cols.len());
-    cr_hash(&inputs, scratch, &mut h0);
-    for x in inputs.iter_mut() {
-        *x ^= s;
+    {
+        let index = index.wrapping_add((p * HASH_PIECE) as u128);
+        for (j, (o, q)) in out.iter_mut().zip(cols).enumerate() {
+            let x = q ^ hash.input_tweak(index.wrapping_add(j as u128));
+            o[0] = x.to_le_bytes();
+            o[1] = (x ^ s).to_le_bytes();
+        }
+        hash.finish(out, index);
     }
-    cr_hash(&inputs, scratch, &mut h1);
-    messages.extend(h0.iter().zip(h1.iter()).map(|(a, b)| [*a, *b]));
-    inputs.zeroize();
-    // h0, h1 hold copies of the outputs, which the caller owns anyway.
-    wipe_blocks(&mut h0);
-    wipe_blocks(&mut h1);
 }
 
-/// Hashes the receiver's rows `t_j` into `H(j, t_j)`, appending to `messages`.
-pub(super) fn receiver_outputs(
-    cols: &[u128],
-    index: u128,
-    scratch: &mut Vec<AesBlock>,
-    messages: &mut Vec<Block16>,
-) {
-    let mut inputs: Vec<u128> = cols
-        .iter()
+/// OTs per piece of the output hashing.
+const HASH_PIECE: usize = 256;
+
+/// The receiver's outputs `H(j, t_j)` for the rows `t_j` of `cols`, OT `j` being
+/// `index + j`, written into `out` (as long as `cols`).
+pub(super) fn receiver_outputs(cols: &[u128], index: u128, hash: OutputHash, out: &mut [Block16]) {
+    debug_assert_eq!(cols.len(), out.len());
+    for (p, (out, cols)) in out
+        .chunks_mut(HASH_PIECE)
+        .zip(cols.chunks(HASH_PIECE))
         .enumerate()
-        .map(|(j, t)| t ^ (index + j as u128))
-        .collect();
-    cr_hash(&inputs, scratch, messages);
-    inputs.zeroize();
+    {
+        let index = index.wrapping_add((p * HASH_PIECE) as u128);
+        for (j, (o, t)) in out.iter_mut().zip(cols).enumerate() {
+            *o = (t ^ hash.input_tweak(index.wrapping_add(j as u128))).to_le_bytes();
+        }
+        hash.finish(out.as_chunks_mut::<1>().0, index);
+    }
+}
+
+/// `out[j] = bit j of r` (least significant bit first), for `j < out.len()`.
+pub(super) fn unpack_bits(r: &[u8], out: &mut [u8]) {
+    for (o, byte) in out.chunks_mut(8).zip(r) {
+        for (k, b) in o.iter_mut().enumerate() {
+            *b = (byte >> k) & 1;
+        }
+    }
 }
 
 /// The extension sender; obtains `(x_j0, x_j1)`.
@@ -346,7 +465,7 @@ impl Drop for SenderSetup {
     fn drop(&mut self) {
         self.s.zeroize();
         for p in self.prgs.iter_mut() {
-            p.counter.zeroize();
+            p.wipe_counter();
         }
     }
 }
@@ -438,6 +557,18 @@ impl<B: RotReceiver<Block = [u8; 32]>> RotSender for IknpSender<B> {
         count: usize,
         rng: &mut R,
     ) -> Result<RotSenderOutputs<Block16>> {
+        let mut messages = vec![[Block16::default(); 2]; count];
+        self.send_random_into(ch, &mut messages, rng)?;
+        Ok(RotSenderOutputs { messages })
+    }
+
+    fn send_random_into<C: Channel + ?Sized, R: CryptoRng + ?Sized>(
+        &mut self,
+        ch: &mut C,
+        out: &mut [[Block16; 2]],
+        rng: &mut R,
+    ) -> Result<()> {
+        let count = out.len();
         if self.setup.is_none() {
             let base = self.base.receive_random(ch, KAPPA, rng)?;
             if base.messages.len() != KAPPA || base.choices.len() != KAPPA {
@@ -455,7 +586,7 @@ impl<B: RotReceiver<Block = [u8; 32]>> RotSender for IknpSender<B> {
         let Some(setup) = self.setup.as_mut() else {
             return Err(crate::Error::InvalidArgument("IKNP setup missing"));
         };
-        let mut messages = Vec::with_capacity(count);
+        let hash = OutputHash::for_check(self.check);
         let mut scratch = Vec::new();
         let mut rows = Vec::new();
         let mut cols = Vec::new();
@@ -516,13 +647,14 @@ impl<B: RotReceiver<Block = [u8; 32]>> RotSender for IknpSender<B> {
                     return Err(Error::Abort(AbortReason::ConsistencyCheck));
                 }
             }
-            sender_outputs(&cols[..n], setup.s, self.index, &mut scratch, &mut messages);
+            let dst = &mut out[done..done + n];
+            sender_outputs(&cols[..n], setup.s, self.index, hash, dst);
             self.index += n as u128;
             done += n;
         }
         crate::prg::wipe_bytes(&mut rows);
         cols.zeroize();
-        Ok(RotSenderOutputs { messages })
+        Ok(())
     }
 }
 
@@ -535,6 +667,25 @@ impl<B: RotSender<Block = [u8; 32]>> RotReceiver for IknpReceiver<B> {
         count: usize,
         rng: &mut R,
     ) -> Result<RotReceiverOutputs<Block16>> {
+        let mut choices = vec![0u8; count];
+        let mut messages = vec![Block16::default(); count];
+        self.receive_random_into(ch, &mut choices, &mut messages, rng)?;
+        Ok(RotReceiverOutputs { choices, messages })
+    }
+
+    fn receive_random_into<C: Channel + ?Sized, R: CryptoRng + ?Sized>(
+        &mut self,
+        ch: &mut C,
+        choices: &mut [u8],
+        out: &mut [Block16],
+        rng: &mut R,
+    ) -> Result<()> {
+        if choices.len() != out.len() {
+            return Err(Error::InvalidArgument(
+                "choice and message buffers of different lengths",
+            ));
+        }
+        let count = out.len();
         if self.setup.is_none() {
             let base = self.base.send_random(ch, KAPPA, rng)?;
             if base.messages.len() != KAPPA {
@@ -552,8 +703,7 @@ impl<B: RotSender<Block = [u8; 32]>> RotReceiver for IknpReceiver<B> {
         let Some(prgs) = self.setup.as_mut() else {
             return Err(crate::Error::InvalidArgument("IKNP setup missing"));
         };
-        let mut choices = Vec::with_capacity(count);
-        let mut messages = Vec::with_capacity(count);
+        let hash = OutputHash::for_check(self.check);
         let mut scratch = Vec::new();
         let mut t_rows = Vec::new();
         let mut g1 = Vec::new();
@@ -602,8 +752,8 @@ impl<B: RotSender<Block = [u8; 32]>> RotReceiver for IknpReceiver<B> {
                 u.extend_from_slice(&t.to_le_bytes());
             }
             ch.send(u)?;
-            receiver_outputs(&cols[..n], self.index, &mut scratch, &mut messages);
-            choices.extend((0..n).map(|j| (r[j / 8] >> (j % 8)) & 1));
+            receiver_outputs(&cols[..n], self.index, hash, &mut out[done..done + n]);
+            unpack_bits(&r, &mut choices[done..done + n]);
             self.index += n as u128;
             done += n;
         }
@@ -611,7 +761,7 @@ impl<B: RotSender<Block = [u8; 32]>> RotReceiver for IknpReceiver<B> {
         crate::prg::wipe_bytes(&mut g1);
         crate::prg::wipe_bytes(&mut r);
         cols.zeroize();
-        Ok(RotReceiverOutputs { choices, messages })
+        Ok(())
     }
 }
 
@@ -627,7 +777,7 @@ mod tests {
     use crate::channel::memory_pair;
     use crate::ideal::IdealRot;
     use rand_chacha::ChaCha20Rng;
-    use rand_core::SeedableRng;
+    use rand_core::{RngCore, SeedableRng};
 
     fn check(s: &RotSenderOutputs<Block16>, r: &RotReceiverOutputs<Block16>, n: usize) {
         assert_eq!(s.messages.len(), n);
@@ -867,5 +1017,150 @@ mod tests {
             s.send_random(&mut a, 128, &mut rng),
             Err(crate::Error::LengthMismatch { .. })
         ));
+    }
+    /// `pi` by the `aes` crate, one block at a time: the reference for the batched paths.
+    fn pi(x: u128) -> u128 {
+        let k = blake3::derive_key("triskele-ot 2026 iknp fixed-key aes", b"");
+        let aes = Aes128::new(GenericArray::from_slice(&k[..16]));
+        let mut b = AesBlock::from(x.to_le_bytes());
+        aes.encrypt_block(&mut b);
+        u128::from_le_bytes(b.into())
+    }
+
+    fn random_u128(rng: &mut ChaCha20Rng) -> u128 {
+        let mut b = [0u8; 16];
+        rng.fill_bytes(&mut b);
+        u128::from_le_bytes(b)
+    }
+
+    /// Both output hashes against their definitions, for the sender's pairs and the
+    /// receiver's values, on the hardware and the software permutation (batch sizes around
+    /// the 16-block and 8-block steps), with an index that wraps around 2^128.
+    #[test]
+    fn output_hashes_match_their_definitions() {
+        let mut rng = ChaCha20Rng::seed_from_u64(45);
+        let k = blake3::derive_key("triskele-ot 2026 iknp fixed-key aes", b"");
+        let soft = FixedKey::Soft(Box::new(Aes128::new(GenericArray::from_slice(&k[..16]))));
+        for n in [1usize, 7, 8, 9, 33, 300] {
+            let cols: Vec<u128> = (0..n).map(|_| random_u128(&mut rng)).collect();
+            let s = random_u128(&mut rng);
+            let index = u128::MAX - 3;
+            for hash in [OutputHash::Mmo, OutputHash::Tmmo] {
+                let h = |j: usize, x: u128| {
+                    let j = index.wrapping_add(j as u128);
+                    match hash {
+                        OutputHash::Mmo => pi(x ^ j) ^ x ^ j,
+                        OutputHash::Tmmo => pi(pi(x) ^ j) ^ pi(x) ^ j,
+                    }
+                };
+                let mut pairs = vec![[[0u8; 16]; 2]; n];
+                sender_outputs(&cols, s, index, hash, &mut pairs);
+                let mut single = vec![[0u8; 16]; n];
+                receiver_outputs(&cols, index, hash, &mut single);
+                for j in 0..n {
+                    assert_eq!(pairs[j][0], h(j, cols[j]).to_le_bytes(), "{hash:?} {j}");
+                    assert_eq!(pairs[j][1], h(j, cols[j] ^ s).to_le_bytes(), "{hash:?} {j}");
+                    assert_eq!(single[j], pairs[j][0]);
+                }
+                // The software permutation gives the same bytes.
+                let mut buf: Vec<u8> = cols.iter().flat_map(|c| c.to_le_bytes()).collect();
+                let mut want = buf.clone();
+                fixed_key().apply::<true>(&mut want);
+                soft.apply::<true>(&mut buf);
+                assert_eq!(buf, want);
+                fixed_key().apply::<false>(&mut want);
+                soft.apply::<false>(&mut buf);
+                assert_eq!(buf, want);
+            }
+        }
+    }
+
+    /// Why the checked runs use TMMO: with rows `q_k = q_j ^ j ^ k` (which a malicious
+    /// receiver can arrange, its own rows being `q` where it chose `r = 0` and `q ^ s` where
+    /// it chose `r = 1`), the tweaked MMO hash makes two different OTs share a message, the
+    /// TMMO hash does not.
+    #[test]
+    fn tmmo_separates_outputs_that_mmo_lets_a_receiver_align() {
+        let mut rng = ChaCha20Rng::seed_from_u64(46);
+        let (s, q) = (random_u128(&mut rng), random_u128(&mut rng));
+        let (j, k) = (0u128, 5u128);
+        let mut cols = vec![0u128; 6];
+        cols[0] = q;
+        cols[5] = q ^ j ^ k ^ s;
+        for (hash, aligned) in [(OutputHash::Mmo, true), (OutputHash::Tmmo, false)] {
+            let mut out = vec![[[0u8; 16]; 2]; 6];
+            sender_outputs(&cols, s, 0, hash, &mut out);
+            // M_{j,1} = H(j, q ^ s) and M_{k,0} = H(k, q ^ j ^ k ^ s).
+            assert_eq!(out[0][1] == out[5][0], aligned, "{hash:?}");
+        }
+    }
+
+    /// The expander gives AES-CTR blocks `AES_k(c), AES_k(c + 1), ...` across calls of odd
+    /// sizes, on whichever cipher it picked, with the counter wrapping around 2^128.
+    #[test]
+    fn expander_is_aes_ctr_across_calls() {
+        let mut seed = [7u8; 32];
+        seed[16..].copy_from_slice(&(u128::MAX - 40).to_le_bytes());
+        let aes = Aes128::new(GenericArray::from_slice(&seed[..16]));
+        let soft = Expander {
+            cipher: ExpanderCipher::Soft(Box::new(aes.clone())),
+            counter: u128::MAX - 40,
+        };
+        for mut e in [Expander::new(&seed), soft] {
+            let mut scratch = Vec::new();
+            let mut counter = u128::MAX - 40;
+            for blocks in [1usize, 15, 16, 17, 33] {
+                let mut out = vec![0u8; 16 * blocks];
+                e.fill(&mut out, &mut scratch);
+                for b in out.chunks_exact(16) {
+                    let mut want = AesBlock::from(counter.to_le_bytes());
+                    aes.encrypt_block(&mut want);
+                    assert_eq!(b, want.as_slice());
+                    counter = counter.wrapping_add(1);
+                }
+            }
+        }
+    }
+
+    /// The buffer interface: reused caller buffers give correct OTs call after call; buffers
+    /// of different lengths are refused.
+    #[test]
+    fn outputs_into_caller_buffers() {
+        let (mut a, mut b) = memory_pair();
+        let sizes = [300usize, 1, CHUNK + 5];
+        let t = std::thread::spawn(move || {
+            let mut rng = ChaCha20Rng::seed_from_u64(47);
+            let mut s = IknpSender::new(IdealRot::<[u8; 32]>::new([4; 32]));
+            let mut buf = vec![[[0u8; 16]; 2]; CHUNK + 5];
+            let mut outs = Vec::new();
+            for n in sizes {
+                s.send_random_into(&mut a, &mut buf[..n], &mut rng).unwrap();
+                outs.push(buf[..n].to_vec());
+            }
+            outs
+        });
+        let mut rng = ChaCha20Rng::seed_from_u64(48);
+        let mut r = IknpReceiver::new(IdealRot::<[u8; 32]>::new([4; 32]));
+        let mut choices = vec![9u8; CHUNK + 5];
+        let mut msgs = vec![[0u8; 16]; CHUNK + 5];
+        let mut got = Vec::new();
+        for n in sizes {
+            r.receive_random_into(&mut b, &mut choices[..n], &mut msgs[..n], &mut rng)
+                .unwrap();
+            got.push((choices[..n].to_vec(), msgs[..n].to_vec()));
+        }
+        let sent = t.join().unwrap();
+        for ((pairs, (c, m)), n) in sent.iter().zip(&got).zip(sizes) {
+            assert_eq!((pairs.len(), c.len(), m.len()), (n, n, n));
+            for j in 0..n {
+                assert!(c[j] <= 1);
+                assert_eq!(pairs[j][usize::from(c[j])], m[j]);
+                assert_ne!(pairs[j][usize::from(1 - c[j])], m[j]);
+            }
+        }
+        let (mut a, _b) = memory_pair();
+        let mut r = IknpReceiver::new(IdealRot::<[u8; 32]>::new([4; 32]));
+        let e = r.receive_random_into(&mut a, &mut [0u8; 3], &mut [[0u8; 16]; 4], &mut rng);
+        assert!(matches!(e, Err(Error::InvalidArgument(_))));
     }
 }

@@ -56,8 +56,9 @@
 //! # What it guarantees
 //!
 //! *Against a malicious receiver*, assuming a secure base OT, BLAKE3 as a
-//! random oracle and the output hash of [`super::iknp`] as correlation
-//! robust. The paper (Sec. 4) shows the checked subspace VOLE secure up to
+//! random oracle and `pi` of the output hash of [`super::iknp`] as an ideal
+//! permutation (with the check, outputs use its TMMO hash, which is
+//! tweakable circular correlation robust in that model). The paper (Sec. 4) shows the checked subspace VOLE secure up to
 //! a selective abort: the corrupt VOLE sender (our receiver) may in effect
 //! test a guess about the VOLE receiver's secret `Delta` (our `s`), the run
 //! aborting when the guess is wrong, and the OT extension is then built on
@@ -98,7 +99,7 @@
 
 use super::iknp::{
     receiver_outputs, row_challenges, row_check, row_proof, sender_outputs, transpose_rows,
-    AesBlock, Block16, ConsistencyCheck, Expander, CHUNK, KAPPA,
+    unpack_bits, AesBlock, Block16, ConsistencyCheck, Expander, OutputHash, CHUNK, KAPPA,
 };
 use crate::channel::{split_batch, Channel};
 use crate::error::{AbortReason, Error, Result};
@@ -608,6 +609,18 @@ impl<B: RotReceiver<Block = [u8; 32]>> RotSender for SoftSpokenSender<B> {
         count: usize,
         rng: &mut R,
     ) -> Result<RotSenderOutputs<Block16>> {
+        let mut messages = vec![[Block16::default(); 2]; count];
+        self.send_random_into(ch, &mut messages, rng)?;
+        Ok(RotSenderOutputs { messages })
+    }
+
+    fn send_random_into<C: Channel + ?Sized, R: CryptoRng + ?Sized>(
+        &mut self,
+        ch: &mut C,
+        out: &mut [[Block16; 2]],
+        rng: &mut R,
+    ) -> Result<()> {
+        let count = out.len();
         if self.setup.is_none() {
             self.setup = Some(self.run_setup(ch, rng)?);
         }
@@ -619,7 +632,7 @@ impl<B: RotReceiver<Block = [u8; 32]>> RotSender for SoftSpokenSender<B> {
         let blocks = KAPPA / k;
         let extra = check.extra();
         let proof_len = check.proof_len();
-        let mut messages = Vec::with_capacity(count);
+        let hash = OutputHash::for_check(check);
         let mut scratch = Vec::new();
         let mut rows = Vec::new();
         let mut cols = Vec::new();
@@ -673,14 +686,15 @@ impl<B: RotReceiver<Block = [u8; 32]>> RotSender for SoftSpokenSender<B> {
                 }
             }
             transpose_rows(&rows, padded, &mut cols);
-            sender_outputs(&cols[..n], setup.s, self.index, &mut scratch, &mut messages);
+            let dst = &mut out[done..done + n];
+            sender_outputs(&cols[..n], setup.s, self.index, hash, dst);
             self.index += n as u128;
             done += n;
         }
         crate::prg::wipe_bytes(&mut rows);
         cols.zeroize();
         crate::prg::wipe_bytes(&mut r_x);
-        Ok(RotSenderOutputs { messages })
+        Ok(())
     }
 }
 
@@ -693,6 +707,25 @@ impl<B: RotSender<Block = [u8; 32]>> RotReceiver for SoftSpokenReceiver<B> {
         count: usize,
         rng: &mut R,
     ) -> Result<RotReceiverOutputs<Block16>> {
+        let mut choices = vec![0u8; count];
+        let mut messages = vec![Block16::default(); count];
+        self.receive_random_into(ch, &mut choices, &mut messages, rng)?;
+        Ok(RotReceiverOutputs { choices, messages })
+    }
+
+    fn receive_random_into<C: Channel + ?Sized, R: CryptoRng + ?Sized>(
+        &mut self,
+        ch: &mut C,
+        choices: &mut [u8],
+        out: &mut [Block16],
+        rng: &mut R,
+    ) -> Result<()> {
+        if choices.len() != out.len() {
+            return Err(Error::InvalidArgument(
+                "choice and message buffers of different lengths",
+            ));
+        }
+        let count = out.len();
         if self.setup.is_none() {
             self.setup = Some(self.run_setup(ch, rng)?);
         }
@@ -704,8 +737,7 @@ impl<B: RotSender<Block = [u8; 32]>> RotReceiver for SoftSpokenReceiver<B> {
         let blocks = KAPPA / k;
         let extra = check.extra();
         let proof_len = check.proof_len();
-        let mut choices = Vec::with_capacity(count);
-        let mut messages = Vec::with_capacity(count);
+        let hash = OutputHash::for_check(check);
         let mut scratch = Vec::new();
         let mut rows = Vec::new();
         let mut cols = Vec::new();
@@ -751,8 +783,8 @@ impl<B: RotSender<Block = [u8; 32]>> RotReceiver for SoftSpokenReceiver<B> {
             }
             ch.send(corr)?;
             transpose_rows(&rows, padded, &mut cols);
-            receiver_outputs(&cols[..n], self.index, &mut scratch, &mut messages);
-            choices.extend((0..n).map(|j| (r[j / 8] >> (j % 8)) & 1));
+            receiver_outputs(&cols[..n], self.index, hash, &mut out[done..done + n]);
+            unpack_bits(&r, &mut choices[done..done + n]);
             self.index += n as u128;
             done += n;
         }
@@ -761,7 +793,7 @@ impl<B: RotSender<Block = [u8; 32]>> RotReceiver for SoftSpokenReceiver<B> {
         crate::prg::wipe_bytes(&mut r_x);
         crate::prg::wipe_bytes(&mut u);
         crate::prg::wipe_bytes(&mut r);
-        Ok(RotReceiverOutputs { choices, messages })
+        Ok(())
     }
 }
 
