@@ -76,6 +76,22 @@ pub trait SecurityModel: Default + Debug + Send + 'static {
         self.on_product(&x, &y, &z);
     }
 
+    /// [`SecurityModel::on_product`] that hands the vectors over and leaves `x`, `y`, `z`
+    /// empty: a recorder whose store is empty swaps them with its own (cleared) vectors, so
+    /// the caller gets their memory back for its next records and nothing is copied.
+    fn on_product_swap<F: Lift>(
+        &mut self,
+        x: &mut RssVec<F>,
+        y: &mut RssVec<F>,
+        z: &mut RssVec<F>,
+    ) {
+        self.on_product(x, y, z);
+        for v in [x, y, z] {
+            v.first.clear();
+            v.second.clear();
+        }
+    }
+
     /// Announces `n` more products over `F` (a hint: malicious models reserve room for their
     /// records up front instead of growing and copying them while the protocol runs).
     fn reserve_products<F: Lift>(&mut self, n: usize) {
@@ -598,6 +614,26 @@ impl SecurityModel for Malicious {
             *store = Triples { x, y, z };
         } else {
             store.push(&x, &y, &z);
+        }
+    }
+
+    fn on_product_swap<F: Lift>(
+        &mut self,
+        x: &mut RssVec<F>,
+        y: &mut RssVec<F>,
+        z: &mut RssVec<F>,
+    ) {
+        let store = F::store(&mut self.recorder);
+        if store.is_empty() {
+            core::mem::swap(&mut store.x, x);
+            core::mem::swap(&mut store.y, y);
+            core::mem::swap(&mut store.z, z);
+        } else {
+            store.push(x, y, z);
+        }
+        for v in [x, y, z] {
+            v.first.clear();
+            v.second.clear();
         }
     }
 

@@ -110,13 +110,6 @@ impl<F: PrfField> CubeRecords<F> {
             expected: 1,
             got: 0,
         })?;
-        // A segment among several is copied into the model's store, so that both stores keep
-        // their memory for the next one (moving would make the next chains allocate fresh
-        // pages); one large batch is moved.
-        let copy = party
-            .model()
-            .segment_size()
-            .is_some_and(|s| self.bytes() <= 2 * s);
         let CubeRecords { v, v2, v3 } = self;
         // v3 <- r v2 + v3 first (it needs the old v2), then v2 <- r v + v2.
         let comb = |dst: &mut [F], src: &[F]| {
@@ -128,16 +121,9 @@ impl<F: PrfField> CubeRecords<F> {
         comb(&mut v3.second, &v2.second);
         comb(&mut v2.first, &v.first);
         comb(&mut v2.second, &v.second);
-        if copy {
-            party.model().on_product(v2, v, v3);
-            for r in [v, v2, v3] {
-                r.first.clear();
-                r.second.clear();
-            }
-        } else {
-            let CubeRecords { v, v2, v3 } = core::mem::take(self);
-            party.model().on_product_owned(v2, v, v3);
-        }
+        // Handed over without a copy; the chains get the store's cleared vectors back (after
+        // a verified segment, with its memory, so the next chains need no fresh pages).
+        party.model().on_product_swap(v2, v, v3);
         party.checkpoint()
     }
 }
