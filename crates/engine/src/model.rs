@@ -675,3 +675,44 @@ impl SecurityModel for Malicious {
         format!("verify-segment={:?}", self.segment)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+
+    fn rss(v: &[u64]) -> RssVec<Fp> {
+        let f: Vec<Fp> = v.iter().map(|&x| Fp::from_u64(x)).collect();
+        let s: Vec<Fp> = v.iter().map(|&x| Fp::from_u64(x + 100)).collect();
+        RssVec::from_parts(f, s).unwrap()
+    }
+
+    /// The swap hand-over: into an empty store the vectors move (the caller gets the store's
+    /// cleared vectors, with their memory); into a non-empty one they are appended. The
+    /// caller's vectors are empty afterwards either way, and the store holds exactly the
+    /// records in order.
+    #[test]
+    fn on_product_swap_moves_into_an_empty_store_and_appends_otherwise() {
+        let mut m = Malicious::default();
+        let (mut x, mut y, mut z) = (rss(&[1, 2]), rss(&[3, 4]), rss(&[5, 6]));
+        m.on_product_swap(&mut x, &mut y, &mut z);
+        assert!(x.is_empty() && y.is_empty() && z.is_empty());
+        let (mut x, mut y, mut z) = (rss(&[7]), rss(&[8]), rss(&[9]));
+        m.on_product_swap(&mut x, &mut y, &mut z);
+        assert!(x.is_empty() && y.is_empty() && z.is_empty());
+        let fp = &m.recorder.fp;
+        assert_eq!(fp.x, rss(&[1, 2, 7]));
+        assert_eq!(fp.y, rss(&[3, 4, 8]));
+        assert_eq!(fp.z, rss(&[5, 6, 9]));
+        // A cleared store with memory: the next hand-over gives that memory to the caller.
+        let mut rec = core::mem::take(&mut m.recorder);
+        rec.clear();
+        m.recorder = rec;
+        let cap = m.recorder.fp.x.first.capacity();
+        assert!(cap >= 3);
+        let (mut x, mut y, mut z) = (rss(&[10]), rss(&[11]), rss(&[12]));
+        m.on_product_swap(&mut x, &mut y, &mut z);
+        assert!(x.is_empty() && x.first.capacity() == cap);
+        assert_eq!(m.recorder.fp.z, rss(&[12]));
+    }
+}

@@ -10,8 +10,8 @@
 //! | OT to random OT ("ROTed" variants) | [`rotted`] | as the OT | as the OT |
 //! | random OT to chosen OT (Beaver) | [`rotted::Derandomized`] | +2 | as the ROT |
 //! | Simplest OT (Chou-Orlandi 2015) on Ristretto255 | [`ec`] | 2 (+1) | CDH, ROM |
-//! | IKNP OT extension from 128 base ROTs, optional KOS15 check | [`extension::iknp`] | 1 per chunk + base | as the base OT, CR hash |
-//! | SoftSpokenOT from the same base ROTs, optional row-wise consistency check (malicious receiver) | [`extension::softspoken`] | 1 + 1 per chunk + base | as the base OT, CR hash |
+//! | IKNP OT extension from 128 base ROTs, optional KOS15 check | [`extension::iknp`] | 1 per chunk + base | as the base OT, CR hash (TMMO with a check) |
+//! | SoftSpokenOT from the same base ROTs, optional row-wise consistency check (malicious receiver) | [`extension::softspoken`] | 1 + 1 per chunk + base | as the base OT, CR hash (TMMO with the check) |
 //! | ideal OT (a trusted dealer, tests only) | [`ideal`] | 0 | none |
 //!
 //! All protocols are written sans-IO (explicit state machines that consume
@@ -40,6 +40,40 @@
 //!     let b = usize::from(got.choices[i]);
 //!     assert_eq!(sent.messages[i][b], got.messages[i]);
 //! }
+//! # Ok::<(), triskele_ot::Error>(())
+//! ```
+//!
+//! OT extension streams: [`RotSender::send_random_into`] and
+//! [`RotReceiver::receive_random_into`] write into buffers the caller owns, so
+//! millions of OTs can be consumed piece by piece in constant memory (one setup
+//! serves every call; the OT index continues):
+//!
+//! ```
+//! use rand_chacha::ChaCha20Rng;
+//! use rand_core::SeedableRng;
+//! use triskele_ot::extension::{SoftSpokenReceiver, SoftSpokenSender};
+//! use triskele_ot::rlwe::RlweRot;
+//! use triskele_ot::{memory_pair, RotReceiver, RotSender};
+//!
+//! let (mut to_receiver, mut to_sender) = memory_pair();
+//! let sender = std::thread::spawn(move || -> triskele_ot::Result<[[u8; 16]; 2]> {
+//!     let mut rng = ChaCha20Rng::from_os_rng();
+//!     let mut s = SoftSpokenSender::new(RlweRot::default(), 4)?;
+//!     let mut pairs = vec![[[0u8; 16]; 2]; 1 << 16];
+//!     for _ in 0..4 {
+//!         s.send_random_into(&mut to_receiver, &mut pairs, &mut rng)?;
+//!         // ... use this piece of 65,536 OTs ...
+//!     }
+//!     Ok(pairs[7])
+//! });
+//! let mut rng = ChaCha20Rng::from_os_rng();
+//! let mut r = SoftSpokenReceiver::new(RlweRot::default(), 4)?;
+//! let (mut choices, mut msgs) = (vec![0u8; 1 << 16], vec![[0u8; 16]; 1 << 16]);
+//! for _ in 0..4 {
+//!     r.receive_random_into(&mut to_sender, &mut choices, &mut msgs, &mut rng)?;
+//! }
+//! let last = sender.join().expect("sender thread")?;
+//! assert_eq!(last[usize::from(choices[7])], msgs[7]);
 //! # Ok::<(), triskele_ot::Error>(())
 //! ```
 //!
@@ -104,10 +138,11 @@
 //! when present (portable: 4-bit windows indexed by public values only).
 //! The only `unsafe` code (`rlwe/ntt_avx2.rs`) is the calls into the AVX2
 //! and PCLMULQDQ functions, each behind a token that proves run-time
-//! detection. AES (the noise
-//! PRG and the extension's PRG and hash) uses AES-NI when present, chosen by
-//! the `aes` crate. Not yet: AVX-512 and NEON copies, hand-written
-//! intrinsics.
+//! detection. AES (the noise PRG, the extensions' PRGs and their fixed-key
+//! output hash) runs on VAES or AES-NI through `triskele_field::ctr`
+//! (`HwAes128Ctr`, `HwAes128`), else on the `aes` crate (also under
+//! `TRISKELE_BACKEND=portable`); tests check both give the same blocks. Not
+//! yet: AVX-512 and NEON copies.
 //!
 //! # Wire sizes (bytes per OT, both directions)
 //!
