@@ -94,52 +94,31 @@ impl RngCore for Aes128Ctr {
 /// AES-128-CTR under a secret key on the CPU's AES instructions (VAES or AES-NI, constant
 /// time; the key schedule too), random access: block `j` is `AES_k(j)`, `j` a little-endian
 /// 128-bit counter, as in [`Aes128Ctr`]. The round keys are zeroized on drop.
-pub struct HwAes128Ctr {
-    rk: [[u8; 16]; 11],
-    hw: HwAes,
-}
-
-impl core::fmt::Debug for HwAes128Ctr {
-    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        f.write_str("HwAes128Ctr(..)")
-    }
-}
-
-impl Drop for HwAes128Ctr {
-    fn drop(&mut self) {
-        self.rk.zeroize();
-    }
-}
+#[derive(Debug)]
+pub struct HwAes128Ctr(HwAes128);
 
 impl HwAes128Ctr {
     /// The stream under `key`, or `None` when the active backend is `portable` (e.g.
     /// `TRISKELE_BACKEND=portable`) or the CPU has no AES instructions.
     pub fn new(key: &[u8; 16]) -> Option<Self> {
-        Self::new_with(backend::active(), key)
+        HwAes128::new(key).map(HwAes128Ctr)
     }
 
     /// [`HwAes128Ctr::new`] for an explicit backend.
     pub fn new_with(be: Backend, key: &[u8; 16]) -> Option<Self> {
-        if be == Backend::Portable {
-            return None;
-        }
-        let hw = HwAes::detect()?;
-        Some(HwAes128Ctr {
-            rk: hw.expand(key),
-            hw,
-        })
+        HwAes128::new_with(be, key).map(HwAes128Ctr)
     }
 
     /// Keystream blocks `start, start + 1, ...` into `out`. Whole blocks only: a partial last
     /// block of `out` is left as it is.
     pub fn keystream(&self, start: u128, out: &mut [u8]) {
-        self.hw.ctr::<false>(&self.rk, start, out);
+        self.0.hw.ctr::<false>(&self.0.rk, start, out);
     }
 
     /// XORs keystream blocks `start, start + 1, ...` into `out` (whole blocks only, as
     /// [`HwAes128Ctr::keystream`]).
     pub fn xor_keystream(&self, start: u128, out: &mut [u8]) {
-        self.hw.ctr::<true>(&self.rk, start, out);
+        self.0.hw.ctr::<true>(&self.0.rk, start, out);
     }
 }
 
@@ -235,14 +214,14 @@ mod tests {
                 assert!(HwAes::detect().is_none());
                 return;
             };
-            assert_eq!(hw.rk, backend::aes128_expand(&key));
+            assert_eq!(hw.0.rk, backend::aes128_expand(&key));
             assert!(HwAes128Ctr::new_with(Backend::Portable, &key).is_none());
             let start = u128::from(rng.random::<u64>()) << 64 | u128::from(u64::MAX - 3);
             // 300 blocks: the 16-block VAES steps, the 8-block AES-NI steps, single blocks;
             // plus 5 bytes of a partial block.
             let n = 16 * 300 + 5;
             let mut want = vec![0u8; n];
-            backend::aes128_ctr(Backend::Portable, &hw.rk, start, &mut want);
+            backend::aes128_ctr(Backend::Portable, &hw.0.rk, start, &mut want);
             let mut got = vec![0xa5u8; n];
             hw.keystream(start, &mut got);
             assert_eq!(got[..n - 5], want[..n - 5]);

@@ -190,6 +190,48 @@ pub struct RotReceiverOutputs<B: OtBlock> {
 
 // Outputs can be millions of blocks: wipe them with one fill per block kept
 // alive by `black_box` instead of per-byte volatile stores (see `prg::wipe_bytes`).
+impl<B: OtBlock> RotSenderOutputs<B> {
+    /// The outputs `f` writes into a fresh buffer of `count` pairs (for implementations of
+    /// [`RotSender::send_random`] on top of [`RotSender::send_random_into`]).
+    pub(crate) fn filled(
+        count: usize,
+        f: impl FnOnce(&mut [[B; 2]]) -> Result<()>,
+    ) -> Result<Self> {
+        let mut o = RotSenderOutputs {
+            messages: vec![[B::default(); 2]; count],
+        };
+        f(&mut o.messages)?;
+        Ok(o)
+    }
+}
+
+impl<B: OtBlock> RotReceiverOutputs<B> {
+    /// The outputs `f` writes into fresh buffers of `count` choice bits and messages (as
+    /// [`RotSenderOutputs::filled`]).
+    pub(crate) fn filled(
+        count: usize,
+        f: impl FnOnce(&mut [u8], &mut [B]) -> Result<()>,
+    ) -> Result<Self> {
+        let mut o = RotReceiverOutputs {
+            choices: vec![0u8; count],
+            messages: vec![B::default(); count],
+        };
+        f(&mut o.choices, &mut o.messages)?;
+        Ok(o)
+    }
+}
+
+/// `Err` unless the choice-bit and message buffers of a receiver have one length.
+pub(crate) fn check_buffers<B>(choices: &[u8], out: &[B]) -> Result<()> {
+    if choices.len() == out.len() {
+        Ok(())
+    } else {
+        Err(Error::InvalidArgument(
+            "choice and message buffers of different lengths",
+        ))
+    }
+}
+
 impl<B: OtBlock> Drop for RotSenderOutputs<B> {
     fn drop(&mut self) {
         for m in self.messages.iter_mut() {
@@ -276,11 +318,7 @@ pub trait RotReceiver {
         out: &mut [Self::Block],
         rng: &mut R,
     ) -> Result<()> {
-        if choices.len() != out.len() {
-            return Err(Error::InvalidArgument(
-                "choice and message buffers of different lengths",
-            ));
-        }
+        check_buffers(choices, out)?;
         let o = self.receive_random(ch, out.len(), rng)?;
         if o.messages.len() != out.len() || o.choices.len() != out.len() {
             return Err(Error::InvalidArgument(

@@ -557,9 +557,7 @@ impl<B: RotReceiver<Block = [u8; 32]>> RotSender for IknpSender<B> {
         count: usize,
         rng: &mut R,
     ) -> Result<RotSenderOutputs<Block16>> {
-        let mut messages = vec![[Block16::default(); 2]; count];
-        self.send_random_into(ch, &mut messages, rng)?;
-        Ok(RotSenderOutputs { messages })
+        RotSenderOutputs::filled(count, |out| self.send_random_into(ch, out, rng))
     }
 
     fn send_random_into<C: Channel + ?Sized, R: CryptoRng + ?Sized>(
@@ -667,10 +665,7 @@ impl<B: RotSender<Block = [u8; 32]>> RotReceiver for IknpReceiver<B> {
         count: usize,
         rng: &mut R,
     ) -> Result<RotReceiverOutputs<Block16>> {
-        let mut choices = vec![0u8; count];
-        let mut messages = vec![Block16::default(); count];
-        self.receive_random_into(ch, &mut choices, &mut messages, rng)?;
-        Ok(RotReceiverOutputs { choices, messages })
+        RotReceiverOutputs::filled(count, |c, out| self.receive_random_into(ch, c, out, rng))
     }
 
     fn receive_random_into<C: Channel + ?Sized, R: CryptoRng + ?Sized>(
@@ -680,11 +675,7 @@ impl<B: RotSender<Block = [u8; 32]>> RotReceiver for IknpReceiver<B> {
         out: &mut [Block16],
         rng: &mut R,
     ) -> Result<()> {
-        if choices.len() != out.len() {
-            return Err(Error::InvalidArgument(
-                "choice and message buffers of different lengths",
-            ));
-        }
+        crate::check_buffers(choices, out)?;
         let count = out.len();
         if self.setup.is_none() {
             let base = self.base.send_random(ch, KAPPA, rng)?;
