@@ -389,3 +389,107 @@ fn material_spans_several_preprocessing_calls_and_finalizes() {
         }
     }
 }
+
+// ---------------------------------------------------------------------------------------------
+// Preprocessing in several runs of the cut-and-choose
+
+/// 256 inversions (all bytes) with runs of at most `2^10` triples (1024 triples: `n = 256`
+/// gives one run; `n = 600` gives 3 runs of 800), optionally with `tamper`; every party's
+/// result and its preprocessing counters.
+fn inversions_in_runs(
+    n: usize,
+    tamper: Option<Tamper>,
+) -> [Result<(Vec<Gf2p8>, triskele_net::PhaseStats), EngineError>; 3] {
+    let mut rng = ChaCha20Rng::seed_from_u64(12);
+    let x: Vec<Gf2p8> = (0..=255u8).map(Gf2p8).collect();
+    let xs = deal(&x, &mut rng);
+    let opts = NetOptions {
+        tamper,
+        ..NetOptions::default()
+    };
+    three(triskele_net::in_memory(&opts), |net| {
+        let mut p: Party<Malicious> = Party::setup(net)?;
+        let id = p.id().index();
+        let mut sbox = MalChida::with_run_log2(10);
+        p.set_phase(Phase::Preprocessing);
+        sbox.preprocess(&mut p, n)?;
+        let stats = p.net().stats().get(Phase::Preprocessing);
+        p.set_phase(Phase::Online);
+        let mut x = xs[id].clone();
+        sbox.invert(&mut p, &mut x)?;
+        p.set_phase(Phase::Finalize);
+        sbox.finalize(&mut p)?;
+        p.set_phase(Phase::Output);
+        let out = p.open_output(&x)?;
+        p.shutdown()?;
+        Ok((out, stats))
+    })
+}
+
+/// Three runs: correct inversions, and the preprocessing traffic is the sum over the runs of
+/// §5.3's per-run formula (plus the two-way compare-views), 11 messages per run and channel.
+#[test]
+fn preprocessing_in_three_runs_is_correct_with_the_traffic_of_each_run() {
+    use triskele_aes::sbox::mal_chida_bucket::{plan_runs, runs_bytes_to_prev};
+    let runs = plan_runs(4 * 600, 10).unwrap();
+    assert_eq!(runs.len(), 3);
+    assert!(runs.iter().all(|r| r.triples == 800));
+    // Each run: N = 1024, B = C = 5, M = 5125.
+    let per_run = bucket(800);
+    assert_eq!(per_run, (1024, 5, 5, 5125));
+    let (nb, b, c, m) = per_run;
+    let to_prev = 3 * (m + 3 * c + 2 * nb * (b - 1) + 64 + 2 * 32);
+    assert_eq!(runs_bytes_to_prev(&runs) as u64, to_prev);
+    for r in inversions_in_runs(600, None) {
+        let (out, stats) = r.unwrap();
+        for (v, y) in out.iter().enumerate() {
+            assert_eq!(*y, Gf2p8(v as u8).pow(254), "{v:#04x}");
+        }
+        assert_eq!(stats.prev.bytes_sent, to_prev);
+        assert_eq!(stats.next.bytes_sent, 3 * (64 + 2 * 32));
+        assert_eq!((stats.prev.messages, stats.next.messages), (33, 33));
+    }
+    // One run below the cap: the single-run traffic of §5.3.
+    for r in inversions_in_runs(256, None) {
+        let (_, stats) = r.unwrap();
+        assert_eq!(
+            stats.prev.bytes_sent,
+            m + 3 * c + 2 * nb * (b - 1) + 64 + 64
+        );
+        assert_eq!(stats.prev.messages, 11);
+    }
+}
+
+/// A corrupt party's wrong triple share, opening or digest in the second or third run makes
+/// every honest party abort (each run has its own coin, opening and sacrifice).
+#[test]
+fn tampering_in_a_later_run_aborts() {
+    // Per run and party, to prev: 0 products, 1 commitment, 2 seed part, 3 digest,
+    // 4 opened triples, 5 rho/sigma, 6 digest; run k starts at message 7k.
+    for (k, what) in [
+        (7 + PREP_PRODUCTS, "run 2 triple share"),
+        (14 + PREP_OPENED, "run 3 opened triples"),
+        (7 + PREP_RHO_SIGMA, "run 2 rho, sigma"),
+        (14 + PREP_DIGEST_2, "run 3 digest"),
+        (7 + PREP_COMMITMENT, "run 2 commitment"),
+    ] {
+        for cheater in PartyId::ALL {
+            let t = message(cheater, Phase::Preprocessing, Direction::Prev, k, 13);
+            let log = t.clone();
+            let res = inversions_in_runs(600, Some(t));
+            assert!(
+                log.tampered().is_some(),
+                "{what}: nothing was tampered with"
+            );
+            for (i, r) in res.iter().enumerate() {
+                if i == cheater.index() {
+                    continue;
+                }
+                assert!(
+                    matches!(r, Err(EngineError::Abort(_))),
+                    "{what}, cheater {cheater:?}, party {i}: {r:?}"
+                );
+            }
+        }
+    }
+}

@@ -198,6 +198,66 @@ impl BucketParams {
     }
 }
 
+/// `log2` of the largest run of the cut-and-choose by default (\[DEV\]; [`plan_runs`]): a
+/// run of `2^22` triples holds about 0.2 GB while it is checked.
+pub const DEFAULT_RUN_LOG2: u32 = 22;
+
+/// One run of the bucket cut-and-choose: `triples` verified triples from a run with
+/// parameters `params`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Run {
+    /// Verified triples this run keeps.
+    pub triples: usize,
+    /// Its parameters ([`BucketParams::for_triples`] of `triples`).
+    pub params: BucketParams,
+}
+
+/// The runs of the cut-and-choose that produce `count` verified triples (\[DEV\] of
+/// PROTOCOLS.md §5.3 step 1, which uses a single run): one run if `count ≤ 2^min_log2`;
+/// otherwise `k = ⌈count / 2^L⌉` runs of balanced sizes (each at most `2^L`), for the
+/// smallest `L ≥ min_log2` at which the runs' cheating bounds add up to at most `2^-40`
+/// (union bound: each run has its own coin, drawn after its triples are fixed). Runs keep the
+/// memory of one run's generated triples instead of all of them, and round fewer triples up
+/// to a power of two.
+pub fn plan_runs(count: usize, min_log2: u32) -> Result<Vec<Run>, EngineError> {
+    let run = |t: usize| {
+        Ok(Run {
+            triples: t,
+            params: BucketParams::for_triples(t)?,
+        })
+    };
+    let min_log2 = min_log2.clamp(MIN_LOG2_BUCKETS, usize::BITS - 2);
+    if count <= 1 << min_log2 {
+        return Ok(vec![run(count)?]);
+    }
+    for log in min_log2..usize::BITS - 1 {
+        let k = count.div_ceil(1 << log);
+        let (q, r) = (count / k, count % k);
+        let runs = (0..k)
+            .map(|i| run(q + usize::from(i < r)))
+            .collect::<Result<Vec<_>, EngineError>>()?;
+        if log2_total_bound(&runs) <= -40.0 {
+            return Ok(runs);
+        }
+    }
+    Err(EngineError::Unsupported(format!(
+        "{count} triples in a bucket cut-and-choose"
+    )))
+}
+
+/// `log2` of the union bound `Σ ε` over `runs` (each [`BucketParams::log2_cheating_bound`]).
+pub fn log2_total_bound(runs: &[Run]) -> f64 {
+    runs.iter()
+        .map(|r| r.params.log2_cheating_bound().exp2())
+        .sum::<f64>()
+        .log2()
+}
+
+/// Bytes one party sends to `P_{i-1}` in the preprocessing of `runs`.
+pub fn runs_bytes_to_prev(runs: &[Run]) -> usize {
+    runs.iter().map(|r| r.params.bytes_to_prev()).sum()
+}
+
 /// Commitment and seed part of the global coin, to each neighbour.
 const COIN_BYTES: usize = 48 + 16;
 /// One compare-view digest.
@@ -205,7 +265,7 @@ const DIGEST_BYTES: usize = 32;
 
 /// The `mal-chida` protocol: verified triples from the bucket cut-and-choose, the chain of
 /// `mal-chida-rec-check` online, post-sacrifice in finalize. See the module documentation.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub struct MalChida {
     /// Verified triples, in order of use.
     pool: Triples<Gf2p8>,
@@ -213,9 +273,29 @@ pub struct MalChida {
     reserved: usize,
     /// `pool[..checked]` has been used by a finalize.
     checked: usize,
+    /// `log2` of the run size of the preprocessing ([`plan_runs`]).
+    run_log2: u32,
+}
+
+impl Default for MalChida {
+    fn default() -> Self {
+        Self::with_run_log2(DEFAULT_RUN_LOG2)
+    }
 }
 
 impl MalChida {
+    /// The protocol with runs of the cut-and-choose of at most `2^run_log2` triples where the
+    /// soundness bound allows it ([`plan_runs`]; at least `2^10`): smaller runs hold less
+    /// memory and take 7 rounds each.
+    pub fn with_run_log2(run_log2: u32) -> Self {
+        MalChida {
+            pool: Triples::default(),
+            reserved: 0,
+            checked: 0,
+            run_log2,
+        }
+    }
+
     /// Verified triples not yet assigned to an inversion.
     pub fn available(&self) -> usize {
         self.pool.len() - self.reserved
@@ -230,7 +310,7 @@ impl SboxProtocol<Malicious> for MalChida {
         let count = n
             .checked_mul(TRIPLES_PER_INVERSION)
             .ok_or_else(|| EngineError::Unsupported(format!("{n} inversions")))?;
-        let fresh = verified_triples(party, count)?;
+        let fresh = verified_triples(party, count, self.run_log2)?;
         party.model().reserve::<Gf2p8>(count);
         // Drop what a finalize has consumed, keep what is still unused or awaiting its check.
         let keep = |v: &mut RssVec<Gf2p8>, add: &RssVec<Gf2p8>, used: usize| {
@@ -239,9 +319,14 @@ impl SboxProtocol<Malicious> for MalChida {
             v.extend(add);
         };
         let used = self.checked;
-        keep(&mut self.pool.x, &fresh.x, used);
-        keep(&mut self.pool.y, &fresh.y, used);
-        keep(&mut self.pool.z, &fresh.z, used);
+        if used == self.pool.len() {
+            // Nothing left: the fresh triples become the pool (no copy).
+            self.pool = fresh;
+        } else {
+            keep(&mut self.pool.x, &fresh.x, used);
+            keep(&mut self.pool.y, &fresh.y, used);
+            keep(&mut self.pool.z, &fresh.z, used);
+        }
         self.reserved -= used;
         self.checked = 0;
         Ok(())
@@ -286,18 +371,46 @@ impl SboxProtocol<Malicious> for MalChida {
         drop(rec);
         if self.checked == self.pool.len() {
             // Everything preprocessed has been used and checked: free it.
-            *self = MalChida::default();
+            *self = MalChida::with_run_log2(self.run_log2);
         }
         party.compare_view()
     }
 }
 
-/// Steps 1–7 of PROTOCOLS.md §5.3: `count` verified triples.
+/// `count` verified triples from the runs of [`plan_runs`], in order.
 fn verified_triples(
     party: &mut Party<Malicious>,
     count: usize,
+    run_log2: u32,
 ) -> Result<Triples<Gf2p8>, EngineError> {
-    let p = BucketParams::for_triples(count)?;
+    let runs = plan_runs(count, run_log2)?;
+    if let [one] = runs[..] {
+        return verified_run(party, one.triples, one.params);
+    }
+    let vec = || RssVec {
+        first: Vec::with_capacity(count),
+        second: Vec::with_capacity(count),
+    };
+    let mut out = Triples {
+        x: vec(),
+        y: vec(),
+        z: vec(),
+    };
+    for run in runs {
+        let t = verified_run(party, run.triples, run.params)?;
+        out.x.extend(&t.x);
+        out.y.extend(&t.y);
+        out.z.extend(&t.z);
+    }
+    Ok(out)
+}
+
+/// Steps 1–7 of PROTOCOLS.md §5.3 for one run with parameters `p`: `count` verified triples.
+fn verified_run(
+    party: &mut Party<Malicious>,
+    count: usize,
+    p: BucketParams,
+) -> Result<Triples<Gf2p8>, EngineError> {
     // Step 2: optimistic generation.
     let a = party.random_rss::<Gf2p8>(p.generated);
     let b = party.random_rss::<Gf2p8>(p.generated);
@@ -863,6 +976,64 @@ mod tests {
             }
         }
         best
+    }
+
+    /// The runs cover exactly the triples asked for, in balanced sizes no larger than needed,
+    /// with a union bound of at most `2^-40`, from one block up to 10^6 AES-256 blocks (the
+    /// issue's largest batch): a single run (the §5.3 parameters) up to `2^22` triples.
+    #[test]
+    fn runs_cover_the_triples_within_the_union_bound() {
+        let aes256_blocks = |b: usize| 4 * 16 * 14 * b;
+        let aes128_blocks = |b: usize| 4 * 16 * 10 * b;
+        let sizes = [
+            1,
+            640,
+            (1 << 22) - 1,
+            1 << 22,
+            (1 << 22) + 1,
+            (1 << 22) + (1 << 19),
+            aes128_blocks(6_554),
+            aes128_blocks(100_000),
+            aes128_blocks(250_000),
+            aes128_blocks(1_000_000),
+            aes256_blocks(1_000_000),
+            3_000_000_001,
+        ];
+        for count in sizes {
+            let runs = plan_runs(count, DEFAULT_RUN_LOG2).unwrap();
+            assert_eq!(runs.iter().map(|r| r.triples).sum::<usize>(), count);
+            assert!(log2_total_bound(&runs) <= -40.0, "{count}");
+            let (lo, hi) = runs.iter().fold((usize::MAX, 0), |(lo, hi), r| {
+                (lo.min(r.triples), hi.max(r.triples))
+            });
+            assert!(hi - lo <= 1, "{count}: balanced");
+            for r in &runs {
+                assert_eq!(BucketParams::for_triples(r.triples).ok(), Some(r.params));
+            }
+            if count <= 1 << DEFAULT_RUN_LOG2 {
+                assert_eq!(runs.len(), 1);
+            } else {
+                assert!(runs.len() >= 2 && runs.len() <= count.div_ceil(1 << DEFAULT_RUN_LOG2));
+            }
+        }
+        // AES-128 at 100,000 blocks: 16 runs of 2^22 (the single run had N = 2^26: the same
+        // number of generated triples, one run's memory).
+        let runs = plan_runs(aes128_blocks(100_000), DEFAULT_RUN_LOG2).unwrap();
+        assert_eq!(runs.len(), 16);
+        assert!(runs.iter().all(|r| r.params.buckets == 1 << 22));
+        // At 250,000 blocks the single run rounded 1.6 * 10^8 up to N = 2^28; the runs
+        // generate about 40% fewer triples.
+        let runs = plan_runs(aes128_blocks(250_000), DEFAULT_RUN_LOG2).unwrap();
+        let generated: usize = runs.iter().map(|r| r.params.generated).sum();
+        let single = BucketParams::for_triples(aes128_blocks(250_000)).unwrap();
+        assert!(10 * generated < 7 * single.generated);
+        // 10^6 AES-256 blocks need bigger runs to stay within the bound.
+        let runs = plan_runs(aes256_blocks(1_000_000), DEFAULT_RUN_LOG2).unwrap();
+        assert!(runs.iter().all(|r| r.params.buckets == 1 << 23));
+        // The smallest cap is 2^10; a small cap gives many runs, still within the bound.
+        let runs = plan_runs(5 * 640, 0).unwrap();
+        assert_eq!(runs.len(), 4);
+        assert!(log2_total_bound(&runs) <= -40.0);
     }
 
     #[test]
