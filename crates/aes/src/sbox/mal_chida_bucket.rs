@@ -6,7 +6,12 @@
 //! # Protocol
 //!
 //! **Preprocessing** for `n` inversions produces `T = 4n` verified `GF(2^8)` triples
-//! (PROTOCOLS.md §5.3, steps 1–7):
+//! (PROTOCOLS.md §5.3, steps 1–7), in one run of the steps below for up to `2^22` triples and
+//! otherwise in several runs ([`plan_runs`], \[DEV\]): `k = ⌈T / 2^L⌉` runs of balanced sizes,
+//! `L = 22` unless the union bound of the runs needs larger ones (`L = 23` at `10^6` AES-256
+//! blocks), each run producing its share of the triples with steps 1–7 on its own. AES-128 at
+//! 100,000 blocks: 16 runs of `2^22` triples (`N = 2^22`, `B = 3`), the same number of
+//! generated triples as one run with `N = 2^26`, and a third of the memory.
 //!
 //! 1. Parameters ([`BucketParams::for_triples`]): `N = max(2^10, nextpow2(T))` buckets of size
 //!    `B` (5 for `log2 N ≤ 12`, 4 for `13 ≤ log2 N ≤ 18`, 3 from `log2 N = 19` on), `C = B`
@@ -43,7 +48,7 @@
 //!
 //! | phase | to `P_{i+1}` | to `P_{i-1}` | rounds | messages per channel |
 //! |---|---|---|---|---|
-//! | preprocessing | `128` | `M + 3C + 2N(B-1) + 128` | 7 | 11 |
+//! | preprocessing, per run | `128` | `M + 3C + 2N(B-1) + 128` | 7 | 11 |
 //! | online | 0 | 4 per inversion (AES-128: 640 per block) | 3 per layer | 3 per layer |
 //! | finalize | 32 | 8 per inversion + 32 (AES-128: 1280 per block + 32) | 2 | 3 |
 //!
@@ -68,6 +73,14 @@
 //!   this protocol's `GF(2^8)` chain, which its sacrifice would not check.
 //! * Segmented verification ([`Party::checkpoint`]) is turned off for this protocol: every
 //!   online product stays recorded until the finalize sacrifices it.
+//! * \[DEV\] More than `2^22` triples are made in several runs of the cut-and-choose
+//!   ([`plan_runs`]; §5.3 step 1 has one run with `N = nextpow2(T)`). A run holds its
+//!   generated triples, 14 bytes each while they are shuffled, so one run of `2^28` triples
+//!   would need over 10 GB per party; runs of `2^22` need about 0.2 GB. Each run costs 7 rounds
+//!   and 11 messages per channel, and its own `C` opened triples, coin and compare-views;
+//!   rounding each run up to a power of two instead of the whole batch also generates fewer
+//!   triples (at 250,000 AES-128 blocks about 40% fewer than with `N = 2^28`). The union
+//!   bound over the runs stays below `2^-40` (see "Soundness").
 //!
 //! # Soundness
 //!
@@ -102,6 +115,14 @@
 //!   `k = 1` (`N / binom(M, B)`) or `k = N` (`1 / binom(M, C) ≤ f(1)` for `C = B`); the unit
 //!   test `every_bad_set_size_is_within_the_bound` checks the maximum over all `k` for
 //!   `log2 N ≤ 20`.
+//!
+//! Several runs ([`plan_runs`]): each run tosses its coin after its own triples are fixed, so
+//! the argument applies to each run separately, and a wrong kept triple passes only if the run
+//! that made it fails to notice: `ε ≤ Σ_runs N_r / binom(M_r, B_r)`. [`plan_runs`] picks the
+//! run size so that this sum is at most `2^-40` ([`log2_total_bound`]; checked by a unit test
+//! from one block to `10^6` AES-256 blocks). For `B = 3` a run's bound is about
+//! `6 / (27 N_r^2)`, so `k` runs of `2^22` give `k · 2^-46.2`: 16 runs (AES-128 at 100,000
+//! blocks) `2^-42.2`.
 //!
 //! Privacy: `ρ = x + a`, `σ = y + b` are masked by triples used in no other opening; the kept
 //! `x`, `y` are opened only masked by a fresh sacrificed triple in each bucket, then once
