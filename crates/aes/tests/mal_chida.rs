@@ -301,15 +301,13 @@ fn inversion_with_product_error(
         let mut x = xs[id.index()].clone();
         sbox.invert(&mut p, &mut x)?;
         if let Some((k, e)) = error {
-            let t = p.model().take_recorder().gf2p8;
-            let (tx, ty, mut tz) = (t.x, t.y, t.z);
-            match id {
-                PartyId::P1 => tz.first[k].0 ^= e,
-                PartyId::P3 => tz.second[k].0 ^= e,
-                PartyId::P2 => {}
-            }
-            // The same products, recorded again with the (now wrong) output.
-            p.model().record(&tx, &ty, &tz);
+            // P1's first component is P3's second one.
+            let (first, second) = match id {
+                PartyId::P1 => (e, 0),
+                PartyId::P3 => (0, e),
+                PartyId::P2 => (0, 0),
+            };
+            assert!(sbox.perturb_product_output(k, first, second));
         }
         sbox.finalize(&mut p)?;
         let out = p.open_output(&x)?;

@@ -53,6 +53,51 @@ fn concat(a: &RssVec<Gf2p8>, b: &RssVec<Gf2p8>) -> RssVec<Gf2p8> {
     out
 }
 
+/// How [`inversion_chain`] multiplies.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Record {
+    /// [`Party::mul`]: every product recorded by the model (checked by Protocol 2).
+    Each,
+    /// [`Party::mul_covered`]: nothing recorded; the caller checks the products itself from
+    /// the chain's values (`mal-chida`'s sacrifice).
+    Covered,
+}
+
+/// The chain of the table above on `x` (replaced by `x^254`), in three rounds; returns
+/// `[x^3, x^15, x^14]`, which with `x` and `x^254` determine every factor of its four products
+/// (the others are local maps of them).
+pub(crate) fn inversion_chain(
+    party: &mut Party<Malicious>,
+    x: &mut RssVec<Gf2p8>,
+    record: Record,
+) -> Result<[RssVec<Gf2p8>; 3], EngineError> {
+    let mul = |p: &mut Party<Malicious>, a: &RssVec<Gf2p8>, b: &RssVec<Gf2p8>| match record {
+        Record::Each => p.mul(a, b),
+        Record::Covered => p.mul_covered(a, b),
+    };
+    let n = x.len();
+    // Round 1: x^3 = x · x^2.
+    let x2 = mapped(x, &LinearMap8::SQUARE);
+    let x3 = mul(party, x, &x2)?;
+    // Round 2: [x^15, x^14] = [x^12, x^12] · [x^3, x^2].
+    let x12 = mapped(&x3, &LinearMap8::POW4);
+    let both = mul(party, &concat(&x12, &x12), &concat(&x3, &x2))?;
+    let (x15, x14) = (
+        RssVec {
+            first: both.first[..n].to_vec(),
+            second: both.second[..n].to_vec(),
+        },
+        RssVec {
+            first: both.first[n..].to_vec(),
+            second: both.second[n..].to_vec(),
+        },
+    );
+    // Round 3: x^254 = x^240 · x^14.
+    let x240 = mapped(&x15, &LinearMap8::POW16);
+    *x = mul(party, &x240, &x14)?;
+    Ok([x3, x15, x14])
+}
+
 impl SboxProtocol<Malicious> for MalChidaRecCheck {
     /// No preprocessing; reserves the recorder's room for the `4 n` products.
     fn preprocess(&mut self, party: &mut Party<Malicious>, n: usize) -> Result<(), EngineError> {
@@ -65,27 +110,7 @@ impl SboxProtocol<Malicious> for MalChidaRecCheck {
         party: &mut Party<Malicious>,
         x: &mut RssVec<Gf2p8>,
     ) -> Result<(), EngineError> {
-        let n = x.len();
-        // Round 1: x^3 = x · x^2.
-        let x2 = mapped(x, &LinearMap8::SQUARE);
-        let x3 = party.mul(x, &x2)?;
-        // Round 2: [x^15, x^14] = [x^12, x^12] · [x^3, x^2].
-        let x12 = mapped(&x3, &LinearMap8::POW4);
-        let both = party.mul(&concat(&x12, &x12), &concat(&x3, &x2))?;
-        let (x15, x14) = (
-            RssVec {
-                first: both.first[..n].to_vec(),
-                second: both.second[..n].to_vec(),
-            },
-            RssVec {
-                first: both.first[n..].to_vec(),
-                second: both.second[n..].to_vec(),
-            },
-        );
-        // Round 3: x^254 = x^240 · x^14.
-        let x240 = mapped(&x15, &LinearMap8::POW16);
-        *x = party.mul(&x240, &x14)?;
-        Ok(())
+        inversion_chain(party, x, Record::Each).map(drop)
     }
 
     fn finalize(&mut self, party: &mut Party<Malicious>) -> Result<(), EngineError> {

@@ -137,8 +137,9 @@ use triskele_field::{Bulk, Field, Gf2p8};
 use triskele_share::{commit_seed, verify_seed, Direction, PartyId, Prg, PrgKey, RssVec};
 use zeroize::Zeroize;
 
-use super::mal_chida::MalChidaRecCheck;
+use super::mal_chida::{inversion_chain, Record};
 use super::SboxProtocol;
+use triskele_field::LinearMap8;
 
 /// Multiplication triples per inversion (the four products of the chain).
 const TRIPLES_PER_INVERSION: usize = 4;
@@ -296,6 +297,86 @@ pub struct MalChida {
     checked: usize,
     /// `log2` of the run size of the preprocessing ([`plan_runs`]).
     run_log2: u32,
+    /// The online chains since the last finalize, one entry per `invert` call, in order.
+    chain: Vec<ChainLayer>,
+}
+
+/// What one `invert` call keeps for the finalize (10 bytes per inversion and party instead of
+/// the 24 of four recorded triples): the input and the products of the chain; the other
+/// factors are local maps of them.
+#[derive(Debug)]
+struct ChainLayer {
+    x: RssVec<Gf2p8>,
+    x3: RssVec<Gf2p8>,
+    x15: RssVec<Gf2p8>,
+    x14: RssVec<Gf2p8>,
+    x254: RssVec<Gf2p8>,
+}
+
+impl ChainLayer {
+    /// Inversions of this call.
+    fn len(&self) -> usize {
+        self.x.len()
+    }
+
+    /// The output `z` of product `seg` (0: `x^3`, 1: `x^15`, 2: `x^14`, 3: `x^254`).
+    fn output_mut(&mut self, seg: usize) -> &mut RssVec<Gf2p8> {
+        match seg {
+            0 => &mut self.x3,
+            1 => &mut self.x15,
+            2 => &mut self.x14,
+            _ => &mut self.x254,
+        }
+    }
+}
+
+/// The triples of a block of online products, both components of `x`, `y`, `z`.
+#[derive(Debug, Default)]
+struct ProductBlock {
+    v: [Vec<Gf2p8>; 6],
+}
+
+impl ProductBlock {
+    /// Products `r` of kind `seg` of `layer` (the order of the recorded products of
+    /// `mal-chida-rec-check`: per call `x·x^2`, then `x^12·x^3`, `x^12·x^2`, `x^240·x^14`, `n`
+    /// each).
+    fn fill(&mut self, layer: &ChainLayer, seg: usize, r: Range<usize>) -> TripleSlices<'_> {
+        let n = r.len();
+        fn take<'v>(v: &'v RssVec<Gf2p8>, k: usize, r: &Range<usize>) -> &'v [Gf2p8] {
+            if k == 0 {
+                &v.first[r.clone()]
+            } else {
+                &v.second[r.clone()]
+            }
+        }
+        for (k, pair) in self.v.chunks_mut(2).enumerate() {
+            for (c, out) in pair.iter_mut().enumerate() {
+                out.resize(n, Gf2p8::ZERO);
+                // (factor x, factor y, product z) of the kind, as a map of a stored value.
+                let (src, map) = match (seg, k) {
+                    (0, 0) => (&layer.x, None),
+                    (0, 1) | (2, 1) => (&layer.x, Some(&LinearMap8::SQUARE)),
+                    (0, 2) | (1, 1) => (&layer.x3, None),
+                    (1, 0) | (2, 0) => (&layer.x3, Some(&LinearMap8::POW4)),
+                    (1, 2) => (&layer.x15, None),
+                    (2, 2) => (&layer.x14, None),
+                    (_, 0) => (&layer.x15, Some(&LinearMap8::POW16)),
+                    (_, 1) => (&layer.x14, None),
+                    _ => (&layer.x254, None),
+                };
+                match map {
+                    Some(m) => m.apply_slice(take(src, c, &r), out),
+                    None => out.copy_from_slice(take(src, c, &r)),
+                }
+            }
+        }
+        let [x1, x2, y1, y2, z1, z2] = &self.v;
+        TripleSlices {
+            x: [x1, x2],
+            y: [y1, y2],
+            z: [z1, z2],
+        }
+    }
 }
 
 impl Default for MalChida {
@@ -314,7 +395,28 @@ impl MalChida {
             reserved: 0,
             checked: 0,
             run_log2,
+            chain: Vec::new(),
         }
+    }
+
+    /// Test hook (a corrupt party's consistent error in an online product): adds `first` and
+    /// `second` to this party's components of the output of online product `k` (in the order
+    /// of the finalize's sacrifice), as kept for the finalize. `false` if there is no such
+    /// product.
+    #[doc(hidden)]
+    pub fn perturb_product_output(&mut self, k: usize, first: u8, second: u8) -> bool {
+        let mut k = k;
+        for layer in &mut self.chain {
+            let n = layer.len();
+            if k < 4 * n {
+                let z = layer.output_mut(k / n);
+                z.first[k % n].0 ^= first;
+                z.second[k % n].0 ^= second;
+                return true;
+            }
+            k -= 4 * n;
+        }
+        false
     }
 
     /// Verified triples not yet assigned to an inversion.
@@ -332,7 +434,6 @@ impl SboxProtocol<Malicious> for MalChida {
             .checked_mul(TRIPLES_PER_INVERSION)
             .ok_or_else(|| EngineError::Unsupported(format!("{n} inversions")))?;
         let fresh = verified_triples(party, count, self.run_log2)?;
-        party.model().reserve::<Gf2p8>(count);
         // Drop what a finalize has consumed, keep what is still unused or awaiting its check.
         let keep = |v: &mut RssVec<Gf2p8>, add: &RssVec<Gf2p8>, used: usize| {
             v.first.drain(..used);
@@ -360,22 +461,28 @@ impl SboxProtocol<Malicious> for MalChida {
     ) -> Result<(), EngineError> {
         let needed = x.len().saturating_mul(TRIPLES_PER_INVERSION);
         EngineError::ensure_preprocessed(needed, self.available())?;
-        // The online products are checked by the finalize's sacrifice, not by Protocol 2:
-        // they must all stay recorded until then.
-        party.model().set_segment(None);
-        MalChidaRecCheck.invert(party, x)?;
+        // The products are checked by the finalize's sacrifice (not recorded for Protocol 2),
+        // from the chain's values kept here.
+        let input = x.clone();
+        let [x3, x15, x14] = inversion_chain(party, x, Record::Covered)?;
+        self.chain.push(ChainLayer {
+            x: input,
+            x3,
+            x15,
+            x14,
+            x254: x.clone(),
+        });
         self.reserved += needed;
         Ok(())
     }
 
     fn finalize(&mut self, party: &mut Party<Malicious>) -> Result<(), EngineError> {
-        let rec = party.model().take_recorder();
-        let online = rec.gf2p8.len();
-        if rec.gf2p64_triples() != online || !rec.fp.is_empty() || !rec.fp_rt.is_empty() {
+        if !party.model().recorder().is_empty() {
             return Err(EngineError::Unsupported(
-                "mal-chida checks only the GF(2^8) products of its own chain".into(),
+                "mal-chida checks only the products of its own chain".into(),
             ));
         }
+        let online: usize = self.chain.iter().map(|l| 4 * l.len()).sum();
         let expected = self.reserved - self.checked;
         if online != expected {
             return Err(EngineError::LengthMismatch {
@@ -384,12 +491,11 @@ impl SboxProtocol<Malicious> for MalChida {
             });
         }
         if online > 0 {
-            let products = TripleSlices::of(&rec.gf2p8, 0..online)?;
             let kept = TripleSlices::of(&self.pool, self.checked..self.reserved)?;
-            sacrifice(party, &[(products, kept)])?;
+            sacrifice_chain(party, &self.chain, kept)?;
             self.checked = self.reserved;
         }
-        drop(rec);
+        self.chain.clear();
         if self.checked == self.pool.len() {
             // Everything preprocessed has been used and checked: free it.
             *self = MalChida::with_run_log2(self.run_log2);
@@ -681,6 +787,16 @@ struct TripleSlices<'a> {
 }
 
 impl<'a> TripleSlices<'a> {
+    /// Triples `r` of these (`r` within their length).
+    fn sub(&self, r: Range<usize>) -> Self {
+        let f = |v: [&'a [Gf2p8]; 2]| [&v[0][r.clone()], &v[1][r.clone()]];
+        TripleSlices {
+            x: f(self.x),
+            y: f(self.y),
+            z: f(self.z),
+        }
+    }
+
     fn of(t: &'a Triples<Gf2p8>, r: Range<usize>) -> Result<Self, EngineError> {
         let get = |v: &'a Vec<Gf2p8>| {
             v.get(r.clone()).ok_or(EngineError::LengthMismatch {
@@ -911,6 +1027,78 @@ fn sacrifice(
             block.compute(start..len.min(start + BLOCK), &mut zeta);
             party.absorb_zero_check(&zeta);
         }
+    }
+    Ok(())
+}
+
+/// [`sacrifice`] of every online product of `chain` (in order) against `kept` (as many
+/// triples), block by block from the chain's values (no recorded triples): the same
+/// messages, views and zero checks as [`sacrifice`] with the products as one slice.
+fn sacrifice_chain(
+    party: &mut Party<Malicious>,
+    chain: &[ChainLayer],
+    kept: TripleSlices<'_>,
+) -> Result<(), EngineError> {
+    let total = kept.len();
+    // (layer, kind, products of that kind, position in the whole list).
+    let mut blocks = Vec::new();
+    let mut at = 0;
+    for (l, layer) in chain.iter().enumerate() {
+        for seg in 0..4 {
+            for start in (0..layer.len()).step_by(BLOCK) {
+                let r = start..layer.len().min(start + BLOCK);
+                blocks.push((l, seg, r.clone(), at));
+                at += r.len();
+            }
+        }
+    }
+    if at != total
+        || [kept.x, kept.y, kept.z]
+            .iter()
+            .flatten()
+            .any(|v| v.len() != total)
+    {
+        return Err(EngineError::LengthMismatch {
+            expected: total,
+            got: at,
+        });
+    }
+    let mut buf = ProductBlock::default();
+    // ρ then σ: this party's first components into V_prev, its second ones sent.
+    let mut msg = vec![0u8; 2 * total];
+    {
+        let m = Gf2p8::slice_from_bytes_mut(&mut msg);
+        let (m_rho, m_sigma) = m.split_at_mut(total);
+        for (pick_y, out) in [(false, m_rho), (true, m_sigma)] {
+            for (l, seg, r, g) in &blocks {
+                let p = buf.fill(&chain[*l], *seg, r.clone());
+                let sac = kept.sub(*g..*g + r.len());
+                let (a, b) = if pick_y { (p.y, sac.y) } else { (p.x, sac.x) };
+                absorb_sum(party, View::Prev, a[0], b[0]);
+                sum_into(&mut out[*g..*g + r.len()], a[1], b[1]);
+            }
+        }
+    }
+    let missing = exchange_to_prev(party, msg)?;
+    let missing = Gf2p8::slice_from_bytes(&missing);
+    let (missing_rho, missing_sigma) = missing.split_at(total);
+
+    // Zero checks, block by block.
+    let id = party.id();
+    let constant_in = [id == PartyId::P1, id == PartyId::P3];
+    let mut zeta = RssVec::<Gf2p8>::zeros(0);
+    for (l, seg, r, g) in &blocks {
+        let n = r.len();
+        let chk = buf.fill(&chain[*l], *seg, r.clone());
+        let block = ZetaBlock {
+            chk,
+            sac: kept.sub(*g..*g + n),
+            missing_rho: &missing_rho[*g..*g + n],
+            missing_sigma: &missing_sigma[*g..*g + n],
+            constant_in,
+        };
+        block.compute(0..n, &mut zeta);
+        party.absorb_zero_check(&zeta);
     }
     Ok(())
 }
