@@ -491,3 +491,22 @@ fn tampering_in_a_later_run_aborts() {
         }
     }
 }
+
+/// A product recorded by someone else in the same party (which the sacrifice would not check)
+/// makes the finalize refuse with an error, at every party.
+#[test]
+fn finalize_refuses_products_recorded_by_others() {
+    let res = parties(|mut p| {
+        let mut sbox = MalChida::default();
+        sbox.preprocess(&mut p, 4)?;
+        let mut x = p.random_rss::<Gf2p8>(4);
+        sbox.invert(&mut p, &mut x)?;
+        let y = p.random_rss::<Gf2p8>(2);
+        let z = p.mul(&y, &y)?;
+        p.model().record(&y, &y, &z);
+        sbox.finalize(&mut p)
+    });
+    for r in res {
+        assert!(matches!(r, Err(EngineError::Unsupported(_))), "{r:?}");
+    }
+}

@@ -20,7 +20,7 @@ use triskele_engine::verify::levels;
 use triskele_net::{NetOptions, Phase, Tamper};
 use triskele_share::{Direction, PartyId};
 
-/// The Verify-based variants (mal-chida checks by sacrifice and turns segments off).
+/// The Verify-based variants (mal-chida checks by sacrifice and records nothing).
 fn verify_based() -> impl Iterator<Item = Target> {
     Target::ALL
         .iter()

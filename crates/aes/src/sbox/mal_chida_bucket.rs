@@ -37,12 +37,15 @@
 //!
 //! **Online**: the chain of [`super::mal_chida::MalChidaRecCheck`] (the same code): per layer
 //! `x^3 = x·x^2`; `x^15 = x^12·x^3`, `x^14 = x^12·x^2`; `x^254 = x^240·x^14`, four plain
-//! products in three rounds, each recorded by the [`Malicious`] model as it is computed.
+//! products in three rounds ([`Party::mul_covered`]: not recorded by the model). Instead the
+//! protocol keeps the chain's values `x`, `x^3`, `x^15`, `x^14`, `x^254` of every layer (10
+//! bytes per inversion and party; four recorded triples took 24), from which each product's
+//! factors follow by local maps (`x^2`, `x^12 = (x^3)^4`, `x^240 = (x^15)^16`).
 //!
-//! **Finalize**: every recorded product (taken from the recorder, so nothing is left for
-//! [`Party::verify_recorded`]) is sacrificed against the next unused verified triple (step 6
-//! with buckets of size 1), followed by a compare-view; any failure makes every honest party
-//! return [`EngineError::Abort`] before outputs are opened.
+//! **Finalize**: every online product, in the order above, is sacrificed against the next
+//! unused verified triple (step 6 with buckets of size 1), its triple rebuilt block by block
+//! from the kept values; then a compare-view. Any failure makes every honest party return
+//! [`EngineError::Abort`] before outputs are opened.
 //!
 //! # Communication (per party, as implemented)
 //!
@@ -69,10 +72,8 @@
 //! * The PRG of the shuffle is not fixed by the specification: AES-128-CTR keyed by the coin
 //!   (all parties derive the same permutation); index draws are exactly uniform.
 //! * `n = 0` needs no triples: preprocessing then does nothing (no messages).
-//! * The finalize refuses (with an error, not an abort) a recorder holding products other than
-//!   this protocol's `GF(2^8)` chain, which its sacrifice would not check.
-//! * Segmented verification ([`Party::checkpoint`]) is turned off for this protocol: every
-//!   online product stays recorded until the finalize sacrifices it.
+//! * The finalize refuses (with an error, not an abort) to run while the model holds recorded
+//!   products, which its sacrifice would not check.
 //! * \[DEV\] More than `2^22` triples are made in several runs of the cut-and-choose
 //!   ([`plan_runs`]; §5.3 step 1 has one run with `N = nextpow2(T)`). A run holds its
 //!   generated triples, 14 bytes each while they are shuffled, so one run of `2^28` triples
