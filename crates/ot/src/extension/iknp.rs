@@ -56,7 +56,7 @@ use triskele_field::ctr::{HwAes128, HwAes128Ctr};
 use zeroize::Zeroize;
 
 use super::gf128;
-use super::transpose::transpose_128;
+use super::transpose::transpose_halves;
 
 /// Security parameter: number of base OTs and bits per extended row.
 pub const KAPPA: usize = 128;
@@ -379,18 +379,26 @@ impl OutputHash {
 pub(super) fn transpose_rows(rows: &[u8], n: usize, out: &mut Vec<u128>) {
     let row_bytes = n / 8;
     out.clear();
-    let mut tile = [0u128; 128];
+    let mut lo = [0u64; 128];
+    let mut hi = [0u64; 128];
     for c in 0..n / 128 {
-        for (i, t) in tile.iter_mut().enumerate() {
+        for (i, (l, h)) in lo.iter_mut().zip(hi.iter_mut()).enumerate() {
             let start = i * row_bytes + 16 * c;
-            let mut b = [0u8; 16];
-            b.copy_from_slice(&rows[start..start + 16]);
-            *t = u128::from_le_bytes(b);
+            let mut b = [0u8; 8];
+            b.copy_from_slice(&rows[start..start + 8]);
+            *l = u64::from_le_bytes(b);
+            b.copy_from_slice(&rows[start + 8..start + 16]);
+            *h = u64::from_le_bytes(b);
         }
-        transpose_128(&mut tile);
-        out.extend_from_slice(&tile);
+        transpose_halves(&mut lo, &mut hi);
+        out.extend(
+            lo.iter()
+                .zip(hi.iter())
+                .map(|(l, h)| u128::from(*l) | (u128::from(*h) << 64)),
+        );
     }
-    tile.zeroize();
+    lo.zeroize();
+    hi.zeroize();
 }
 
 /// The sender's outputs `(H(j, q_j), H(j, q_j ^ s))` for the rows `q_j` of `cols`, OT `j`
