@@ -479,15 +479,7 @@ fn tampering_in_a_later_run_aborts() {
                 log.tampered().is_some(),
                 "{what}: nothing was tampered with"
             );
-            for (i, r) in res.iter().enumerate() {
-                if i == cheater.index() {
-                    continue;
-                }
-                assert!(
-                    matches!(r, Err(EngineError::Abort(_))),
-                    "{what}, cheater {cheater:?}, party {i}: {r:?}"
-                );
-            }
+            common::assert_honest_parties_abort(&res, cheater, what);
         }
     }
 }

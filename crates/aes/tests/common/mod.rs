@@ -295,18 +295,28 @@ pub fn assert_fips197_aborts(target: Target, tamper: Tamper, what: &str) -> usiz
     let flipped = log
         .tampered()
         .unwrap_or_else(|| panic!("{target} {what}: nothing was flipped"));
+    let what = format!("{target} {what}: flipped {flipped:?}");
+    assert_honest_parties_abort(&res, cheater, &what);
+    flipped.len
+}
+
+/// The abort promise on the three results of a run in which `cheater` deviated: every honest
+/// party returned `EngineError::Abort`. (The cheater runs the honest code apart from the
+/// deviation; it cannot be prevented from seeing an output opening it received correctly, so
+/// its result is not constrained.)
+pub fn assert_honest_parties_abort<T: core::fmt::Debug>(
+    res: &[Result<T, EngineError>; 3],
+    cheater: triskele_share::PartyId,
+    what: &str,
+) {
     for p in triskele_share::PartyId::ALL {
         if p == cheater {
-            // The cheater runs the honest code apart from the flip; it cannot be prevented
-            // from seeing an output opening it received correctly, so its result is not
-            // constrained.
             continue;
         }
         let r = &res[p.index()];
         assert!(
             matches!(r, Err(EngineError::Abort(_))),
-            "{target} {what}: cheater {cheater}, flipped {flipped:?}: honest {p} returned {r:?}"
+            "{what}: cheater {cheater}: honest {p} returned {r:?}"
         );
     }
-    flipped.len
 }
