@@ -63,6 +63,10 @@ pub struct OtBenchArgs {
     /// binomial (centered binomial with variance 4, constant time by construction, faster).
     #[arg(long, value_name = "DIST", default_value = "gaussian")]
     pub noise: String,
+    /// Repetitions: one line each, then the median and range over them (with --config, both
+    /// processes must pass the same value).
+    #[arg(long, value_name = "N", default_value_t = 1)]
+    pub rep: usize,
 }
 
 #[derive(Debug, Args)]

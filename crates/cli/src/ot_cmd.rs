@@ -53,6 +53,7 @@ fn run_configured(
     count: usize,
     noise: NoiseDistribution,
     timeout: f64,
+    rep: usize,
 ) -> Result<(), CliError> {
     let opts = crate::bench::net_options(timeout, None, None)?;
     let cfg = PartyConfig::from_toml_file(path)?;
@@ -70,30 +71,58 @@ fn run_configured(
         link: connect_pair(&cfg, &opts)?,
         failure: None,
     };
-    let r = match run_party(protocol, role, &mut ch, count, noise) {
-        Ok(r) => r,
-        Err(e) => {
-            return Err(match ch.failure.take() {
-                Some(net) => CliError::Net(net),
-                None => CliError::Party(format!("OT run failed: {e}")),
-            })
-        }
-    };
+    let mut secs = Vec::with_capacity(rep);
+    for _ in 0..rep {
+        let r = match run_party(protocol, role, &mut ch, count, noise) {
+            Ok(r) => r,
+            Err(e) => {
+                return Err(match ch.failure.take() {
+                    Some(net) => CliError::Net(net),
+                    None => CliError::Party(format!("OT run failed: {e}")),
+                })
+            }
+        };
+        println!(
+            "{} ({}): {} OTs in {:.3} s: {:.3} us per OT, {:.0} OTs per second, {:.1} bytes sent per OT by this party ({} B sent, {} B received), peak memory {}",
+            protocol.name(),
+            role.name(),
+            r.count,
+            r.seconds,
+            r.us_per_ot,
+            r.ots_per_sec,
+            r.bytes_sent as f64 / r.count as f64,
+            r.bytes_sent,
+            r.bytes_received,
+            mib(peak_memory())
+        );
+        secs.push(r.seconds);
+    }
     ch.link.shutdown()?;
-    println!(
-        "{} ({}): {} OTs in {:.3} s: {:.3} us per OT, {:.0} OTs per second, {:.1} bytes sent per OT by this party ({} B sent, {} B received), peak memory {}",
-        protocol.name(),
-        role.name(),
-        r.count,
-        r.seconds,
-        r.us_per_ot,
-        r.ots_per_sec,
-        r.bytes_sent as f64 / r.count as f64,
-        r.bytes_sent,
-        r.bytes_received,
-        mib(peak_memory())
-    );
+    print_summary(protocol, count, &mut secs);
     Ok(())
+}
+
+/// With more than one repetition: the median time per OT and OTs per second, and their range.
+fn print_summary(protocol: Protocol, count: usize, secs: &mut [f64]) {
+    if secs.len() < 2 {
+        return;
+    }
+    secs.sort_by(f64::total_cmp);
+    let n = secs.len();
+    let median = if n % 2 == 1 {
+        secs[n / 2]
+    } else {
+        (secs[n / 2 - 1] + secs[n / 2]) / 2.0
+    };
+    let rate = |s: f64| count as f64 / s;
+    println!(
+        "{}: median of {n} runs: {:.3} us per OT, {:.0} OTs per second (runs: {:.0} to {:.0})",
+        protocol.name(),
+        median * 1e6 / count as f64,
+        rate(median),
+        rate(secs[n - 1]),
+        rate(secs[0]),
+    );
 }
 
 /// Peak resident memory of this process in bytes (Linux `VmHWM`), if known.
@@ -123,6 +152,9 @@ pub fn run(a: OtBenchArgs) -> Result<(), CliError> {
     if a.count == 0 {
         return Err(CliError::Input("--count must be at least 1".into()));
     }
+    if a.rep == 0 {
+        return Err(CliError::Input("--rep must be at least 1".into()));
+    }
     let noise = match a.noise.as_str() {
         "binomial" => NoiseDistribution::CenteredBinomial,
         "gaussian" => NoiseDistribution::DiscreteGaussian,
@@ -133,9 +165,23 @@ pub fn run(a: OtBenchArgs) -> Result<(), CliError> {
         }
     };
     if let Some(path) = &a.config {
-        return run_configured(path, protocol, a.count, noise, a.timeout);
+        return run_configured(path, protocol, a.count, noise, a.timeout, a.rep);
     }
-    let r = run_local_with(protocol, a.count, noise)
+    let mut secs = Vec::with_capacity(a.rep);
+    for _ in 0..a.rep {
+        secs.push(run_local_once(protocol, a.count, noise)?);
+    }
+    print_summary(protocol, a.count, &mut secs);
+    Ok(())
+}
+
+/// One local run, printed; returns its seconds.
+fn run_local_once(
+    protocol: Protocol,
+    count: usize,
+    noise: NoiseDistribution,
+) -> Result<f64, CliError> {
+    let r = run_local_with(protocol, count, noise)
         .map_err(|e| CliError::Party(format!("OT run failed: {e}")))?;
     println!(
         "{}: {} OTs in {:.3} s: {:.3} us per OT, {:.0} OTs per second, {:.1} bytes sent per OT (sender {} B, receiver {} B), peak memory {}",
@@ -149,5 +195,5 @@ pub fn run(a: OtBenchArgs) -> Result<(), CliError> {
         r.receiver_bytes,
         mib(peak_memory())
     );
-    Ok(())
+    Ok(r.seconds)
 }

@@ -258,6 +258,32 @@ fn ot_bench_reports_time_rate_bytes_and_memory() {
     assert!(stderr(&o).contains("unknown OT protocol"));
 }
 
+/// `ot bench --rep N`: one line per run, then the median and range; `--rep 0` is refused.
+#[test]
+fn ot_bench_repetitions_report_the_median() {
+    let args = [
+        "ot",
+        "bench",
+        "--local",
+        "--protocol",
+        "iknp",
+        "--count",
+        "3000",
+    ];
+    let o = triskele(&[&args[..], &["--rep", "3"]].concat());
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let out = stdout(&o);
+    assert_eq!(out.matches("iknp: 3000 OTs in").count(), 3, "{out}");
+    let last = out.lines().last().unwrap_or_default();
+    assert!(last.starts_with("iknp: median of 3 runs: "), "{out}");
+    assert!(last.contains("OTs per second (runs: "), "{out}");
+    let o = triskele(&args);
+    assert!(!stdout(&o).contains("median"), "{}", stdout(&o));
+    let o = triskele(&[&args[..], &["--rep", "0"]].concat());
+    assert_eq!(o.status.code(), Some(1));
+    assert!(stderr(&o).contains("--rep must be at least 1"));
+}
+
 #[test]
 fn tamper_aborts_malicious_and_goes_unnoticed_in_semi_honest() {
     let ok = triskele(&[
