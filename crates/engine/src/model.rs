@@ -16,6 +16,12 @@
 //!
 //! # Triples
 //!
+//! A product `z = x·y` over a field `F` is stored as it was computed (the six share vectors in
+//! `F`, e.g. 6 bytes per `GF(2^8)` triple and party) and lifted to the check field only while
+//! the check streams over it ([`Lift`]): `GF(2^8)` by `E_8`, `GF(2^4)` by `E_4`, bit-sliced
+//! `GF(2)^16` lane-wise as 16 triples with entries 0/1, `GF(2^64)` as is (all checked in
+//! `GF(2^64)`), and `F_p` ([`Fp`] or the run-time [`FpRt`]) as is (checked in the same field).
+//!
 //! # Segments
 //!
 //! Records are not kept for the whole run: once they take [`Malicious`]'s segment size
@@ -27,14 +33,6 @@
 //! makes every honest party abort before an output is opened. The segment's messages count
 //! in the finalize phase and its time in [`SecurityModel::segment_time`]. At most
 //! [`MAX_SEGMENTS`] segments run early per party (see [`crate::verify`] for the bound).
-//!
-//! # Records
-//!
-//! A product `z = x·y` over a field `F` is stored as it was computed (the six share vectors in
-//! `F`, e.g. 6 bytes per `GF(2^8)` triple and party) and lifted to the check field only while
-//! the check streams over it ([`Lift`]): `GF(2^8)` by `E_8`, `GF(2^4)` by `E_4`, bit-sliced
-//! `GF(2)^16` lane-wise as 16 triples with entries 0/1, `GF(2^64)` as is (all checked in
-//! `GF(2^64)`), and `F_p` ([`Fp`] or the run-time [`FpRt`]) as is (checked in the same field).
 
 use core::fmt::{self, Debug};
 use core::sync::atomic::{AtomicUsize, Ordering};
@@ -70,12 +68,6 @@ pub trait SecurityModel: Default + Debug + Send + 'static {
         let _ = (x, y, z);
     }
 
-    /// [`SecurityModel::on_product`] with owned vectors, which a recorder may keep without
-    /// copying.
-    fn on_product_owned<F: Lift>(&mut self, x: RssVec<F>, y: RssVec<F>, z: RssVec<F>) {
-        self.on_product(&x, &y, &z);
-    }
-
     /// [`SecurityModel::on_product`] that hands the vectors over and leaves `x`, `y`, `z`
     /// empty: a recorder whose store is empty swaps them with its own (cleared) vectors, so
     /// the caller gets their memory back for its next records and nothing is copied.
@@ -86,10 +78,7 @@ pub trait SecurityModel: Default + Debug + Send + 'static {
         z: &mut RssVec<F>,
     ) {
         self.on_product(x, y, z);
-        for v in [x, y, z] {
-            v.first.clear();
-            v.second.clear();
-        }
+        clear_all([x, y, z]);
     }
 
     /// Announces `n` more products over `F` (a hint: malicious models reserve room for their
@@ -229,6 +218,14 @@ impl Debug for Recorder {
     }
 }
 
+/// Empties share vectors, keeping their memory.
+fn clear_all<F>(vs: [&mut RssVec<F>; 3]) {
+    for v in vs {
+        v.first.clear();
+        v.second.clear();
+    }
+}
+
 /// Bytes a compact relation store is counted with per check-field triple by
 /// [`Recorder::recorded_bytes`] (its real size is its own; about two bytes per triple for the
 /// stores of this project).
@@ -259,10 +256,7 @@ impl Recorder {
     /// Forgets every record but keeps the stores' memory for the next ones.
     pub fn clear(&mut self) {
         fn clear<F>(t: &mut Triples<F>) {
-            for v in [&mut t.x, &mut t.y, &mut t.z] {
-                v.first.clear();
-                v.second.clear();
-            }
+            clear_all([&mut t.x, &mut t.y, &mut t.z]);
         }
         clear(&mut self.gf2p8);
         clear(&mut self.gf2p4);
@@ -558,8 +552,7 @@ impl Malicious {
     }
 
     /// Sets this model's verification segment in bytes of records (`None`: verify only at the
-    /// end). Protocols that check their records otherwise than by Protocol 2 (mal-chida's
-    /// sacrifice) turn it off.
+    /// end), overriding [`set_verify_segment`] for this party.
     pub fn set_segment(&mut self, bytes: Option<usize>) {
         self.segment = bytes;
     }
@@ -608,15 +601,6 @@ impl SecurityModel for Malicious {
         }
     }
 
-    fn on_product_owned<F: Lift>(&mut self, x: RssVec<F>, y: RssVec<F>, z: RssVec<F>) {
-        let store = F::store(&mut self.recorder);
-        if store.is_empty() {
-            *store = Triples { x, y, z };
-        } else {
-            store.push(&x, &y, &z);
-        }
-    }
-
     fn on_product_swap<F: Lift>(
         &mut self,
         x: &mut RssVec<F>,
@@ -631,10 +615,7 @@ impl SecurityModel for Malicious {
         } else {
             store.push(x, y, z);
         }
-        for v in [x, y, z] {
-            v.first.clear();
-            v.second.clear();
-        }
+        clear_all([x, y, z]);
     }
 
     fn take_view_digests(&mut self) -> Option<[[u8; 32]; 2]> {

@@ -566,13 +566,14 @@ fn verified_run(
 
     // Step 6: sacrifice and compare-view (carrying the result of step 4).
     let checked = TripleSlices::of(&t, c_..c_ + n_)?;
-    let pairs = (0..stride)
+    let groups = (0..stride)
         .map(|k| {
             let dst = c_ + n_ + k * n_;
-            Ok((checked, TripleSlices::of(&t, dst..dst + n_)?))
+            let sac = TripleSlices::of(&t, dst..dst + n_)?;
+            Ok(vec![PairBlock::Slices(checked, sac)])
         })
         .collect::<Result<Vec<_>, EngineError>>()?;
-    sacrifice(party, &pairs)?;
+    sacrifice(party, &groups)?;
     party.compare_view_after(if opened_ok {
         Ok(())
     } else {
@@ -968,20 +969,54 @@ impl ZetaBlock<'_> {
     }
 }
 
-/// Step 6 for lists of aligned pairs (checked `(x, y, z)`, sacrificed `(a, b, c)`, equal
-/// lengths): opens `ρ = x + a` and `σ = y + b` for all pairs in one message to `P_{i-1}`
-/// (pair by pair, `ρ` then `σ`; [`exchange_to_prev`]), then absorbs the zero check of
+/// A block of pairs (checked, sacrificed) of a [`sacrifice`]: both as slices, or the checked
+/// triples rebuilt from an online chain (`layer`, product kind `seg`, positions `r`).
+#[derive(Clone)]
+enum PairBlock<'a> {
+    Slices(TripleSlices<'a>, TripleSlices<'a>),
+    Chain {
+        layer: &'a ChainLayer,
+        seg: usize,
+        r: Range<usize>,
+        sac: TripleSlices<'a>,
+    },
+}
+
+impl<'a> PairBlock<'a> {
+    fn len(&self) -> usize {
+        match self {
+            PairBlock::Slices(_, sac) | PairBlock::Chain { sac, .. } => sac.len(),
+        }
+    }
+
+    /// The checked and the sacrificed triples (`buf` holds rebuilt ones).
+    fn pair<'b>(&'b self, buf: &'b mut ProductBlock) -> (TripleSlices<'b>, TripleSlices<'b>) {
+        match self {
+            PairBlock::Slices(chk, sac) => (*chk, *sac),
+            PairBlock::Chain { layer, seg, r, sac } => (buf.fill(layer, *seg, r.clone()), *sac),
+        }
+    }
+}
+
+/// Step 6 for groups of aligned pairs (checked `(x, y, z)`, sacrificed `(a, b, c)`): opens
+/// `ρ = x + a` and `σ = y + b` for all pairs in one message to `P_{i-1}` (group by group, `ρ`
+/// then `σ`; [`exchange_to_prev`]), then absorbs the zero check of
 /// `[[ζ]] = [[z]] + [[c]] + σ[[x]] + ρ[[y]] + ρσ` (PROTOCOLS.md §5.1,
 /// [`Party::absorb_zero_check`]) into the views. The caller runs the compare-view. Large
-/// vectors: only the message and the received components; everything else is streamed in
-/// blocks of [`BLOCK`] pairs (the views are sequential hashes, so absorbing block by block is
-/// the same as absorbing everything at once).
+/// vectors: only the message and the received components are held whole; everything else is
+/// streamed in blocks of at most [`BLOCK`] pairs (the views are sequential hashes, so
+/// absorbing block by block is the same as absorbing everything at once, and a group's
+/// blocks are one run of pairs).
 fn sacrifice(
     party: &mut Party<Malicious>,
-    pairs: &[(TripleSlices<'_>, TripleSlices<'_>)],
+    groups: &[Vec<PairBlock<'_>>],
 ) -> Result<(), EngineError> {
-    for (chk, sac) in pairs {
-        let len = chk.len();
+    // Rebuilt blocks have their slice's length by construction.
+    for block in groups.iter().flatten() {
+        let PairBlock::Slices(chk, sac) = block else {
+            continue;
+        };
+        let len = block.len();
         let all = [chk.x, chk.y, chk.z, sac.x, sac.y, sac.z];
         if let Some(bad) = all.iter().flatten().find(|v| v.len() != len) {
             return Err(EngineError::LengthMismatch {
@@ -990,20 +1025,32 @@ fn sacrifice(
             });
         }
     }
-    let total: usize = pairs.iter().map(|(c, _)| 2 * c.len()).sum();
+    let mut buf = ProductBlock::default();
+    let group_len = |g: &[PairBlock<'_>]| g.iter().map(PairBlock::len).sum::<usize>();
+    let total: usize = groups.iter().map(|g| 2 * group_len(g)).sum();
 
     // This party's components of ρ and σ: first ones into V_prev, second ones sent.
     let mut msg = vec![0u8; total];
     let mut off = 0;
-    for (chk, sac) in pairs {
-        let len = chk.len();
-        absorb_sum(party, View::Prev, chk.x[0], sac.x[0]);
-        absorb_sum(party, View::Prev, chk.y[0], sac.y[0]);
-        let m = Gf2p8::slice_from_bytes_mut(&mut msg[off..off + 2 * len]);
-        let (m_rho, m_sigma) = m.split_at_mut(len);
-        sum_into(m_rho, chk.x[1], sac.x[1]);
-        sum_into(m_sigma, chk.y[1], sac.y[1]);
-        off += 2 * len;
+    for group in groups {
+        for pick_y in [false, true] {
+            for block in group {
+                let (chk, sac) = block.pair(&mut buf);
+                let (c, s) = if pick_y {
+                    (chk.y, sac.y)
+                } else {
+                    (chk.x, sac.x)
+                };
+                let len = block.len();
+                absorb_sum(party, View::Prev, c[0], s[0]);
+                sum_into(
+                    Gf2p8::slice_from_bytes_mut(&mut msg[off..off + len]),
+                    c[1],
+                    s[1],
+                );
+                off += len;
+            }
+        }
     }
     let missing = exchange_to_prev(party, msg)?;
     let missing = Gf2p8::slice_from_bytes(&missing);
@@ -1013,95 +1060,66 @@ fn sacrifice(
     let constant_in = [id == PartyId::P1, id == PartyId::P3];
     let mut zeta = RssVec::<Gf2p8>::zeros(0);
     let mut off = 0;
-    for (chk, sac) in pairs {
-        let len = chk.len();
-        let (missing_rho, missing_sigma) = missing[off..off + 2 * len].split_at(len);
-        off += 2 * len;
-        let block = ZetaBlock {
-            chk: *chk,
-            sac: *sac,
-            missing_rho,
-            missing_sigma,
-            constant_in,
-        };
-        for start in (0..len).step_by(BLOCK) {
-            block.compute(start..len.min(start + BLOCK), &mut zeta);
-            party.absorb_zero_check(&zeta);
+    for group in groups {
+        let n = group_len(group);
+        let (missing_rho, missing_sigma) = missing[off..off + 2 * n].split_at(n);
+        off += 2 * n;
+        let mut at = 0;
+        for block in group {
+            let len = block.len();
+            let (chk, sac) = block.pair(&mut buf);
+            let zb = ZetaBlock {
+                chk,
+                sac,
+                missing_rho: &missing_rho[at..at + len],
+                missing_sigma: &missing_sigma[at..at + len],
+                constant_in,
+            };
+            for start in (0..len).step_by(BLOCK) {
+                zb.compute(start..len.min(start + BLOCK), &mut zeta);
+                party.absorb_zero_check(&zeta);
+            }
+            at += len;
         }
     }
     Ok(())
 }
 
 /// [`sacrifice`] of every online product of `chain` (in order) against `kept` (as many
-/// triples), block by block from the chain's values (no recorded triples): the same
-/// messages, views and zero checks as [`sacrifice`] with the products as one slice.
+/// triples), one group of blocks rebuilt from the chain's values (no recorded triples): the
+/// same messages, views and zero checks as with the products as one slice.
 fn sacrifice_chain(
     party: &mut Party<Malicious>,
     chain: &[ChainLayer],
     kept: TripleSlices<'_>,
 ) -> Result<(), EngineError> {
     let total = kept.len();
-    // (layer, kind, products of that kind, position in the whole list).
     let mut blocks = Vec::new();
     let mut at = 0;
-    for (l, layer) in chain.iter().enumerate() {
+    for layer in chain {
         for seg in 0..4 {
             for start in (0..layer.len()).step_by(BLOCK) {
                 let r = start..layer.len().min(start + BLOCK);
-                blocks.push((l, seg, r.clone(), at));
-                at += r.len();
+                let n = r.len();
+                if at + n > total {
+                    return Err(EngineError::LengthMismatch {
+                        expected: total,
+                        got: at + n,
+                    });
+                }
+                let sac = kept.sub(at..at + n);
+                blocks.push(PairBlock::Chain { layer, seg, r, sac });
+                at += n;
             }
         }
     }
-    if at != total
-        || [kept.x, kept.y, kept.z]
-            .iter()
-            .flatten()
-            .any(|v| v.len() != total)
-    {
+    if at != total {
         return Err(EngineError::LengthMismatch {
             expected: total,
             got: at,
         });
     }
-    let mut buf = ProductBlock::default();
-    // ρ then σ: this party's first components into V_prev, its second ones sent.
-    let mut msg = vec![0u8; 2 * total];
-    {
-        let m = Gf2p8::slice_from_bytes_mut(&mut msg);
-        let (m_rho, m_sigma) = m.split_at_mut(total);
-        for (pick_y, out) in [(false, m_rho), (true, m_sigma)] {
-            for (l, seg, r, g) in &blocks {
-                let p = buf.fill(&chain[*l], *seg, r.clone());
-                let sac = kept.sub(*g..*g + r.len());
-                let (a, b) = if pick_y { (p.y, sac.y) } else { (p.x, sac.x) };
-                absorb_sum(party, View::Prev, a[0], b[0]);
-                sum_into(&mut out[*g..*g + r.len()], a[1], b[1]);
-            }
-        }
-    }
-    let missing = exchange_to_prev(party, msg)?;
-    let missing = Gf2p8::slice_from_bytes(&missing);
-    let (missing_rho, missing_sigma) = missing.split_at(total);
-
-    // Zero checks, block by block.
-    let id = party.id();
-    let constant_in = [id == PartyId::P1, id == PartyId::P3];
-    let mut zeta = RssVec::<Gf2p8>::zeros(0);
-    for (l, seg, r, g) in &blocks {
-        let n = r.len();
-        let chk = buf.fill(&chain[*l], *seg, r.clone());
-        let block = ZetaBlock {
-            chk,
-            sac: kept.sub(*g..*g + n),
-            missing_rho: &missing_rho[*g..*g + n],
-            missing_sigma: &missing_sigma[*g..*g + n],
-            constant_in,
-        };
-        block.compute(0..n, &mut zeta);
-        party.absorb_zero_check(&zeta);
-    }
-    Ok(())
+    sacrifice(party, &[blocks])
 }
 
 #[cfg(test)]
@@ -1385,7 +1403,7 @@ mod tests {
                 TripleSlices::of(&checked, 0..10)?,
                 TripleSlices::of(&sacrificed, 0..10)?,
             );
-            sacrifice(&mut p, &[pair])?;
+            sacrifice(&mut p, &[vec![PairBlock::Slices(pair.0, pair.1)]])?;
             p.compare_view()
         })
     }

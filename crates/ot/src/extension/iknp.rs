@@ -244,20 +244,14 @@ impl Expander {
     }
 
     /// Fills `out` (a multiple of 16 bytes) with the next output blocks.
-    pub(super) fn fill(&mut self, out: &mut [u8], scratch: &mut Vec<AesBlock>) {
+    pub(super) fn fill(&mut self, out: &mut [u8]) {
         match &self.cipher {
             ExpanderCipher::Hw(hw) => hw.keystream(self.counter, out),
             ExpanderCipher::Soft(aes) => {
-                scratch.clear();
-                for k in 0..out.len() / 16 {
-                    let c = self.counter.wrapping_add(k as u128);
-                    scratch.push(AesBlock::from(c.to_le_bytes()));
+                for (k, o) in out.chunks_exact_mut(16).enumerate() {
+                    o.copy_from_slice(&self.counter.wrapping_add(k as u128).to_le_bytes());
                 }
-                aes.encrypt_blocks(scratch);
-                for (o, b) in out.chunks_exact_mut(16).zip(scratch.iter()) {
-                    o.copy_from_slice(b);
-                }
-                wipe_aes_blocks(scratch);
+                soft_ecb::<false>(aes, out);
             }
         }
         self.counter = self.counter.wrapping_add((out.len() / 16) as u128);
@@ -269,11 +263,26 @@ impl Expander {
     }
 }
 
-fn wipe_aes_blocks(v: &mut [AesBlock]) {
-    for b in v.iter_mut() {
+/// `b <- AES_k(b)` (`MMO`: `b <- AES_k(b) ^ b`) for every 16-byte block of `buf`, on the
+/// `aes` crate, through a small block buffer that is wiped afterwards.
+fn soft_ecb<const MMO: bool>(aes: &Aes128, buf: &mut [u8]) {
+    let mut tmp = [AesBlock::default(); 32];
+    for c in buf.chunks_mut(16 * tmp.len()) {
+        let k = c.len() / 16;
+        for (t, b) in tmp.iter_mut().zip(c.chunks_exact(16)) {
+            t.copy_from_slice(b);
+        }
+        aes.encrypt_blocks(&mut tmp[..k]);
+        for (t, b) in tmp.iter().zip(c.chunks_exact_mut(16)) {
+            for (o, y) in b.iter_mut().zip(t.iter()) {
+                *o = if MMO { *o ^ y } else { *y };
+            }
+        }
+    }
+    for b in tmp.iter_mut() {
         b.fill(0);
     }
-    core::hint::black_box(v);
+    core::hint::black_box(&mut tmp);
 }
 
 /// The fixed permutation `pi` of the output hashes: AES-128 under a fixed public key (on the
@@ -289,22 +298,7 @@ impl FixedKey {
         match self {
             FixedKey::Hw(hw) if MMO => hw.mmo_blocks(buf),
             FixedKey::Hw(hw) => hw.encrypt_blocks(buf),
-            FixedKey::Soft(aes) => {
-                let mut tmp = [AesBlock::default(); 32];
-                for c in buf.chunks_mut(16 * tmp.len()) {
-                    let k = c.len() / 16;
-                    for (t, b) in tmp.iter_mut().zip(c.chunks_exact(16)) {
-                        t.copy_from_slice(b);
-                    }
-                    aes.encrypt_blocks(&mut tmp[..k]);
-                    for (t, b) in tmp.iter().zip(c.chunks_exact_mut(16)) {
-                        for (o, y) in b.iter_mut().zip(t.iter()) {
-                            *o = if MMO { *o ^ y } else { *y };
-                        }
-                    }
-                }
-                wipe_aes_blocks(&mut tmp);
-            }
+            FixedKey::Soft(aes) => soft_ecb::<MMO>(aes, buf),
         }
     }
 }
@@ -593,7 +587,6 @@ impl<B: RotReceiver<Block = [u8; 32]>> RotSender for IknpSender<B> {
             return Err(crate::Error::InvalidArgument("IKNP setup missing"));
         };
         let hash = OutputHash::for_check(self.check);
-        let mut scratch = Vec::new();
         let mut rows = Vec::new();
         let mut cols = Vec::new();
         let mut blocks = Vec::new();
@@ -618,7 +611,7 @@ impl<B: RotReceiver<Block = [u8; 32]>> RotSender for IknpSender<B> {
             rows.clear();
             rows.resize(KAPPA * row_bytes, 0u8);
             for (i, (row, u_i)) in rows.chunks_exact_mut(row_bytes).zip(u_rows).enumerate() {
-                setup.prgs[i].fill(row, &mut scratch);
+                setup.prgs[i].fill(row);
                 // q_i = G(k_i^{s_i}) ^ s_i u_i, with s_i applied as a mask.
                 let mask = 0u8.wrapping_sub(((setup.s >> i) & 1) as u8);
                 for (q, &x) in row.iter_mut().zip(u_i) {
@@ -703,7 +696,6 @@ impl<B: RotSender<Block = [u8; 32]>> RotReceiver for IknpReceiver<B> {
             return Err(crate::Error::InvalidArgument("IKNP setup missing"));
         };
         let hash = OutputHash::for_check(self.check);
-        let mut scratch = Vec::new();
         let mut t_rows = Vec::new();
         let mut g1 = Vec::new();
         let mut r = Vec::new();
@@ -724,8 +716,8 @@ impl<B: RotSender<Block = [u8; 32]>> RotReceiver for IknpReceiver<B> {
             g1.resize(row_bytes, 0u8);
             let mut u = Vec::with_capacity(KAPPA * row_bytes + proof_len);
             for (row, pair) in t_rows.chunks_exact_mut(row_bytes).zip(prgs.iter_mut()) {
-                pair[0].fill(row, &mut scratch);
-                pair[1].fill(&mut g1, &mut scratch);
+                pair[0].fill(row);
+                pair[1].fill(&mut g1);
                 u.extend(
                     row.iter()
                         .zip(g1.iter())
@@ -1106,11 +1098,10 @@ mod tests {
             counter: u128::MAX - 40,
         };
         for mut e in [Expander::new(&seed), soft] {
-            let mut scratch = Vec::new();
             let mut counter = u128::MAX - 40;
             for blocks in [1usize, 15, 16, 17, 33] {
                 let mut out = vec![0u8; 16 * blocks];
-                e.fill(&mut out, &mut scratch);
+                e.fill(&mut out);
                 for b in out.chunks_exact(16) {
                     let mut want = AesBlock::from(counter.to_le_bytes());
                     aes.encrypt_block(&mut want);

@@ -631,7 +631,6 @@ impl<B: RotReceiver<Block = [u8; 32]>> RotSender for SoftSpokenSender<B> {
         let extra = check.extra();
         let proof_len = check.proof_len();
         let hash = OutputHash::for_check(check);
-        let mut scratch = Vec::new();
         let mut rows = Vec::new();
         let mut cols = Vec::new();
         let mut r_x = Vec::new();
@@ -659,7 +658,7 @@ impl<B: RotReceiver<Block = [u8; 32]>> RotSender for SoftSpokenSender<B> {
             for (b, (leaves, &alpha)) in setup.leaves.iter_mut().zip(&setup.alphas).enumerate() {
                 let block_rows = &mut rows[b * k * row_bytes..(b + 1) * k * row_bytes];
                 for (x, leaf) in leaves.iter_mut().enumerate() {
-                    leaf.fill(&mut r_x, &mut scratch);
+                    leaf.fill(&mut r_x);
                     for (l, w) in block_rows.chunks_exact_mut(row_bytes).enumerate() {
                         // x_l != alpha_l, as a mask (alpha is secret).
                         let m = 0u8.wrapping_sub((((x ^ alpha) >> l) & 1) as u8);
@@ -729,7 +728,6 @@ impl<B: RotSender<Block = [u8; 32]>> RotReceiver for SoftSpokenReceiver<B> {
         let extra = check.extra();
         let proof_len = check.proof_len();
         let hash = OutputHash::for_check(check);
-        let mut scratch = Vec::new();
         let mut rows = Vec::new();
         let mut cols = Vec::new();
         let mut r_x = Vec::new();
@@ -750,7 +748,7 @@ impl<B: RotSender<Block = [u8; 32]>> RotReceiver for SoftSpokenReceiver<B> {
                 u.resize(row_bytes, 0u8);
                 let block_rows = &mut rows[b * k * row_bytes..(b + 1) * k * row_bytes];
                 for (x, leaf) in leaves.iter_mut().enumerate() {
-                    leaf.fill(&mut r_x, &mut scratch);
+                    leaf.fill(&mut r_x);
                     xor_into(&mut u, &r_x);
                     for (l, v) in block_rows.chunks_exact_mut(row_bytes).enumerate() {
                         if (x >> l) & 1 == 1 {
