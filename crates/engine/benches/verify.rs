@@ -1,8 +1,9 @@
 //! Protocol 2 `Verify` (PROTOCOLS.md §5.4) among three parties over in-memory links: recorded
-//! `GF(2^8)` triples (the byte fast path), `L = 2^16` and `2^20`, and recorded `GF(2^64)`
-//! triples (the lifting path), `L = 2^20` (throughput in triples per second, all three parties
-//! sharing this machine's cores), and the `GF(2^64)` inner product (terms per second on one
-//! core, active backend). `TRISKELE_VERIFY_LOGS=16,20,23` chooses the `GF(2^8)` sizes.
+//! `GF(2^8)` triples (the byte fast path), `L = 2^16` and `2^20`, and recorded `GF(2^64)` and
+//! `F_p` triples (`p = 2^127 + 45`; read in place), `L = 2^20` (throughput in triples per
+//! second, all three parties sharing this machine's cores, including the copy into the
+//! record store), and the `GF(2^64)` inner product (terms per second on one core, active
+//! backend). `TRISKELE_VERIFY_LOGS=16,20,23` chooses the `GF(2^8)` sizes.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::hint::black_box;
@@ -14,7 +15,7 @@ use criterion::{
 use rand::SeedableRng;
 use rand_chacha::ChaCha20Rng;
 use triskele_engine::{Lift, Malicious, Party, Phase};
-use triskele_field::{Bulk, Field, Gf2p64, Gf2p8, Random};
+use triskele_field::{Bulk, Field, Fp, Gf2p64, Gf2p8, Random};
 use triskele_net::NetOptions;
 use triskele_share::{deal, RssVec};
 
@@ -85,6 +86,14 @@ fn verify(c: &mut Criterion) {
     let log = 20;
     let l = 1usize << log;
     let triples = dealt::<Gf2p64>(l);
+    g.throughput(Throughput::Elements(l as u64));
+    g.bench_function(BenchmarkId::new("triples", format!("2^{log}")), |b| {
+        b.iter_custom(|iters| run(&triples, iters))
+    });
+    g.finish();
+    let mut g = c.benchmark_group("verify_fp");
+    g.sampling_mode(SamplingMode::Flat).sample_size(10);
+    let triples = dealt::<Fp>(l);
     g.throughput(Throughput::Elements(l as u64));
     g.bench_function(BenchmarkId::new("triples", format!("2^{log}")), |b| {
         b.iter_custom(|iters| run(&triples, iters))

@@ -295,6 +295,14 @@ pub trait Lift: Field {
     /// The recorder's store for this field.
     fn store(rec: &mut Recorder) -> &mut Triples<Self>;
 
+    /// `src` itself, if this field is its own check field (the lift is the identity), so
+    /// that `Verify` reads recorded triples in place instead of lifting copies; `None` (the
+    /// default) otherwise.
+    fn as_check(src: &[Self]) -> Option<&[Self::Check]> {
+        let _ = src;
+        None
+    }
+
     /// Writes the images of `src` under a ring embedding `ψ` into `GF(2^8)` with
     /// `E_8 ∘ ψ` = [`Lift::lift_slice`] (`dst.len() == src.len()`) and returns `true`;
     /// `false` (the default, nothing written) if the field has none. Always the same answer.
@@ -330,25 +338,6 @@ pub trait Lift: Field {
         let _ = (t, lo, hi, c, s, out);
         false
     }
-}
-
-macro_rules! lift_elementwise {
-    ($t:ty, $check:ty, $slot:ident, $f:expr) => {
-        impl Lift for $t {
-            type Check = $check;
-            const LANES: usize = 1;
-            fn lift_slice(src: &[Self], dst: &mut [$check]) {
-                debug_assert_eq!(src.len(), dst.len());
-                let f = $f;
-                for (d, s) in dst.iter_mut().zip(src) {
-                    *d = f(*s);
-                }
-            }
-            fn store(rec: &mut Recorder) -> &mut Triples<Self> {
-                &mut rec.$slot
-            }
-        }
-    };
 }
 
 /// Small binary fields: the slice embedding of `triskele_field::embed` (nibble tables), and the
@@ -436,9 +425,29 @@ lift_embedded!(Gf2p4, gf2p4, |src: &[Gf2p4], dst: &mut [u8]| {
     }
     Gf4Tower::WOL_INV.apply_bytes_in_place(dst);
 });
-lift_elementwise!(Gf2p64, Gf2p64, gf2p64, |x: Gf2p64| x);
-lift_elementwise!(Fp, Fp, fp, |x: Fp| x);
-lift_elementwise!(FpRt, FpRt, fp_rt, |x: FpRt| x);
+/// A field that is its own check field: the lift is the identity, and `Verify` reads the
+/// recorded triples in place.
+macro_rules! lift_identity {
+    ($t:ty, $slot:ident) => {
+        impl Lift for $t {
+            type Check = $t;
+            const LANES: usize = 1;
+            fn lift_slice(src: &[Self], dst: &mut [$t]) {
+                dst.copy_from_slice(src);
+            }
+            fn store(rec: &mut Recorder) -> &mut Triples<Self> {
+                &mut rec.$slot
+            }
+            fn as_check(src: &[Self]) -> Option<&[$t]> {
+                Some(src)
+            }
+        }
+    };
+}
+
+lift_identity!(Gf2p64, gf2p64);
+lift_identity!(Fp, fp);
+lift_identity!(FpRt, fp_rt);
 
 /// Bit-sliced `GF(2)`: lane `l` becomes the element 0 or 1 of `GF(2^64)` (`GF(2)` is a
 /// subfield, so the lift is a ring homomorphism per lane).

@@ -1,4 +1,5 @@
-//! F_p (p = 2^127 + 45) products, inner products and inverses (portable code only).
+//! F_p (p = 2^127 + 45) products, inner products, lines (`lerp`) and inverses (portable code
+//! only).
 
 use std::hint::black_box;
 
@@ -23,6 +24,15 @@ fn fp(c: &mut Criterion) {
     });
     g.bench_function("inner_product", |bench| {
         bench.iter(|| Fp::inner_product(black_box(&a), &b))
+    });
+    g.bench_function("lerp_slice", |bench| {
+        bench.iter(|| Fp::lerp_slice(black_box(&mut out), &a, &b, a[3]))
+    });
+    g.bench_function("lerp_assign_slice", |bench| {
+        bench.iter(|| Fp::lerp_assign_slice(black_box(&mut out), &b, a[3]))
+    });
+    g.bench_function("local_inner_product", |bench| {
+        bench.iter(|| Fp::local_inner_product(black_box(&a), &b, &a, &b))
     });
     g.bench_function("fill_random", |bench| {
         bench.iter(|| Fp::fill_random(&mut rng, black_box(&mut out)))

@@ -1,7 +1,12 @@
 //! The prime field `F_p`, `p = 2^127+45` (for the PRFs over `F_p`).
 //!
 //! Elements are kept fully reduced in a `u128`. Reduction uses `2^128 ≡ -90 (mod p)`
-//! (since `2^128 = 2p - 90`). All arithmetic is branch-free (selects by masks).
+//! (since `2^128 = 2p - 90`). All arithmetic is branch-free: the `const fn` forms select by
+//! masks, and the run-time forms behind the operators and [`Bulk`] select with
+//! [`core::hint::select_unpredictable`], since the compiler turns mask selects into branches,
+//! which random operands mispredict half of the time (about twice the cost of a product).
+
+use core::hint::select_unpredictable;
 
 use zeroize::Zeroize;
 
@@ -60,6 +65,50 @@ const fn reduce256(hi: u128, lo: u128) -> u128 {
     let (v, carry) = s.overflowing_add(u);
     let w = v + (TWO128_MOD_P & mask(carry));
     reduce_once(w)
+}
+
+/// [`reduce_once`] at run time, with a select the compiler keeps branch-free.
+#[inline(always)]
+fn reduce_once_rt(x: u128) -> u128 {
+    let (d, borrow) = x.overflowing_sub(P);
+    select_unpredictable(borrow, x, d)
+}
+
+/// [`reduce256`] at run time: the same value with branch-free selects, and `90 hi` from its
+/// two 64-bit halves (two products instead of a second 128-bit multiplication).
+#[inline(always)]
+fn reduce256_rt(hi: u128, lo: u128) -> u128 {
+    let c0 = (hi & M64) * 90;
+    let c1 = (hi >> 64) * 90;
+    // 90 hi = c0 + c1 2^64 = t1 2^128 + t0.
+    let (t0, c) = c0.overflowing_add(c1 << 64);
+    let t1 = (c1 >> 64) + c as u128;
+    let (s, borrow) = lo.overflowing_sub(t0);
+    let u = 90 * (t1 + borrow as u128);
+    let (v, carry) = s.overflowing_add(u);
+    reduce_once_rt(v + select_unpredictable(carry, TWO128_MOD_P, 0))
+}
+
+/// `a + b mod p` at run time (as [`Fp::const_add`]).
+#[inline(always)]
+fn add_rt(a: u128, b: u128) -> u128 {
+    let (s, carry) = a.overflowing_add(b);
+    let (d, borrow) = s.overflowing_sub(P);
+    select_unpredictable(carry | !borrow, d, s)
+}
+
+/// `a - b mod p` at run time (as [`Fp::const_sub`]).
+#[inline(always)]
+fn sub_rt(a: u128, b: u128) -> u128 {
+    let (d, borrow) = a.overflowing_sub(b);
+    d.wrapping_add(select_unpredictable(borrow, P, 0))
+}
+
+/// `a b mod p` at run time (as [`Fp::const_mul`]).
+#[inline(always)]
+fn mul_rt(a: u128, b: u128) -> u128 {
+    let (hi, lo) = mul_wide(a, b);
+    reduce256_rt(hi, lo)
 }
 
 /// The full 256-bit product of two 128-bit values, as `(hi, lo)`.
@@ -143,46 +192,46 @@ impl core::ops::Add for Fp {
     type Output = Self;
     #[inline]
     fn add(self, rhs: Self) -> Self {
-        self.const_add(rhs)
+        Self(add_rt(self.0, rhs.0))
     }
 }
 impl core::ops::AddAssign for Fp {
     #[inline]
     fn add_assign(&mut self, rhs: Self) {
-        *self = self.const_add(rhs);
+        self.0 = add_rt(self.0, rhs.0);
     }
 }
 impl core::ops::Sub for Fp {
     type Output = Self;
     #[inline]
     fn sub(self, rhs: Self) -> Self {
-        self.const_sub(rhs)
+        Self(sub_rt(self.0, rhs.0))
     }
 }
 impl core::ops::SubAssign for Fp {
     #[inline]
     fn sub_assign(&mut self, rhs: Self) {
-        *self = self.const_sub(rhs);
+        self.0 = sub_rt(self.0, rhs.0);
     }
 }
 impl core::ops::Neg for Fp {
     type Output = Self;
     #[inline]
     fn neg(self) -> Self {
-        Self(0).const_sub(self)
+        Self(sub_rt(0, self.0))
     }
 }
 impl core::ops::Mul for Fp {
     type Output = Self;
     #[inline]
     fn mul(self, rhs: Self) -> Self {
-        self.const_mul(rhs)
+        Self(mul_rt(self.0, rhs.0))
     }
 }
 impl core::ops::MulAssign for Fp {
     #[inline]
     fn mul_assign(&mut self, rhs: Self) {
-        *self = self.const_mul(rhs);
+        self.0 = mul_rt(self.0, rhs.0);
     }
 }
 impl core::iter::Sum for Fp {
@@ -284,17 +333,53 @@ impl Wide {
     }
 }
 
+/// `l + (h - l) s mod p`: the product and `l` added exactly, one reduction.
+#[inline(always)]
+fn line(l: u128, h: u128, s: u128) -> u128 {
+    let (ph, pl) = mul_wide(sub_rt(h, l), s);
+    // ph < 2^127 (both factors are below p), so ph + 1 does not overflow.
+    let (lo, c) = pl.overflowing_add(l);
+    reduce256_rt(ph + c as u128, lo)
+}
+
 impl Bulk for Fp {
+    /// The product and `out[k]` added exactly, one reduction per element.
+    fn scale_add_slice(out: &mut [Self], a: &[Self], s: Self) {
+        debug_assert_eq!(out.len(), a.len());
+        for (o, x) in out.iter_mut().zip(a) {
+            let (ph, pl) = mul_wide(x.0, s.0);
+            let (lo, c) = pl.overflowing_add(o.0);
+            o.0 = reduce256_rt(ph + c as u128, lo);
+        }
+    }
+
+    /// One reduction per element ([`line`]).
+    fn lerp_slice(out: &mut [Self], lo: &[Self], hi: &[Self], s: Self) {
+        debug_assert_eq!(out.len(), lo.len());
+        debug_assert_eq!(out.len(), hi.len());
+        for ((o, l), h) in out.iter_mut().zip(lo).zip(hi) {
+            o.0 = line(l.0, h.0, s.0);
+        }
+    }
+
+    /// One reduction per element ([`line`]).
+    fn lerp_assign_slice(v: &mut [Self], w: &[Self], s: Self) {
+        debug_assert_eq!(v.len(), w.len());
+        for (x, h) in v.iter_mut().zip(w) {
+            x.0 = line(x.0, h.0, s.0);
+        }
+    }
+
     /// `a1 (b1 + b2) + a2 b1`: two 256-bit products added exactly and reduced once.
     fn local_product_slice(out: &mut [Self], a1: &[Self], a2: &[Self], b1: &[Self], b2: &[Self]) {
         debug_assert!([a1.len(), a2.len(), b1.len(), b2.len()] == [out.len(); 4]);
         for ((((o, x1), x2), y1), y2) in out.iter_mut().zip(a1).zip(a2).zip(b1).zip(b2) {
-            let s = y1.const_add(*y2);
-            let (h1, l1) = mul_wide(x1.0, s.0);
+            let s = add_rt(y1.0, y2.0);
+            let (h1, l1) = mul_wide(x1.0, s);
             let (h2, l2) = mul_wide(x2.0, y1.0);
             let (lo, c) = l1.overflowing_add(l2);
             // h1, h2 < 2^127, so h1 + h2 + 1 < 2^128.
-            *o = Self(reduce256(h1 + h2 + c as u128, lo));
+            *o = Self(reduce256_rt(h1 + h2 + c as u128, lo));
         }
     }
 
@@ -314,7 +399,7 @@ impl Bulk for Fp {
         debug_assert!([a2.len(), b1.len(), b2.len()] == [a1.len(); 3]);
         let mut acc = Wide::default();
         for (((x1, x2), y1), y2) in a1.iter().zip(a2).zip(b1).zip(b2) {
-            acc.add(mul_wide(x1.0, y1.const_add(*y2).0));
+            acc.add(mul_wide(x1.0, add_rt(y1.0, y2.0)));
             acc.add(mul_wide(x2.0, y1.0));
         }
         acc.reduce()
@@ -445,6 +530,46 @@ mod tests {
                 a1[k] * b1[k] + a1[k] * b2[k] + a2[k] * b1[k],
                 "k = {k}"
             );
+        }
+    }
+
+    /// The run-time forms behind the operators and the `lerp` kernels give the `const fn`
+    /// values, on the edges and on random operands.
+    #[test]
+    fn run_time_forms_match_const_forms() {
+        use rand::{RngCore, SeedableRng};
+        let mut rng = rand_chacha::ChaCha20Rng::seed_from_u64(9);
+        let mut vals: Vec<u128> = EDGES.to_vec();
+        vals.extend((0..40).map(|_| {
+            let v = (u128::from(rng.next_u64()) << 64) | u128::from(rng.next_u64());
+            v % P
+        }));
+        for &a in &vals {
+            for &b in &vals {
+                let (x, y) = (Fp(a), Fp(b));
+                assert_eq!(x + y, x.const_add(y), "{a} + {b}");
+                assert_eq!(x - y, x.const_sub(y), "{a} - {b}");
+                assert_eq!(x * y, x.const_mul(y), "{a} * {b}");
+                assert_eq!(-x, Fp(0).const_sub(x));
+                for &c in &vals[..12] {
+                    let s = Fp(c);
+                    let want = x.const_add(y.const_sub(x).const_mul(s));
+                    let mut out = [Fp(0)];
+                    Fp::lerp_slice(&mut out, &[x], &[y], s);
+                    assert_eq!(out[0], want, "line({a}, {b}, {c})");
+                    let mut v = [x];
+                    Fp::lerp_assign_slice(&mut v, &[y], s);
+                    assert_eq!(v[0], want);
+                    let mut v = [x];
+                    Fp::scale_add_slice(&mut v, &[y], s);
+                    assert_eq!(v[0], x.const_add(y.const_mul(s)), "{a} + {b} * {c}");
+                }
+            }
+        }
+        for hi in [0, 1, 90, P - 1, u128::MAX >> 1, u128::MAX] {
+            for lo in [0, 1, P, u128::MAX] {
+                assert_eq!(reduce256_rt(hi, lo), reduce256(hi, lo), "{hi}, {lo}");
+            }
         }
     }
 

@@ -243,6 +243,13 @@ pub trait Bulk: Field {
             *o += *x * *y;
         }
     }
+    /// `out[k] += a[k] * s` for one scalar `s`
+    fn scale_add_slice(out: &mut [Self], a: &[Self], s: Self) {
+        debug_assert_eq!(out.len(), a.len());
+        for (o, x) in out.iter_mut().zip(a) {
+            *o += *x * s;
+        }
+    }
     /// `out[k] = a1[k] b1[k] + a1[k] b2[k] + a2[k] b1[k]`: the local product of replicated
     /// sharing (PROTOCOLS.md §1.6), for fields that can do better than three passes.
     fn local_product_slice(out: &mut [Self], a1: &[Self], a2: &[Self], b1: &[Self], b2: &[Self]) {

@@ -112,15 +112,10 @@ impl<F: PrfField> CubeRecords<F> {
         })?;
         let CubeRecords { v, v2, v3 } = self;
         // v3 <- r v2 + v3 first (it needs the old v2), then v2 <- r v + v2.
-        let comb = |dst: &mut [F], src: &[F]| {
-            for (d, x) in dst.iter_mut().zip(src) {
-                *d += r * *x;
-            }
-        };
-        comb(&mut v3.first, &v2.first);
-        comb(&mut v3.second, &v2.second);
-        comb(&mut v2.first, &v.first);
-        comb(&mut v2.second, &v.second);
+        F::scale_add_slice(&mut v3.first, &v2.first, r);
+        F::scale_add_slice(&mut v3.second, &v2.second, r);
+        F::scale_add_slice(&mut v2.first, &v.first, r);
+        F::scale_add_slice(&mut v2.second, &v.second, r);
         // Handed over without a copy; the chains get the store's cleared vectors back (after
         // a verified segment, with its memory, so the next chains need no fresh pages).
         party.model().on_product_swap(v2, v, v3);
