@@ -4,6 +4,7 @@
 
 use rayon::prelude::*;
 use triskele_engine::{EngineError, Party, SecurityModel};
+use triskele_field::aes_round::{self, BlockStep};
 use triskele_field::{Gf2p8, LinearMap8};
 use triskele_share::{PartyId, RssVec};
 
@@ -82,93 +83,27 @@ pub fn undo_decrypt_round(x: &mut RssVec<Gf2p8>, keys: &RssVec<Gf2p8>, r: usize,
     add_round_key(x, keys, r);
 }
 
-/// `SHIFT[k]`: the byte that ShiftRows moves to position `k` (row `k mod 4` rotated left).
-const SHIFT: [usize; 16] = {
-    let mut t = [0usize; 16];
-    let mut k = 0;
-    while k < 16 {
-        let (r, c) = (k % 4, k / 4);
-        t[k] = r + 4 * ((c + r) % 4);
-        k += 1;
-    }
-    t
-};
-
-/// `INV_SHIFT[k]`: the byte that InvShiftRows moves to position `k`.
-const INV_SHIFT: [usize; 16] = {
-    let mut t = [0usize; 16];
-    let mut k = 0;
-    while k < 16 {
-        t[SHIFT[k]] = k;
-        k += 1;
-    }
-    t
-};
-
 /// Blocks per parallel work item of the local layers.
 const PAR_BLOCKS: usize = 1024;
 
-#[inline]
-fn permute(block: &mut [Gf2p8], perm: &[usize; 16]) {
-    let Ok(block) = <&mut [Gf2p8; 16]>::try_from(block) else {
-        return;
-    };
-    let old = *block;
-    for k in 0..16 {
-        block[k] = old[perm[k]];
-    }
-}
-
 /// ShiftRows on every block of one component: row `r` rotated left by `r`.
 pub fn shift_rows(c: &mut [Gf2p8]) {
-    c.chunks_exact_mut(16).for_each(|b| permute(b, &SHIFT));
+    aes_round::apply(BlockStep::ShiftRows, c);
 }
 
 /// InvShiftRows: row `r` rotated right by `r`.
 pub fn inv_shift_rows(c: &mut [Gf2p8]) {
-    c.chunks_exact_mut(16).for_each(|b| permute(b, &INV_SHIFT));
-}
-
-/// `xtime` on the four bytes of a word at once.
-#[inline]
-fn xtime4(x: u32) -> u32 {
-    ((x & 0x7f7f_7f7f) << 1) ^ (((x >> 7) & 0x0101_0101) * 0x1b)
-}
-
-/// MixColumns of one column packed little-endian (byte `j` = row `j`).
-#[inline]
-fn mix_word(x: u32) -> u32 {
-    let y = x.rotate_right(8); // byte j = a_{j+1}
-    let all = x ^ y ^ x.rotate_right(16) ^ x.rotate_right(24);
-    x ^ all ^ xtime4(x ^ y)
-}
-
-/// InvMixColumns of one column: a preprocessing step, then MixColumns.
-#[inline]
-fn inv_mix_word(x: u32) -> u32 {
-    let u = xtime4(xtime4(x ^ x.rotate_right(16))); // bytes: 4(a0+a2), 4(a1+a3), ...
-    mix_word(x ^ u)
-}
-
-fn columns(block: &mut [Gf2p8], f: fn(u32) -> u32) {
-    for col in block.chunks_exact_mut(4) {
-        let x = u32::from_le_bytes([col[0].0, col[1].0, col[2].0, col[3].0]);
-        let y = f(x).to_le_bytes();
-        for (c, b) in col.iter_mut().zip(y) {
-            c.0 = b;
-        }
-    }
+    aes_round::apply(BlockStep::InvShiftRows, c);
 }
 
 /// MixColumns on every column of one component (circulant `(2,3,1,1)`).
 pub fn mix_columns(c: &mut [Gf2p8]) {
-    c.chunks_exact_mut(16).for_each(|b| columns(b, mix_word));
+    aes_round::apply(BlockStep::MixColumns, c);
 }
 
 /// InvMixColumns (circulant `(e,b,d,9)`).
 pub fn inv_mix_columns(c: &mut [Gf2p8]) {
-    c.chunks_exact_mut(16)
-        .for_each(|b| columns(b, inv_mix_word));
+    aes_round::apply(BlockStep::InvMixColumns, c);
 }
 
 /// Adds round key `r` (16 shared bytes at `16 r` of `keys`) to every block.
@@ -202,15 +137,8 @@ pub fn round_linear(state: &mut RssVec<Gf2p8>, keys: &RssVec<Gf2p8>, r: usize) {
             return;
         };
         let rk: [u8; 16] = core::array::from_fn(|k| rk[k].0);
-        s.par_chunks_mut(16 * PAR_BLOCKS).for_each(|c| {
-            for block in c.chunks_exact_mut(16) {
-                permute(block, &SHIFT);
-                columns(block, mix_word);
-                for (b, kb) in block.iter_mut().zip(rk.iter()) {
-                    b.0 ^= kb;
-                }
-            }
-        });
+        s.par_chunks_mut(16 * PAR_BLOCKS)
+            .for_each(|c| aes_round::apply(BlockStep::Round(rk), c));
     }
 }
 

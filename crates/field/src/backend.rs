@@ -335,10 +335,23 @@ pub(crate) fn linear_apply_in_place(be: Backend, map: &LinearMap8, buf: &mut [u8
     }
 }
 
+/// An AES round step on every whole 16-byte block of `buf` (see [`crate::aes_round`]): AVX2
+/// on every backend but the portable one.
+pub(crate) fn aes_blocks(be: Backend, step: crate::aes_round::BlockStep, buf: &mut [u8]) {
+    #[cfg(target_arch = "x86_64")]
+    if let Some(t) = gf2p4_avx2(be) {
+        return avx2::aes_blocks(t, step, buf);
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = be;
+    portable::aes_blocks(step, buf);
+}
+
 // ---- GF(2^4) -----------------------------------------------------------------------------
 
-/// The AVX2 token for the `GF(2^4)` byte kernels: every backend but the portable one runs them
-/// on AVX2 (no GFNI or AVX-512 code here), provided `be` is available on this CPU.
+/// The AVX2 token for the `GF(2^4)` byte kernels and the AES block steps: every backend but the
+/// portable one runs them on AVX2 (no GFNI or AVX-512 code here), provided `be` is available on
+/// this CPU.
 #[cfg(target_arch = "x86_64")]
 fn gf2p4_avx2(be: Backend) -> Option<avx2::Avx2> {
     if be == Backend::Portable || !be.is_available() {

@@ -72,6 +72,7 @@
 //! `GF(2^4)` and the tower field, and [`Gf2p8::sbox`] index tables by the value: meant for
 //! public (opened or masked) values and cleartext references.
 
+pub mod aes_round;
 pub mod backend;
 mod bits;
 pub mod ctr;

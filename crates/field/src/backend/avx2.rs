@@ -1178,3 +1178,123 @@ fn aes128_expand_aesni_impl(key: &[u8; 16]) -> [[u8; 16]; 11] {
     }
     rk
 }
+
+// ---- AES block steps -----------------------------------------------------------------------
+
+/// [`crate::aes_round::BlockStep`] on every whole block, two blocks per register (`vpshufb`
+/// works within each 128-bit lane, one block each); a last odd block in a 128-bit register.
+pub(crate) fn aes_blocks(_t: Avx2, step: crate::aes_round::BlockStep, buf: &mut [u8]) {
+    // SAFETY: the token proves AVX2.
+    unsafe { aes_blocks_impl(step, buf) }
+}
+
+/// The 32-byte shuffle that applies the 16-byte permutation `p` to both lanes.
+#[inline]
+#[target_feature(enable = "avx2")]
+fn lane_shuffle(p: &[u8; 16]) -> __m256i {
+    let q = load16(p);
+    _mm256_broadcastsi128_si256(q)
+}
+
+/// `(p[k] + r) mod 4 + 4 (k / 4)` for every `k`: byte `j` of each column gets byte `j + r`.
+const fn col_rot(r: u8) -> [u8; 16] {
+    let mut t = [0u8; 16];
+    let mut k = 0;
+    while k < 16 {
+        t[k] = ((k as u8 % 4) + r) % 4 + 4 * (k as u8 / 4);
+        k += 1;
+    }
+    t
+}
+
+/// Shuffles of one step: ShiftRows or its inverse, and the column rotations by 1, 2 and 3.
+struct Shuffles {
+    shift: __m256i,
+    inv_shift: __m256i,
+    rot1: __m256i,
+    rot2: __m256i,
+    rot3: __m256i,
+    poly: __m256i,
+}
+
+#[inline]
+#[target_feature(enable = "avx2")]
+fn shuffles() -> Shuffles {
+    use crate::aes_round::{INV_SHIFT, SHIFT};
+    Shuffles {
+        shift: lane_shuffle(&SHIFT),
+        inv_shift: lane_shuffle(&INV_SHIFT),
+        rot1: lane_shuffle(&col_rot(1)),
+        rot2: lane_shuffle(&col_rot(2)),
+        rot3: lane_shuffle(&col_rot(3)),
+        poly: _mm256_set1_epi8(0x1b),
+    }
+}
+
+/// `xtime` on 32 bytes: `2x`, plus `0x1b` where the top bit was set.
+#[inline]
+#[target_feature(enable = "avx2")]
+fn xtime32(s: &Shuffles, x: __m256i) -> __m256i {
+    let top = _mm256_cmpgt_epi8(_mm256_setzero_si256(), x);
+    _mm256_xor_si256(_mm256_add_epi8(x, x), _mm256_and_si256(top, s.poly))
+}
+
+/// MixColumns: `x + all + xtime(x + rot1(x))` with `all` the sum of each column.
+#[inline]
+#[target_feature(enable = "avx2")]
+fn mix32(s: &Shuffles, x: __m256i) -> __m256i {
+    let y = _mm256_shuffle_epi8(x, s.rot1);
+    let all = _mm256_xor_si256(
+        _mm256_xor_si256(x, y),
+        _mm256_xor_si256(
+            _mm256_shuffle_epi8(x, s.rot2),
+            _mm256_shuffle_epi8(x, s.rot3),
+        ),
+    );
+    _mm256_xor_si256(_mm256_xor_si256(x, all), xtime32(s, _mm256_xor_si256(x, y)))
+}
+
+/// InvMixColumns: MixColumns of `x + 4 (x + rot2(x))`.
+#[inline]
+#[target_feature(enable = "avx2")]
+fn inv_mix32(s: &Shuffles, x: __m256i) -> __m256i {
+    let u = xtime32(
+        s,
+        xtime32(s, _mm256_xor_si256(x, _mm256_shuffle_epi8(x, s.rot2))),
+    );
+    mix32(s, _mm256_xor_si256(x, u))
+}
+
+#[target_feature(enable = "avx2")]
+fn aes_blocks_impl(step: crate::aes_round::BlockStep, buf: &mut [u8]) {
+    use crate::aes_round::BlockStep;
+    let s = shuffles();
+    let key = match step {
+        BlockStep::Round(k) => _mm256_broadcastsi128_si256(load16(&k)),
+        _ => _mm256_setzero_si256(),
+    };
+    let f = |x: __m256i| -> __m256i {
+        match step {
+            BlockStep::ShiftRows => _mm256_shuffle_epi8(x, s.shift),
+            BlockStep::InvShiftRows => _mm256_shuffle_epi8(x, s.inv_shift),
+            BlockStep::MixColumns => mix32(&s, x),
+            BlockStep::InvMixColumns => inv_mix32(&s, x),
+            BlockStep::Round(_) => {
+                _mm256_xor_si256(mix32(&s, _mm256_shuffle_epi8(x, s.shift)), key)
+            }
+        }
+    };
+    let whole = buf.len() / 16 * 16;
+    let (pairs, rest) = buf[..whole].as_chunks_mut::<32>();
+    for c in pairs.iter_mut() {
+        store(c, f(load(c)));
+    }
+    if let Some(last) = rest.as_chunks_mut::<16>().0.first_mut() {
+        // The odd block in the low lane of a 256-bit register.
+        let mut pair = [0u8; 32];
+        pair[..16].copy_from_slice(last);
+        let out = f(load(&pair));
+        store(&mut pair, out);
+        last.copy_from_slice(&pair[..16]);
+    }
+}

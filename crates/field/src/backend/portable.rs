@@ -265,6 +265,63 @@ pub(crate) fn aes128_ctr(rk: &[[u8; 16]; 11], start: u128, out: &mut [u8]) {
     }
 }
 
+// ---- AES block steps -----------------------------------------------------------------------
+
+/// `xtime` on the four bytes of a word at once.
+#[inline]
+fn xtime4(x: u32) -> u32 {
+    ((x & 0x7f7f_7f7f) << 1) ^ (((x >> 7) & 0x0101_0101) * 0x1b)
+}
+
+/// MixColumns of one column packed little-endian (byte `j` = row `j`).
+#[inline]
+fn mix_word(x: u32) -> u32 {
+    let y = x.rotate_right(8); // byte j = a_{j+1}
+    let all = x ^ y ^ x.rotate_right(16) ^ x.rotate_right(24);
+    x ^ all ^ xtime4(x ^ y)
+}
+
+/// InvMixColumns of one column: a preprocessing step, then MixColumns.
+#[inline]
+fn inv_mix_word(x: u32) -> u32 {
+    let u = xtime4(xtime4(x ^ x.rotate_right(16))); // bytes: 4(a0+a2), 4(a1+a3), ...
+    mix_word(x ^ u)
+}
+
+fn permute(block: &mut [u8; 16], perm: &[u8; 16]) {
+    let old = *block;
+    for (b, &p) in block.iter_mut().zip(perm) {
+        *b = old[usize::from(p)];
+    }
+}
+
+fn columns(block: &mut [u8; 16], f: fn(u32) -> u32) {
+    for col in block.as_chunks_mut::<4>().0 {
+        *col = f(u32::from_le_bytes(*col)).to_le_bytes();
+    }
+}
+
+/// [`crate::aes_round::BlockStep`] on every whole block, one block at a time.
+pub(crate) fn aes_blocks(step: crate::aes_round::BlockStep, buf: &mut [u8]) {
+    use crate::aes_round::{BlockStep, INV_SHIFT, SHIFT};
+    let blocks = buf.as_chunks_mut::<16>().0;
+    match step {
+        BlockStep::ShiftRows => blocks.iter_mut().for_each(|b| permute(b, &SHIFT)),
+        BlockStep::InvShiftRows => blocks.iter_mut().for_each(|b| permute(b, &INV_SHIFT)),
+        BlockStep::MixColumns => blocks.iter_mut().for_each(|b| columns(b, mix_word)),
+        BlockStep::InvMixColumns => blocks.iter_mut().for_each(|b| columns(b, inv_mix_word)),
+        BlockStep::Round(key) => {
+            for b in blocks {
+                permute(b, &SHIFT);
+                columns(b, mix_word);
+                for (x, k) in b.iter_mut().zip(key) {
+                    *x ^= k;
+                }
+            }
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
