@@ -1,12 +1,12 @@
-//! F_p (p = 2^127 + 45) products, inner products, lines (`lerp`) and inverses (portable code
-//! only).
+//! F_p (p = 2^127 + 45) products, inner products, lines (`lerp`), Legendre symbols and inverses
+//! (portable code only).
 
 use std::hint::black_box;
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 use rand::SeedableRng;
 use rand_chacha::ChaCha20Rng;
-use triskele_field::{Bulk, Field, Fp, Random};
+use triskele_field::{Bulk, Field, Fp, PrimeField, Random};
 
 const N: usize = 1 << 12;
 
@@ -36,6 +36,13 @@ fn fp(c: &mut Criterion) {
     });
     g.bench_function("fill_random", |bench| {
         bench.iter(|| Fp::fill_random(&mut rng, black_box(&mut out)))
+    });
+    g.bench_function("legendre", |bench| {
+        bench.iter(|| {
+            a.iter()
+                .map(|x| i32::from(black_box(*x).legendre()))
+                .sum::<i32>()
+        })
     });
     g.throughput(Throughput::Elements(1));
     g.bench_function("inverse", |bench| bench.iter(|| black_box(a[7]).inverse()));
