@@ -55,8 +55,9 @@
 //! Accelerated are `Gf2p8` [`Bulk::mul_slice`], [`Bulk::mul_add_slice`], [`Bulk::inner_product`],
 //! [`LinearMap8::apply_slice`] / [`LinearMap8::apply_in_place`], the `Gf2p64` slice
 //! operations (including the fused [`Bulk::local_inner_product`] and [`Bulk::lerp_slice`])
-//! and scalar multiplication, the byte embeddings of [`embed`] (`vpshufb`), and the
-//! AES-128-CTR keystream of [`ctr`] (VAES / AES-NI) for expanding public seeds. The
+//! and scalar multiplication, the byte embeddings of [`embed`] (`vpshufb`), the AES round
+//! steps on whole blocks of [`aes_round`] (ShiftRows, MixColumns, their inverses; `vpshufb`),
+//! and the AES-128-CTR keystream of [`ctr`] (VAES / AES-NI) for expanding public seeds. The
 //! environment variable `TRISKELE_BACKEND=portable` forces the portable code (any backend
 //! name may be given; unavailable ones are ignored). No
 //! build flag such as `-C target-cpu=native` is needed: the SIMD code is compiled with
