@@ -4,7 +4,8 @@
 //! (since `2^128 = 2p - 90`). All arithmetic is branch-free: the `const fn` forms select by
 //! masks, and the run-time forms behind the operators and [`Bulk`] select with
 //! [`core::hint::select_unpredictable`], since the compiler turns mask selects into branches,
-//! which random operands mispredict half of the time (about twice the cost of a product).
+//! which random operands mispredict about half of the time (`lerp_assign_slice` ran at 50
+//! instead of 108 Melem/s).
 
 use core::hint::select_unpredictable;
 
