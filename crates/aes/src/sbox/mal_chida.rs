@@ -81,17 +81,19 @@ pub(crate) fn inversion_chain(
     let x3 = mul(party, x, &x2)?;
     // Round 2: [x^15, x^14] = [x^12, x^12] · [x^3, x^2].
     let x12 = mapped(&x3, &LinearMap8::POW4);
-    let both = mul(party, &concat(&x12, &x12), &concat(&x3, &x2))?;
-    let (x15, x14) = (
-        RssVec {
-            first: both.first[..n].to_vec(),
-            second: both.second[..n].to_vec(),
-        },
-        RssVec {
-            first: both.first[n..].to_vec(),
-            second: both.second[n..].to_vec(),
-        },
-    );
+    let RssVec {
+        first: mut f,
+        second: mut s,
+    } = mul(party, &concat(&x12, &x12), &concat(&x3, &x2))?;
+    // The upper halves move out (one copy); the lower halves stay in place.
+    let x14 = RssVec {
+        first: f.split_off(n),
+        second: s.split_off(n),
+    };
+    let x15 = RssVec {
+        first: f,
+        second: s,
+    };
     // Round 3: x^254 = x^240 · x^14.
     let x240 = mapped(&x15, &LinearMap8::POW16);
     *x = mul(party, &x240, &x14)?;

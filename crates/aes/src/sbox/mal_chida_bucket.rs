@@ -340,8 +340,15 @@ struct ProductBlock {
 impl ProductBlock {
     /// Products `r` of kind `seg` of `layer` (the order of the recorded products of
     /// `mal-chida-rec-check`: per call `x·x^2`, then `x^12·x^3`, `x^12·x^2`, `x^240·x^14`, `n`
-    /// each).
-    fn fill(&mut self, layer: &ChainLayer, seg: usize, r: Range<usize>) -> TripleSlices<'_> {
+    /// each). With `only = Some(k)` just part `k` (0: `x`, 1: `y`, 2: `z`) is rebuilt and the
+    /// others are returned empty.
+    fn fill(
+        &mut self,
+        layer: &ChainLayer,
+        seg: usize,
+        r: Range<usize>,
+        only: Option<usize>,
+    ) -> TripleSlices<'_> {
         let n = r.len();
         fn take<'v>(v: &'v RssVec<Gf2p8>, k: usize, r: &Range<usize>) -> &'v [Gf2p8] {
             if k == 0 {
@@ -351,6 +358,9 @@ impl ProductBlock {
             }
         }
         for (k, pair) in self.v.chunks_mut(2).enumerate() {
+            if only.is_some_and(|o| o != k) {
+                continue;
+            }
             for (c, out) in pair.iter_mut().enumerate() {
                 out.resize(n, Gf2p8::ZERO);
                 // (factor x, factor y, product z) of the kind, as a map of a stored value.
@@ -371,11 +381,17 @@ impl ProductBlock {
                 }
             }
         }
-        let [x1, x2, y1, y2, z1, z2] = &self.v;
+        let part = |k: usize| -> [&[Gf2p8]; 2] {
+            if only.is_some_and(|o| o != k) {
+                [&[], &[]]
+            } else {
+                [&self.v[2 * k], &self.v[2 * k + 1]]
+            }
+        };
         TripleSlices {
-            x: [x1, x2],
-            y: [y1, y2],
-            z: [z1, z2],
+            x: part(0),
+            y: part(1),
+            z: part(2),
         }
     }
 }
@@ -989,11 +1005,18 @@ impl<'a> PairBlock<'a> {
         }
     }
 
-    /// The checked and the sacrificed triples (`buf` holds rebuilt ones).
-    fn pair<'b>(&'b self, buf: &'b mut ProductBlock) -> (TripleSlices<'b>, TripleSlices<'b>) {
+    /// The checked and the sacrificed triples (`buf` holds rebuilt ones; with `only`, a
+    /// rebuilt block has just that part, [`ProductBlock::fill`]).
+    fn pair<'b>(
+        &'b self,
+        buf: &'b mut ProductBlock,
+        only: Option<usize>,
+    ) -> (TripleSlices<'b>, TripleSlices<'b>) {
         match self {
             PairBlock::Slices(chk, sac) => (*chk, *sac),
-            PairBlock::Chain { layer, seg, r, sac } => (buf.fill(layer, *seg, r.clone()), *sac),
+            PairBlock::Chain { layer, seg, r, sac } => {
+                (buf.fill(layer, *seg, r.clone(), only), *sac)
+            }
         }
     }
 }
@@ -1035,7 +1058,8 @@ fn sacrifice(
     for group in groups {
         for pick_y in [false, true] {
             for block in group {
-                let (chk, sac) = block.pair(&mut buf);
+                // Only the part this pass reads is rebuilt.
+                let (chk, sac) = block.pair(&mut buf, Some(usize::from(pick_y)));
                 let (c, s) = if pick_y {
                     (chk.y, sac.y)
                 } else {
@@ -1067,7 +1091,7 @@ fn sacrifice(
         let mut at = 0;
         for block in group {
             let len = block.len();
-            let (chk, sac) = block.pair(&mut buf);
+            let (chk, sac) = block.pair(&mut buf, None);
             let zb = ZetaBlock {
                 chk,
                 sac,
