@@ -1033,23 +1033,35 @@ pub(crate) fn aes128_ctr_vaes<const XOR: bool>(
     unsafe { aes128_ctr_vaes_impl::<XOR>(rk, start, out) }
 }
 
-/// Sixteen blocks in flight, two per 256-bit register; the rest with AES-NI.
+/// Sixteen blocks in flight, two per 256-bit register; the rest with AES-NI. The counter
+/// blocks of a step are vector additions to the step's first block, except in the rare step
+/// where the low 64 bits of the counter wrap around (then they are built one by one).
 #[target_feature(enable = "aes,sse2,avx2,vaes")]
 fn aes128_ctr_vaes_impl<const XOR: bool>(rk: &[[u8; 16]; 11], start: u128, out: &mut [u8]) {
     let mut k = [_mm256_setzero_si256(); 11];
     for (k, r) in k.iter_mut().zip(rk) {
         *k = _mm256_broadcastsi128_si256(load16(r));
     }
+    // Lane offsets of register `i`: blocks `2i` and `2i + 1` of the step.
+    let offsets: [__m256i; 8] =
+        core::array::from_fn(|i| _mm256_set_epi64x(0, 2 * i as i64 + 1, 0, 2 * i as i64));
     let full = out.len() / 256 * 256;
     let (head, tail) = out.split_at_mut(full);
     let (chunks, _) = head.as_chunks_mut::<256>();
     let mut ctr = start;
     for c in chunks {
         let mut b = [_mm256_setzero_si256(); 8];
-        for (i, b) in b.iter_mut().enumerate() {
-            let j = ctr.wrapping_add(2 * i as u128);
-            let (lo, hi) = (counter(j), counter(j.wrapping_add(1)));
-            *b = _mm256_xor_si256(_mm256_set_m128i(hi, lo), k[0]);
+        if (ctr as u64).checked_add(15).is_some() {
+            let first = _mm256_broadcastsi128_si256(counter(ctr));
+            for (b, o) in b.iter_mut().zip(offsets) {
+                *b = _mm256_xor_si256(_mm256_add_epi64(first, o), k[0]);
+            }
+        } else {
+            for (i, b) in b.iter_mut().enumerate() {
+                let j = ctr.wrapping_add(2 * i as u128);
+                let (lo, hi) = (counter(j), counter(j.wrapping_add(1)));
+                *b = _mm256_xor_si256(_mm256_set_m128i(hi, lo), k[0]);
+            }
         }
         for key in &k[1..10] {
             for x in &mut b {
