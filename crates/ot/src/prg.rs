@@ -35,9 +35,14 @@ enum Cipher {
 pub(crate) struct Prg {
     cipher: Cipher,
     counter: u128,
-    buf: [u8; 128],
+    buf: [u8; BUF],
     pos: usize,
 }
+
+/// Bytes of keystream generated at a time for requests that are not whole multiples of it
+/// (and kept for the next requests): one 16-block step of the VAES keystream, so that the
+/// stream always comes in whole steps, whatever the sizes asked for.
+const BUF: usize = 256;
 
 impl core::fmt::Debug for Prg {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
@@ -68,8 +73,8 @@ impl Prg {
         Prg {
             cipher,
             counter: u128::from_le_bytes(iv),
-            buf: [0; 128],
-            pos: 128,
+            buf: [0; BUF],
+            pos: BUF,
         }
     }
 
@@ -85,12 +90,12 @@ impl Prg {
     /// Fills `out` with pseudorandom bytes.
     pub(crate) fn fill_bytes(&mut self, out: &mut [u8]) {
         // Serve what is left in the buffer.
-        let n = out.len().min(self.buf.len() - self.pos);
+        let n = out.len().min(BUF - self.pos);
         let (head, rest) = out.split_at_mut(n);
         head.copy_from_slice(&self.buf[self.pos..self.pos + n]);
         self.pos += n;
-        // Whole blocks straight into the output.
-        let bulk = rest.len() / 16 * 16;
+        // Whole steps straight into the output.
+        let bulk = rest.len() / BUF * BUF;
         let (body, tail) = rest.split_at_mut(bulk);
         keystream(&self.cipher, &mut self.counter, body);
         // The tail from a fresh buffer.

@@ -8,13 +8,19 @@
 //! * Binomial: popcount of 32 bytes at a time with the nibble table in a
 //!   register (`vpshufb`), the difference of the two counts sign-extended to
 //!   16 bits.
-//! * Gaussian CDT: 64-bit unsigned `w < t` as a signed `vpcmpgtq` of the
-//!   bias-flipped values, 16 words per pass over the table (the table
-//!   entries are broadcast once per pass and reused for 4 vectors of
-//!   words), counts kept in 64-bit lanes and packed to 16 bits at the end,
-//!   then the sign and the scale applied 16 lanes at a time. Entries equal
-//!   to 0 are skipped: no word is below them, and which entries are 0 is a
-//!   property of the public table.
+//! * Gaussian CDT: sixteen 63-bit magnitudes at a time, as 32-bit lanes of
+//!   their high and low halves (the block layout keeps them apart). The
+//!   entries whose high half is not 0 (the "head", decreasing) are counted
+//!   where the magnitude's high half is below theirs: a prefix of length
+//!   `n`. Only head entry `n` can then have the same high half as the
+//!   magnitude (the head's high halves are distinct, checked when the lanes
+//!   are built); its halves are fetched by `vpermd` from two registers at
+//!   index `n`, and the magnitude counts once more if the high halves are
+//!   equal and its low half is below. Entries whose high half is 0 count
+//!   where the magnitude's high half is 0 and its low half below theirs.
+//!   Entries equal to 0 are skipped: no magnitude is below them. Which
+//!   entries fall in which class is a property of the public table. The
+//!   signed 32-bit compares see the low halves with their top bit flipped.
 //!
 //! The unsafe code is the entry into these functions, sound only on CPUs
 //! with AVX2 (an [`Avx2`] token exists only after run-time detection), and
@@ -22,20 +28,26 @@
 #![allow(unsafe_code)]
 
 use super::ntt_avx2::Avx2;
-use super::ring::N;
-use super::sample::{BINOMIAL_BYTES, CDT_LEN, GAUSSIAN_BYTES};
+use super::sample::{entry_halves, BINOMIAL_BLOCK, BLOCK_BYTES, CDT_LEN, FLIP, GAUSSIAN_BLOCK};
 use std::arch::x86_64::{
-    __m256i, _mm256_add_epi8, _mm256_and_si256, _mm256_castps_si256, _mm256_castsi256_ps,
-    _mm256_castsi256_si128, _mm256_cmpgt_epi64, _mm256_cvtepi8_epi16, _mm256_extracti128_si256,
-    _mm256_loadu_si256, _mm256_mullo_epi16, _mm256_packs_epi32, _mm256_permute4x64_epi64,
-    _mm256_set1_epi16, _mm256_set1_epi64x, _mm256_set1_epi8, _mm256_setr_epi8,
-    _mm256_setzero_si256, _mm256_shuffle_epi8, _mm256_shuffle_ps, _mm256_srli_epi16,
-    _mm256_storeu_si256, _mm256_sub_epi16, _mm256_sub_epi64, _mm256_sub_epi8, _mm256_xor_si256,
+    __m256i, _mm256_add_epi32, _mm256_add_epi8, _mm256_and_si256, _mm256_blendv_epi8,
+    _mm256_castsi256_si128, _mm256_cmpeq_epi32, _mm256_cmpgt_epi32, _mm256_cvtepi8_epi16,
+    _mm256_extracti128_si256, _mm256_loadu_si256, _mm256_mullo_epi16, _mm256_packs_epi32,
+    _mm256_permute4x64_epi64, _mm256_permutevar8x32_epi32, _mm256_set1_epi16, _mm256_set1_epi32,
+    _mm256_set1_epi8, _mm256_setr_epi8, _mm256_setzero_si256, _mm256_shuffle_epi8,
+    _mm256_srai_epi32, _mm256_srli_epi16, _mm256_storeu_si256, _mm256_sub_epi32, _mm256_sub_epi8,
+    _mm256_xor_si256,
 };
+use std::sync::OnceLock;
 
 impl Avx2 {
     /// Same output as [`super::sample::binomial_portable`].
-    pub(crate) fn binomial(self, rand: &[u8; BINOMIAL_BYTES], scale: i16, out: &mut [i16; N]) {
+    pub(crate) fn binomial(
+        self,
+        rand: &[u8; BLOCK_BYTES],
+        scale: i16,
+        out: &mut [i16; BINOMIAL_BLOCK],
+    ) {
         // SAFETY: `self` exists only if `is_x86_feature_detected!("avx2")`
         // returned true, so the CPU executes AVX2 instructions.
         unsafe { binomial_avx2(rand, scale, out) }
@@ -44,10 +56,10 @@ impl Avx2 {
     /// Same output as [`super::sample::gaussian_portable`].
     pub(crate) fn gaussian(
         self,
-        rand: &[u8; GAUSSIAN_BYTES],
+        rand: &[u8; BLOCK_BYTES],
         table: &[u64; CDT_LEN],
         scale: i16,
-        out: &mut [i16; N],
+        out: &mut [i16; GAUSSIAN_BLOCK],
     ) {
         // SAFETY: as above, the token proves AVX2 support.
         unsafe { gaussian_avx2(rand, table, scale, out) }
@@ -73,7 +85,7 @@ fn store(o: &mut [i16; 16], v: __m256i) {
 }
 
 #[target_feature(enable = "avx2")]
-fn binomial_avx2(rand: &[u8; BINOMIAL_BYTES], scale: i16, out: &mut [i16; N]) {
+fn binomial_avx2(rand: &[u8; BLOCK_BYTES], scale: i16, out: &mut [i16; BINOMIAL_BLOCK]) {
     // Popcount of each nibble value, in both 128-bit lanes.
     #[rustfmt::skip]
     let nibble_counts = _mm256_setr_epi8(
@@ -90,7 +102,7 @@ fn binomial_avx2(rand: &[u8; BINOMIAL_BYTES], scale: i16, out: &mut [i16; N]) {
         )
     };
     let scale = _mm256_set1_epi16(scale);
-    let (pos, neg) = rand.split_at(N);
+    let (pos, neg) = rand.split_at(BINOMIAL_BLOCK);
     let (pos, _) = pos.as_chunks::<32>();
     let (neg, _) = neg.as_chunks::<32>();
     let (out, _) = out.as_chunks_mut::<16>();
@@ -104,66 +116,144 @@ fn binomial_avx2(rand: &[u8; BINOMIAL_BYTES], scale: i16, out: &mut [i16; N]) {
     }
 }
 
-/// Four 64-bit counts of `a` then four of `b` (each below 2^31), as eight
-/// 32-bit lanes in order.
+/// Most entries with a non-zero high half that the lane lookup handles.
+const HEAD_MAX: usize = 16;
+
+/// The table's entries by class, as 32-bit halves (see the module
+/// documentation), computed at first use.
+struct CdtLanes {
+    /// High halves of the entries whose high half is not 0 (in table order,
+    /// so decreasing), then -1, which no high half of a magnitude equals.
+    head_high: [i32; HEAD_MAX],
+    /// Their flipped low halves.
+    head_low: [i32; HEAD_MAX],
+    heads: usize,
+    /// Flipped low halves of the entries whose high half is 0 and low half
+    /// is not.
+    tail_low: [i32; CDT_LEN],
+    tails: usize,
+}
+
+/// `None` if the table has more than [`HEAD_MAX`] entries with a non-zero
+/// high half (not the case for sigma = 2; tested), or if their high halves
+/// repeat.
+fn cdt_lanes(table: &[u64; CDT_LEN]) -> Option<CdtLanes> {
+    let mut c = CdtLanes {
+        head_high: [-1; HEAD_MAX],
+        head_low: [0; HEAD_MAX],
+        heads: 0,
+        tail_low: [0; CDT_LEN],
+        tails: 0,
+    };
+    for &t in table.iter().filter(|&&t| t != 0) {
+        let (th, tl) = entry_halves(t);
+        if th != 0 {
+            if c.heads > 0 && c.head_high.get(c.heads - 1) <= Some(&th) {
+                return None;
+            }
+            *c.head_high.get_mut(c.heads)? = th;
+            *c.head_low.get_mut(c.heads)? = tl;
+            c.heads += 1;
+        } else {
+            *c.tail_low.get_mut(c.tails)? = tl;
+            c.tails += 1;
+        }
+    }
+    Some(c)
+}
+
+/// Loads eight 32-bit lanes.
 #[target_feature(enable = "avx2")]
 #[inline]
-fn narrow_64_to_32(a: __m256i, b: __m256i) -> __m256i {
-    // [a0 a1 b0 b1 | a2 a3 b2 b3] (the low halves of each 64-bit lane) ...
-    let x = _mm256_castps_si256(_mm256_shuffle_ps::<0b10_00_10_00>(
-        _mm256_castsi256_ps(a),
-        _mm256_castsi256_ps(b),
-    ));
-    // ... then [a0 a1 a2 a3 b0 b1 b2 b3].
-    _mm256_permute4x64_epi64::<0b11_01_10_00>(x)
+fn load8(x: &[i32; 8]) -> __m256i {
+    // SAFETY: `x` is 32 readable bytes and `loadu` has no alignment
+    // requirement.
+    unsafe { _mm256_loadu_si256(x.as_ptr().cast()) }
+}
+
+/// Lane `k` of a 16-lane table (two registers) at index `idx[k]` (0..16),
+/// by in-register permutes: no memory access depends on the index.
+#[target_feature(enable = "avx2")]
+#[inline]
+fn lookup16(t: (__m256i, __m256i), idx: __m256i, upper: __m256i) -> __m256i {
+    _mm256_blendv_epi8(
+        _mm256_permutevar8x32_epi32(t.0, idx),
+        _mm256_permutevar8x32_epi32(t.1, idx),
+        upper,
+    )
 }
 
 #[target_feature(enable = "avx2")]
 fn gaussian_avx2(
-    rand: &[u8; GAUSSIAN_BYTES],
+    rand: &[u8; BLOCK_BYTES],
     table: &[u64; CDT_LEN],
     scale: i16,
-    out: &mut [i16; N],
+    out: &mut [i16; GAUSSIAN_BLOCK],
 ) {
-    // `w < t` (unsigned) iff `w ^ 2^63 < t ^ 2^63` (signed).
-    let bias = _mm256_set1_epi64x(i64::MIN);
-    let mut flipped = [_mm256_setzero_si256(); CDT_LEN];
-    let mut live = 0;
-    for (slot, &t) in flipped.iter_mut().zip(table.iter().filter(|&&t| t != 0)) {
-        *slot = _mm256_set1_epi64x((t ^ (1 << 63)) as i64);
-        live += 1;
-    }
-    let flipped = flipped.get(..live).unwrap_or_default();
+    static LANES: OnceLock<Option<CdtLanes>> = OnceLock::new();
+    let lanes = if core::ptr::eq(table, super::sample::cdt()) {
+        LANES.get_or_init(|| cdt_lanes(table)).as_ref()
+    } else {
+        None
+    };
+    let Some(c) = lanes else {
+        return super::sample::gaussian_portable(rand, table, scale, out);
+    };
+    let split = |x: &[i32; HEAD_MAX]| {
+        let (x, _) = x.as_chunks::<8>();
+        (load8(&x[0]), load8(&x[1]))
+    };
+    let (high, low) = (split(&c.head_high), split(&c.head_low));
+    let heads = c.head_high.get(..c.heads).unwrap_or_default();
+    let tails = c.tail_low.get(..c.tails).unwrap_or_default();
+    let flip = _mm256_set1_epi32(FLIP as i32);
+    let low31 = _mm256_set1_epi32(!FLIP as i32);
+    let seven = _mm256_set1_epi32(7);
+    let zero = _mm256_setzero_si256();
     let scale = _mm256_set1_epi16(scale);
-    let (words, signs) = rand.split_at(8 * N);
-    let (words, _) = words.as_chunks::<128>();
-    let (signs, _) = signs.as_chunks::<2>();
+    let (lo, hi) = rand.split_at(BLOCK_BYTES / 2);
+    let (lo, _) = lo.as_chunks::<64>();
+    let (hi, _) = hi.as_chunks::<64>();
     let (out, _) = out.as_chunks_mut::<16>();
-    for ((o, w), s) in out.iter_mut().zip(words).zip(signs) {
-        let (w, _) = w.as_chunks::<32>();
-        let w0 = _mm256_xor_si256(load(&w[0]), bias);
-        let w1 = _mm256_xor_si256(load(&w[1]), bias);
-        let w2 = _mm256_xor_si256(load(&w[2]), bias);
-        let w3 = _mm256_xor_si256(load(&w[3]), bias);
-        let mut c0 = _mm256_setzero_si256();
-        let mut c1 = _mm256_setzero_si256();
-        let mut c2 = _mm256_setzero_si256();
-        let mut c3 = _mm256_setzero_si256();
-        for &t in flipped {
-            // The compare gives -1 where the word is below the entry.
-            c0 = _mm256_sub_epi64(c0, _mm256_cmpgt_epi64(t, w0));
-            c1 = _mm256_sub_epi64(c1, _mm256_cmpgt_epi64(t, w1));
-            c2 = _mm256_sub_epi64(c2, _mm256_cmpgt_epi64(t, w2));
-            c3 = _mm256_sub_epi64(c3, _mm256_cmpgt_epi64(t, w3));
+    for ((o, lo), hi) in out.iter_mut().zip(lo).zip(hi) {
+        let (lo, _) = lo.as_chunks::<32>();
+        let (hi, _) = hi.as_chunks::<32>();
+        let hw = [load(&hi[0]), load(&hi[1])];
+        let h = hw.map(|x| _mm256_and_si256(x, low31));
+        let l = [
+            _mm256_xor_si256(load(&lo[0]), flip),
+            _mm256_xor_si256(load(&lo[1]), flip),
+        ];
+        // Entries with a non-zero high half above the magnitude's: a prefix
+        // of the (decreasing) head, of length `n`.
+        let mut n = [zero; 2];
+        for &t in heads {
+            let t = _mm256_set1_epi32(t);
+            n[0] = _mm256_sub_epi32(n[0], _mm256_cmpgt_epi32(t, h[0]));
+            n[1] = _mm256_sub_epi32(n[1], _mm256_cmpgt_epi32(t, h[1]));
         }
-        // Counts are at most CDT_LEN: pack to 16 bits, in order.
-        let m = _mm256_permute4x64_epi64::<0b11_01_10_00>(_mm256_packs_epi32(
-            narrow_64_to_32(c0, c1),
-            narrow_64_to_32(c2, c3),
-        ));
-        // Sign mask: -1 in lane k iff bit k of the two sign bytes is set.
-        let neg = super::lanes_avx2::bit_lanes(i16::from_le_bytes(*s));
-        let v = _mm256_sub_epi16(_mm256_xor_si256(m, neg), neg);
+        // Entries whose high half is 0 and low half above the magnitude's.
+        let mut z = [zero; 2];
+        for &t in tails {
+            let t = _mm256_set1_epi32(t);
+            z[0] = _mm256_sub_epi32(z[0], _mm256_cmpgt_epi32(t, l[0]));
+            z[1] = _mm256_sub_epi32(z[1], _mm256_cmpgt_epi32(t, l[1]));
+        }
+        let signed = |k: usize| {
+            // Only head entry `n` can have the magnitude's high half; the
+            // magnitude is below it iff below its low half.
+            let upper = _mm256_cmpgt_epi32(n[k], seven);
+            let equal = _mm256_cmpeq_epi32(lookup16(high, n[k], upper), h[k]);
+            let below = _mm256_cmpgt_epi32(lookup16(low, n[k], upper), l[k]);
+            let m = _mm256_sub_epi32(n[k], _mm256_and_si256(equal, below));
+            // The tail counts only where the magnitude's high half is 0.
+            let m = _mm256_add_epi32(m, _mm256_and_si256(z[k], _mm256_cmpeq_epi32(h[k], zero)));
+            // -1 where the sign bit is set.
+            let neg = _mm256_srai_epi32::<31>(hw[k]);
+            _mm256_sub_epi32(_mm256_xor_si256(m, neg), neg)
+        };
+        // Values in -18..=18: pack to 16 bits, then restore the lane order.
+        let v = _mm256_permute4x64_epi64::<0b11_01_10_00>(_mm256_packs_epi32(signed(0), signed(1)));
         store(o, _mm256_mullo_epi16(v, scale));
     }
 }
@@ -176,6 +266,7 @@ mod tests {
         clippy::panic,
         clippy::needless_range_loop
     )]
+    use super::super::sample::tests::{edge_magnitudes, put_word};
     use super::super::sample::{binomial_portable, cdt, gaussian_portable};
     use super::*;
     use crate::prg::Prg;
@@ -188,22 +279,31 @@ mod tests {
         t
     }
 
+    /// The AVX2 sampler runs its own code for the table, not the portable fallback.
+    #[test]
+    fn table_fits_the_lanes() {
+        let c = cdt_lanes(cdt()).unwrap();
+        assert!(c.heads >= 8 && c.tails >= 1, "{} {}", c.heads, c.tails);
+        let live = cdt().iter().filter(|&&t| t != 0).count();
+        assert_eq!(c.heads + c.tails, live);
+    }
+
     #[test]
     fn binomial_matches_portable() {
         let Some(t) = token() else { return };
         let mut prg = Prg::from_seed(&[11; 32]);
-        let mut rand = [0u8; BINOMIAL_BYTES];
+        let mut rand = [0u8; BLOCK_BYTES];
         for round in 0..200 {
             match round {
                 0 => rand.fill(0),
                 1 => rand.fill(0xff),
-                2 => rand[..N].fill(0xff),
-                3 => rand[N..].fill(0),
+                2 => rand[..BINOMIAL_BLOCK].fill(0xff),
+                3 => rand[BINOMIAL_BLOCK..].fill(0),
                 _ => prg.fill_bytes(&mut rand),
             }
             for scale in [1, 2, -3] {
-                let mut want = [0i16; N];
-                let mut got = [0i16; N];
+                let mut want = [0i16; BINOMIAL_BLOCK];
+                let mut got = [0i16; BINOMIAL_BLOCK];
                 binomial_portable(&rand, scale, &mut want);
                 t.binomial(&rand, scale, &mut got);
                 assert_eq!(want, got, "round {round}, scale {scale}");
@@ -211,31 +311,27 @@ mod tests {
         }
     }
 
-    /// Words equal to, just above and just below every table entry, the
-    /// extremes, and random words; all sign patterns.
+    /// Edge magnitudes at every position (shifted each round), with random
+    /// signs; then random blocks.
     #[test]
     fn gaussian_matches_portable() {
         let Some(t) = token() else { return };
         let table = cdt();
-        let mut edge = vec![0u64, 1, u64::MAX, u64::MAX - 1, 1 << 63, (1 << 63) - 1];
-        for &e in table.iter() {
-            edge.extend([e, e.wrapping_add(1), e.wrapping_sub(1)]);
-            // Same high half, low half at its extremes.
-            edge.extend([e & !0xffff_ffff, e | 0xffff_ffff]);
-        }
+        let edge = edge_magnitudes();
         let mut prg = Prg::from_seed(&[12; 32]);
-        let mut rand = [0u8; GAUSSIAN_BYTES];
-        for round in 0..200 {
+        let mut rand = [0u8; BLOCK_BYTES];
+        for round in 0..300 {
             prg.fill_bytes(&mut rand);
-            if round < 20 {
-                // Edge words at every position, shifted each round.
-                for (i, b) in rand[..8 * N].chunks_exact_mut(8).enumerate() {
-                    b.copy_from_slice(&edge[(i + round) % edge.len()].to_le_bytes());
+            if round < 60 {
+                let signs = prg.gen_32();
+                for k in 0..GAUSSIAN_BLOCK {
+                    let neg = signs[k / 8] >> (k % 8) & 1 == 1;
+                    put_word(&mut rand, k, edge[(k + round) % edge.len()], neg);
                 }
             }
             for scale in [1, 2, -3] {
-                let mut want = [0i16; N];
-                let mut got = [0i16; N];
+                let mut want = [0i16; GAUSSIAN_BLOCK];
+                let mut got = [0i16; GAUSSIAN_BLOCK];
                 gaussian_portable(&rand, table, scale, &mut want);
                 t.gaussian(&rand, table, scale, &mut got);
                 assert_eq!(want, got, "round {round}, scale {scale}");
