@@ -2,7 +2,7 @@
 
 use super::{
     chunk_sizes, commit, key_material, transcript, xor32, Block32, RlweRot, RotMsg1, RotMsg2,
-    RotMsg3, RotReceiverOutput,
+    RotMsg3, RotReceiverOutput, WINDOW,
 };
 use crate::error::{AbortReason, Error, Result};
 use crate::prg::{ct_select_32, Domain, Prg};
@@ -11,6 +11,7 @@ use crate::rlwe::reconcile::{extract, Hint};
 use crate::rlwe::ring::Poly;
 use crate::rlwe::{keygen, shared_value, KeyPair, NoiseDistribution, SEED_BYTES};
 use rand_core::CryptoRng;
+use std::collections::VecDeque;
 use subtle::ConstantTimeEq;
 use zeroize::Zeroize;
 
@@ -105,31 +106,42 @@ impl RotReceiverRound1 {
 impl crate::RotReceiver for RlweRot {
     type Block = Block32;
 
+    /// The receiver's side of [`super::WINDOW`]-chunk pipelining: the first
+    /// round-1 chunks, then per chunk the sender's answer, the reply and the
+    /// round-1 chunk `WINDOW` ahead.
     fn receive_random<C: crate::Channel + ?Sized, R: CryptoRng + ?Sized>(
         &mut self,
         ch: &mut C,
         count: usize,
         rng: &mut R,
     ) -> Result<crate::RotReceiverOutputs<Block32>> {
-        let mut states = Vec::with_capacity(count);
-        for n in chunk_sizes(count) {
+        let sizes: Vec<usize> = chunk_sizes(count).collect();
+        let mut pending = VecDeque::with_capacity(WINDOW);
+        let mut round1 = |ch: &mut C, n: usize| -> Result<Vec<RotReceiverRound1>> {
             let mut out = Vec::with_capacity(n * RotMsg1::LEN);
+            let mut states = Vec::with_capacity(n);
             for _ in 0..n {
                 let (state, m1) = receiver_round1(self.noise, rng);
                 m1.encode(&mut out);
                 states.push(state);
             }
             ch.send(out)?;
+            Ok(states)
+        };
+        for &n in sizes.iter().take(WINDOW) {
+            pending.push_back(round1(ch, n)?);
         }
         let mut choices = Vec::with_capacity(count);
         let mut messages = Vec::with_capacity(count);
-        let mut states = states.into_iter();
-        for n in chunk_sizes(count) {
+        for (k, &n) in sizes.iter().enumerate() {
+            let states = pending
+                .pop_front()
+                .ok_or(Error::Channel("ROT receiver pipeline out of step"))?;
             let bytes = ch.recv()?;
             let mut out = Vec::with_capacity(n * RotMsg3::LEN);
             for (chunk, state) in
                 crate::channel::split_batch(&bytes, n, RotMsg2::LEN, "ROT message 2 batch")?
-                    .zip(states.by_ref())
+                    .zip(states)
             {
                 let (o, m3) = state.round2(&RotMsg2::decode(chunk)?)?;
                 m3.encode(&mut out);
@@ -137,6 +149,9 @@ impl crate::RotReceiver for RlweRot {
                 messages.push(o.message);
             }
             ch.send(out)?;
+            if let Some(&next) = sizes.get(k + WINDOW) {
+                pending.push_back(round1(ch, next)?);
+            }
         }
         Ok(crate::RotReceiverOutputs { choices, messages })
     }

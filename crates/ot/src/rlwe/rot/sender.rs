@@ -3,12 +3,13 @@
 
 use super::{
     chunk_sizes, commit, key_material, transcript, xor32, Block32, RlweRot, RotMsg1, RotMsg2,
-    RotMsg3, RotSenderOutput,
+    RotMsg3, RotSenderOutput, WINDOW,
 };
 use crate::error::{AbortReason, Error, Result};
 use crate::prg::{ct_swap_32, Prg};
 use crate::rlwe::{sender_branches, NoiseDistribution, SEED_BYTES};
 use rand_core::CryptoRng;
+use std::collections::VecDeque;
 use subtle::ConstantTimeEq;
 use zeroize::Zeroize;
 
@@ -82,37 +83,50 @@ impl RotSenderRound {
 impl crate::RotSender for RlweRot {
     type Block = Block32;
 
+    /// The sender's side of [`super::WINDOW`]-chunk pipelining: per chunk
+    /// the receiver's round-1 chunk and the answer, and from chunk `WINDOW`
+    /// on first the receiver's reply for the chunk `WINDOW` behind.
     fn send_random<C: crate::Channel + ?Sized, R: CryptoRng + ?Sized>(
         &mut self,
         ch: &mut C,
         count: usize,
         rng: &mut R,
     ) -> Result<crate::RotSenderOutputs<Block32>> {
-        let mut states = Vec::with_capacity(count);
-        for n in chunk_sizes(count) {
+        let sizes: Vec<usize> = chunk_sizes(count).collect();
+        let mut pending: VecDeque<Vec<RotSenderRound>> = VecDeque::with_capacity(WINDOW + 1);
+        let mut messages = Vec::with_capacity(count);
+        let mut finish = |ch: &mut C, pending: &mut VecDeque<Vec<RotSenderRound>>, n: usize| {
+            let states = pending
+                .pop_front()
+                .ok_or(Error::Channel("ROT sender pipeline out of step"))?;
+            let bytes = ch.recv()?;
+            for (chunk, state) in
+                crate::channel::split_batch(&bytes, n, RotMsg3::LEN, "ROT message 3 batch")?
+                    .zip(states)
+            {
+                messages.push(state.finish(&RotMsg3::decode(chunk)?)?.messages);
+            }
+            Ok::<(), Error>(())
+        };
+        for (k, &n) in sizes.iter().enumerate() {
+            if let Some(&behind) = k.checked_sub(WINDOW).and_then(|j| sizes.get(j)) {
+                finish(ch, &mut pending, behind)?;
+            }
             let bytes = ch.recv()?;
             let mut out = Vec::with_capacity(n * RotMsg2::LEN);
+            let mut states = Vec::with_capacity(n);
             for chunk in
                 crate::channel::split_batch(&bytes, n, RotMsg1::LEN, "ROT message 1 batch")?
             {
-                let m1 = RotMsg1::decode(chunk)?;
-                let (state, m2) = sender_round(self.noise, rng, &m1);
+                let (state, m2) = sender_round(self.noise, rng, &RotMsg1::decode(chunk)?);
                 m2.encode(&mut out);
                 states.push(state);
             }
             ch.send(out)?;
+            pending.push_back(states);
         }
-        let mut messages = Vec::with_capacity(count);
-        let mut states = states.into_iter();
-        for n in chunk_sizes(count) {
-            let bytes = ch.recv()?;
-            for (chunk, state) in
-                crate::channel::split_batch(&bytes, n, RotMsg3::LEN, "ROT message 3 batch")?
-                    .zip(states.by_ref())
-            {
-                let o = state.finish(&RotMsg3::decode(chunk)?)?;
-                messages.push(o.messages);
-            }
+        for &n in &sizes[sizes.len().saturating_sub(WINDOW)..] {
+            finish(ch, &mut pending, n)?;
         }
         Ok(crate::RotSenderOutputs { messages })
     }
