@@ -110,8 +110,9 @@ fn concat(x: &Block32, b: &Block32) -> [u8; 64] {
 }
 
 /// The BDGM19 OT as a batch protocol over a [`crate::Channel`]; each round
-/// travels in chunks of [`super::rot::BATCH_CHUNK`] instances so that both
-/// parties compute in parallel.
+/// travels in chunks of [`super::rot::BATCH_CHUNK`] instances, pipelined
+/// like the ROT's (a window of four chunks), so that both parties compute in
+/// parallel and keep the states of a few chunks only.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct RlweOt {
     /// Noise distribution for secrets and errors.
@@ -165,6 +166,56 @@ mod tests {
     /// in blocks (a new layout of the random bytes), with the portable and
     /// the AVX2 backends agreeing (also run with
     /// `TRISKELE_BACKEND=portable`).
+    /// The pipelined batch protocol for counts below, at and across the
+    /// window and chunk boundaries: the chosen messages arrive in order, the
+    /// chunks' messages and bytes are exact.
+    #[test]
+    fn batch_pipeline_transfers_the_chosen_messages() {
+        use crate::channel::memory_pair;
+        use crate::rlwe::rot::{BATCH_CHUNK, WINDOW};
+        use crate::{Channel, OtReceiver, OtSender};
+        let w = WINDOW * BATCH_CHUNK;
+        for count in [1, BATCH_CHUNK + 1, w, w + 2 * BATCH_CHUNK + 7] {
+            let mut rng = ChaCha20Rng::seed_from_u64(count as u64);
+            let pairs: Vec<[[u8; 32]; 2]> = (0..count)
+                .map(|_| {
+                    let mut p = [[0u8; 32]; 2];
+                    rng.fill_bytes(&mut p[0]);
+                    rng.fill_bytes(&mut p[1]);
+                    p
+                })
+                .collect();
+            let choices: Vec<u8> = (0..count).map(|_| (rng.next_u32() & 1) as u8).collect();
+            let (mut a, mut b) = memory_pair();
+            let sent_pairs = pairs.clone();
+            let sender = std::thread::spawn(move || {
+                let mut rng = ChaCha20Rng::seed_from_u64(!(count as u64));
+                let out = RlweOt::default().send(&mut a, &sent_pairs, &mut rng);
+                (out, a.stats())
+            });
+            let got = RlweOt::default()
+                .receive(&mut b, &choices, &mut rng)
+                .unwrap();
+            let (s, sent) = sender.join().unwrap();
+            s.unwrap();
+            for ((m, p), &c) in got.iter().zip(&pairs).zip(&choices) {
+                assert_eq!(*m, p[usize::from(c)], "count {count}");
+            }
+            assert_eq!(got.len(), count);
+            let chunks = count.div_ceil(BATCH_CHUNK) as u64;
+            let r = b.stats();
+            assert_eq!(
+                (r.messages_sent, sent.messages_sent),
+                (2 * chunks, 2 * chunks)
+            );
+            assert_eq!(r.bytes_sent, (count * (OtMsg1::LEN + OtMsg3::LEN)) as u64);
+            assert_eq!(
+                sent.bytes_sent,
+                (count * (OtMsg2::LEN + OtMsg4::LEN)) as u64
+            );
+        }
+    }
+
     #[test]
     fn outputs_unchanged() {
         let mut h = blake3::Hasher::new();

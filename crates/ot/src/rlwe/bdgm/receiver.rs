@@ -10,9 +10,10 @@ use crate::prg::{ct_select_32, ct_swap_32, Domain, Prg};
 use crate::rlwe::hash::hash_to_ntt;
 use crate::rlwe::reconcile::{extract, Hint, ReconciledKey};
 use crate::rlwe::ring::Poly;
-use crate::rlwe::rot::{chunk_sizes, to_array, Block32, BATCH_CHUNK};
+use crate::rlwe::rot::{chunk_sizes, to_array, Block32, BATCH_CHUNK, WINDOW};
 use crate::rlwe::{keygen, shared_value, KeyPair, NoiseDistribution, SEED_BYTES};
 use rand_core::CryptoRng;
+use std::collections::VecDeque;
 use subtle::ConstantTimeEq;
 use zeroize::Zeroize;
 
@@ -113,6 +114,11 @@ impl OtReceiverRound2 {
 impl crate::OtReceiver for RlweOt {
     type Block = Block32;
 
+    /// The receiver's side of the ROT protocol's [`WINDOW`]-chunk pipelining
+    /// with one more message: the first round-1 chunks, then per chunk `k`
+    /// the sender's last message for chunk `k - WINDOW` (from chunk `WINDOW`
+    /// on), its answer for chunk `k`, the reply and the round-1 chunk
+    /// `WINDOW` ahead.
     fn receive<C: crate::Channel + ?Sized, R: CryptoRng + ?Sized>(
         &mut self,
         ch: &mut C,
@@ -121,40 +127,63 @@ impl crate::OtReceiver for RlweOt {
     ) -> Result<Vec<Block32>> {
         crate::check_choices(choices)?;
         let count = choices.len();
-        let mut states = Vec::with_capacity(count);
-        for (k, n) in chunk_sizes(count).enumerate() {
+        let sizes: Vec<usize> = chunk_sizes(count).collect();
+        let mut round1 = |ch: &mut C, k: usize| -> Result<Vec<OtReceiverRound1>> {
+            let n = sizes.get(k).copied().unwrap_or(0);
             let mut out = Vec::with_capacity(n * OtMsg1::LEN);
-            for &c in &choices[k * BATCH_CHUNK..k * BATCH_CHUNK + n] {
+            let mut states = Vec::with_capacity(n);
+            for &c in choices.iter().skip(k * BATCH_CHUNK).take(n) {
                 let (state, m1) = receiver_round1(self.noise, rng, c);
                 m1.encode(&mut out);
                 states.push(state);
             }
             ch.send(out)?;
+            Ok(states)
+        };
+        let mut first = VecDeque::with_capacity(WINDOW);
+        for k in 0..sizes.len().min(WINDOW) {
+            first.push_back(round1(ch, k)?);
         }
-        let mut next = Vec::with_capacity(count);
-        let mut states = states.into_iter();
-        for n in chunk_sizes(count) {
+        let mut second: VecDeque<Vec<OtReceiverRound2>> = VecDeque::with_capacity(WINDOW + 1);
+        let mut result = Vec::with_capacity(count);
+        let mut finish = |ch: &mut C, second: &mut VecDeque<Vec<OtReceiverRound2>>, n| {
+            let states = second.pop_front().ok_or(OUT_OF_STEP)?;
+            let bytes = ch.recv()?;
+            for (chunk, state) in
+                split_batch(&bytes, n, OtMsg4::LEN, "OT message 4 batch")?.zip(states)
+            {
+                result.push(state.finish(&OtMsg4::decode(chunk)?));
+            }
+            Ok::<(), Error>(())
+        };
+        for (k, &n) in sizes.iter().enumerate() {
+            if let Some(&behind) = k.checked_sub(WINDOW).and_then(|j| sizes.get(j)) {
+                finish(ch, &mut second, behind)?;
+            }
+            let states = first.pop_front().ok_or(OUT_OF_STEP)?;
             let bytes = ch.recv()?;
             let mut out = Vec::with_capacity(n * OtMsg3::LEN);
+            let mut next = Vec::with_capacity(n);
             for (chunk, state) in
-                split_batch(&bytes, n, OtMsg2::LEN, "OT message 2 batch")?.zip(states.by_ref())
+                split_batch(&bytes, n, OtMsg2::LEN, "OT message 2 batch")?.zip(states)
             {
                 let (state, m3) = state.round2(&OtMsg2::decode(chunk)?)?;
                 m3.encode(&mut out);
                 next.push(state);
             }
             ch.send(out)?;
-        }
-        let mut result = Vec::with_capacity(count);
-        let mut next = next.into_iter();
-        for n in chunk_sizes(count) {
-            let bytes = ch.recv()?;
-            for (chunk, state) in
-                split_batch(&bytes, n, OtMsg4::LEN, "OT message 4 batch")?.zip(next.by_ref())
-            {
-                result.push(state.finish(&OtMsg4::decode(chunk)?));
+            second.push_back(next);
+            if k + WINDOW < sizes.len() {
+                first.push_back(round1(ch, k + WINDOW)?);
             }
+        }
+        for &n in &sizes[sizes.len().saturating_sub(WINDOW)..] {
+            finish(ch, &mut second, n)?;
         }
         Ok(result)
     }
 }
+
+/// A pipeline queue found empty: cannot happen (the schedule is fixed), but
+/// reported rather than assumed.
+const OUT_OF_STEP: Error = Error::Channel("OT receiver pipeline out of step");

@@ -8,9 +8,10 @@ use crate::channel::split_batch;
 use crate::error::{AbortReason, Error, Result};
 use crate::prg::{Domain, Prg};
 use crate::rlwe::reconcile::ReconciledKey;
-use crate::rlwe::rot::{chunk_sizes, Block32};
+use crate::rlwe::rot::{chunk_sizes, Block32, WINDOW};
 use crate::rlwe::{sender_branches, NoiseDistribution};
 use rand_core::CryptoRng;
+use std::collections::VecDeque;
 use subtle::ConstantTimeEq;
 use zeroize::Zeroize;
 
@@ -77,6 +78,10 @@ impl OtSenderRound1 {
 impl crate::OtSender for RlweOt {
     type Block = Block32;
 
+    /// The sender's side of the pipelining (see the receiver): per chunk `k`,
+    /// from chunk `WINDOW` on first the receiver's reply for chunk `k -
+    /// WINDOW` and the last message for it, then the round-1 chunk `k` and
+    /// the answer.
     fn send<C: crate::Channel + ?Sized, R: CryptoRng + ?Sized>(
         &mut self,
         ch: &mut C,
@@ -84,29 +89,40 @@ impl crate::OtSender for RlweOt {
         rng: &mut R,
     ) -> Result<()> {
         let count = messages.len();
-        let mut states = Vec::with_capacity(count);
-        for n in chunk_sizes(count) {
+        let sizes: Vec<usize> = chunk_sizes(count).collect();
+        let mut pending: VecDeque<Vec<OtSenderRound1>> = VecDeque::with_capacity(WINDOW + 1);
+        let mut pairs = messages.iter();
+        let mut round2 = |ch: &mut C, pending: &mut VecDeque<Vec<OtSenderRound1>>, n| {
+            let states = pending
+                .pop_front()
+                .ok_or(Error::Channel("OT sender pipeline out of step"))?;
+            let bytes = ch.recv()?;
+            let mut out = Vec::with_capacity(n * OtMsg4::LEN);
+            for ((chunk, state), m) in split_batch(&bytes, n, OtMsg3::LEN, "OT message 3 batch")?
+                .zip(states)
+                .zip(pairs.by_ref())
+            {
+                state.round2(&OtMsg3::decode(chunk)?, m)?.encode(&mut out);
+            }
+            ch.send(out)
+        };
+        for (k, &n) in sizes.iter().enumerate() {
+            if let Some(&behind) = k.checked_sub(WINDOW).and_then(|j| sizes.get(j)) {
+                round2(ch, &mut pending, behind)?;
+            }
             let bytes = ch.recv()?;
             let mut out = Vec::with_capacity(n * OtMsg2::LEN);
+            let mut states = Vec::with_capacity(n);
             for chunk in split_batch(&bytes, n, OtMsg1::LEN, "OT message 1 batch")? {
                 let (state, m2) = sender_round1(self.noise, rng, &OtMsg1::decode(chunk)?);
                 m2.encode(&mut out);
                 states.push(state);
             }
             ch.send(out)?;
+            pending.push_back(states);
         }
-        let mut states = states.into_iter();
-        let mut pairs = messages.iter();
-        for n in chunk_sizes(count) {
-            let bytes = ch.recv()?;
-            let mut out = Vec::with_capacity(n * OtMsg4::LEN);
-            for ((chunk, state), m) in split_batch(&bytes, n, OtMsg3::LEN, "OT message 3 batch")?
-                .zip(states.by_ref())
-                .zip(pairs.by_ref())
-            {
-                state.round2(&OtMsg3::decode(chunk)?, m)?.encode(&mut out);
-            }
-            ch.send(out)?;
+        for &n in &sizes[sizes.len().saturating_sub(WINDOW)..] {
+            round2(ch, &mut pending, n)?;
         }
         Ok(())
     }
