@@ -20,7 +20,7 @@
 //!   tail is cut at `|x| <= 18`, beyond which probabilities are below
 //!   `2^-63`.
 //!
-//! Randomness is drawn in blocks of [`BLOCK_BYTES`] (256 binomial or 64
+//! Randomness is drawn in blocks of `BLOCK_BYTES` = 512 bytes (256 binomial or 64
 //! Gaussian coefficients at a time) into one small stack buffer, used at
 //! once and wiped at the end, so a polynomial's kilobytes of secret
 //! randomness are never zeroed, written and wiped as a whole (that cost a
@@ -192,7 +192,7 @@ fn gaussian(rand: &[u8; BLOCK_BYTES], scale: i16, out: &mut [i16; GAUSSIAN_BLOCK
     gaussian_portable(rand, cdt(), scale, out);
 }
 
-/// Fills `out` block by block: `B` coefficients from each [`BLOCK_BYTES`] of
+/// Fills `out` block by block: `B` coefficients from each `BLOCK_BYTES` of
 /// the PRG's stream, through one stack buffer that is wiped at the end.
 fn sample_blocks<const B: usize>(
     prg: &mut Prg,

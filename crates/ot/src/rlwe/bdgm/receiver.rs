@@ -114,7 +114,7 @@ impl OtReceiverRound2 {
 impl crate::OtReceiver for RlweOt {
     type Block = Block32;
 
-    /// The receiver's side of the ROT protocol's [`WINDOW`]-chunk pipelining
+    /// The receiver's side of the ROT protocol's `WINDOW`-chunk pipelining
     /// with one more message: the first round-1 chunks, then per chunk `k`
     /// the sender's last message for chunk `k - WINDOW` (from chunk `WINDOW`
     /// on), its answer for chunk `k`, the reply and the round-1 chunk

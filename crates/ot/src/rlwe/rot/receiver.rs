@@ -106,7 +106,7 @@ impl RotReceiverRound1 {
 impl crate::RotReceiver for RlweRot {
     type Block = Block32;
 
-    /// The receiver's side of [`super::WINDOW`]-chunk pipelining: the first
+    /// The receiver's side of `WINDOW`-chunk pipelining: the first
     /// round-1 chunks, then per chunk the sender's answer, the reply and the
     /// round-1 chunk `WINDOW` ahead.
     fn receive_random<C: crate::Channel + ?Sized, R: CryptoRng + ?Sized>(

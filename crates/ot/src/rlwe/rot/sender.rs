@@ -83,7 +83,7 @@ impl RotSenderRound {
 impl crate::RotSender for RlweRot {
     type Block = Block32;
 
-    /// The sender's side of [`super::WINDOW`]-chunk pipelining: per chunk
+    /// The sender's side of `WINDOW`-chunk pipelining: per chunk
     /// the receiver's round-1 chunk and the answer, and from chunk `WINDOW`
     /// on first the receiver's reply for the chunk `WINDOW` behind.
     fn send_random<C: crate::Channel + ?Sized, R: CryptoRng + ?Sized>(
