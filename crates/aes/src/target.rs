@@ -103,6 +103,18 @@ impl Target {
         }
     }
 
+    /// The semi-honest protocol a variant adds its checks to (itself for the semi-honest
+    /// ones): the twin its throughput is compared with.
+    pub fn semi_honest(self) -> Target {
+        match self {
+            Target::MalChidaRecCheck | Target::MalChida => Target::Chida,
+            Target::MalGf4Circuit | Target::MalGf4CircuitOpt => Target::Gf4Circuit,
+            Target::MalLut16Bitstring | Target::MalLut16Ohv => Target::Lut16,
+            Target::MalLut256Ss | Target::MalLut256SsOpt => Target::Lut256Ss,
+            t => t,
+        }
+    }
+
     /// True for variants with security against an active party.
     pub fn is_malicious(self) -> bool {
         match self {
@@ -153,5 +165,26 @@ impl FromStr for Target {
             return Ok(*t);
         }
         Err(TargetError::Unknown(s.to_string()))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every malicious variant's twin is semi-honest, named as the variant without its
+    /// `mal-` prefix and its option suffix; semi-honest targets are their own twins.
+    #[test]
+    fn semi_honest_twins() {
+        for &t in Target::ALL {
+            let twin = t.semi_honest();
+            assert!(!twin.is_malicious(), "{t}");
+            if t.is_malicious() {
+                let base = t.name().trim_start_matches("mal-");
+                assert!(base.starts_with(twin.name()), "{t} -> {twin}");
+            } else {
+                assert_eq!(twin, t);
+            }
+        }
     }
 }

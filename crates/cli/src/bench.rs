@@ -11,7 +11,7 @@ use triskele_prf::{PrfReport, PrfTarget};
 use crate::args::BenchArgs;
 use crate::error::CliError;
 use crate::local::{pool, run_three};
-use crate::report::{format_table, summarise, CsvOut, CsvRow};
+use crate::report::{format_table, format_twins, summarise, CsvOut, CsvRow};
 
 /// Network options from the CLI's timeout and simulated-network flags.
 pub fn net_options(
@@ -187,7 +187,10 @@ pub fn run(a: BenchArgs) -> Result<(), CliError> {
         run_config(&a, &targets, &simd, size, threads, &opts, &bar)
     };
     bar.finish_and_clear();
-    let parties = result?;
+    let Runs {
+        rows: parties,
+        peaks,
+    } = result?;
     let rows = summarise(&parties)?;
     println!(
         "triskele {} (rev {}), backend {}, {} worker thread(s) per party, {}{}",
@@ -215,13 +218,102 @@ pub fn run(a: BenchArgs) -> Result<(), CliError> {
         println!("(this party's measurements only; run `triskele report` on all three files for the max over parties)");
     }
     print!("{}", format_table(&rows));
-    let peak = crate::ot_cmd::mib(crate::ot_cmd::peak_memory());
-    if a.local {
-        println!("peak memory of this process (all three parties): {peak}");
+    let whose = if a.local {
+        "this process (all three parties)"
     } else {
-        println!("peak memory of this party: {peak}");
+        "this party"
+    };
+    // Per row where the peak could be reset before each row's runs (Linux).
+    let per_row = peaks.len() == rows.len() && peaks.iter().all(Option::is_some);
+    let peak = if per_row {
+        peaks.iter().flatten().map(|p| p.peak).max()
+    } else {
+        crate::ot_cmd::peak_memory()
+    };
+    println!("peak memory of {whose}: {}", crate::ot_cmd::mib(peak));
+    if per_row && rows.len() > 1 {
+        for (r, p) in rows.iter().zip(peaks.iter().flatten()) {
+            let kept = if p.inflated() {
+                format!(
+                    " (of which up to {} the allocator kept from earlier rows)",
+                    crate::ot_cmd::mib(Some(p.carried))
+                )
+            } else {
+                String::new()
+            };
+            println!(
+                "  {:<22} {:>8} {:>12}{kept}",
+                r.protocol,
+                r.simd,
+                crate::ot_cmd::mib(Some(p.peak))
+            );
+        }
     }
+    // Only peaks that nothing of earlier rows inflates are set side by side.
+    let clean: Vec<Option<u64>> = peaks
+        .iter()
+        .map(|p| p.filter(|p| !p.inflated()).map(|p| p.peak))
+        .collect();
+    print!("{}", format_twins(&rows, per_row.then_some(&clean[..])));
     Ok(())
+}
+
+/// Resident memory above the process's starting size that a row may always begin with and
+/// still count as starting clean (allocator and thread-pool state).
+const CARRIED_NOISE: u64 = 8 << 20;
+
+/// The peak resident memory of the runs of one target and batch size.
+#[derive(Debug, Clone, Copy)]
+struct RowPeak {
+    /// The process's peak while they ran.
+    peak: u64,
+    /// Resident memory above the size at the start of the command when they began: memory
+    /// the allocator kept from earlier rows (mimalloc returns freed memory to the kernel
+    /// later), part of `peak` though the row may not need it.
+    carried: u64,
+}
+
+impl RowPeak {
+    /// Whether memory kept from earlier rows may make up a noticeable part of the peak (more
+    /// than [`CARRIED_NOISE`] and more than a tenth).
+    fn inflated(&self) -> bool {
+        self.carried > CARRIED_NOISE.max(self.peak / 10)
+    }
+}
+
+/// This process's resident memory in bytes (Linux `VmRSS`), if known.
+fn resident_memory() -> Option<u64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = status.lines().find(|l| l.starts_with("VmRSS:"))?;
+    let kb: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kb * 1024)
+}
+
+/// Resets this process's peak resident memory on Linux (writing 5 to `/proc/self/clear_refs`
+/// sets `VmHWM` to the current resident size), so that the next reading is the peak of what
+/// runs in between; returns the resident memory at that point. `None` where that is not
+/// possible.
+fn reset_peak_memory() -> Option<u64> {
+    std::fs::write("/proc/self/clear_refs", "5").ok()?;
+    resident_memory()
+}
+
+/// The peak of the runs since `reset` ([`reset_peak_memory`]'s value); `start` is the
+/// resident memory at the start of the command. `None` where the peak could not be reset
+/// before them (it would include the earlier runs).
+fn row_peak(reset: Option<u64>, start: Option<u64>) -> Option<RowPeak> {
+    let at_reset = reset?;
+    Some(RowPeak {
+        peak: crate::ot_cmd::peak_memory()?,
+        carried: at_reset.saturating_sub(start?),
+    })
+}
+
+/// What the runs of one command produced: the CSV rows per party (one party with
+/// `--config`), and the peak memory per target and batch size, in run order.
+struct Runs {
+    rows: Vec<Vec<CsvRow>>,
+    peaks: Vec<Option<RowPeak>>,
 }
 
 fn csv_path(prefix: &str, party: u8) -> PathBuf {
@@ -240,14 +332,17 @@ fn run_local(
     threads: usize,
     opts: &NetOptions,
     bar: &ProgressBar,
-) -> Result<Vec<Vec<CsvRow>>, CliError> {
+) -> Result<Runs, CliError> {
     let mut outs = [1u8, 2, 3]
         .iter()
         .map(|p| CsvOut::create(&csv_path(&a.csv, *p)))
         .collect::<Result<Vec<_>, _>>()?;
     let mut rows: Vec<Vec<CsvRow>> = vec![Vec::new(); 3];
+    let mut peaks = Vec::new();
+    let start = resident_memory();
     for &t in targets {
         for &simd in batch_sizes {
+            let reset = reset_peak_memory();
             for rep in 0..a.rep {
                 bar.set_message(step_msg(t, simd, rep, a.rep));
                 let nets = triskele_net::local_tls(opts)?;
@@ -258,9 +353,10 @@ fn run_local(
                 }
                 bar.inc(1);
             }
+            peaks.push(row_peak(reset, start));
         }
     }
-    Ok(rows)
+    Ok(Runs { rows, peaks })
 }
 
 fn run_config(
@@ -271,7 +367,7 @@ fn run_config(
     threads: usize,
     opts: &NetOptions,
     bar: &ProgressBar,
-) -> Result<Vec<Vec<CsvRow>>, CliError> {
+) -> Result<Runs, CliError> {
     let Some(path) = &a.config else {
         return Err(CliError::Input(
             "either --local or --config FILE is required".into(),
@@ -282,8 +378,11 @@ fn run_config(
     let mut out = CsvOut::create(&csv_path(&a.csv, me))?;
     let pool = pool(threads)?;
     let mut rows = Vec::new();
+    let mut peaks = Vec::new();
+    let start = resident_memory();
     for &t in targets {
         for &simd in batch_sizes {
+            let reset = reset_peak_memory();
             for rep in 0..a.rep {
                 bar.set_message(step_msg(t, simd, rep, a.rep));
                 let net = triskele_net::connect(&cfg, opts)?;
@@ -292,9 +391,13 @@ fn run_config(
                 rows.push(row);
                 bar.inc(1);
             }
+            peaks.push(row_peak(reset, start));
         }
     }
-    Ok(vec![rows])
+    Ok(Runs {
+        rows: vec![rows],
+        peaks,
+    })
 }
 
 /// The three parties of one local repetition; the most telling error if one fails.

@@ -357,6 +357,63 @@ pub fn format_table(rows: &[Summary]) -> String {
     s
 }
 
+/// The CSV name of the semi-honest twin of the malicious variant whose CSV name is `csv`;
+/// `None` for semi-honest protocols and unknown names.
+pub fn twin_of(csv: &str) -> Option<&'static str> {
+    if let Some(t) = triskele_aes::Target::ALL
+        .iter()
+        .find(|t| t.csv_name() == csv)
+    {
+        return t.is_malicious().then(|| t.semi_honest().csv_name());
+    }
+    triskele_prf::PrfTarget::ALL
+        .iter()
+        .find(|t| t.name() == csv && t.is_malicious())
+        .map(|t| t.semi_honest().name())
+}
+
+/// For each malicious row whose semi-honest twin has a row of the same batch size: its
+/// throughput as a share of the twin's, and with `peaks` (per row, in the order of `rows`)
+/// both peaks. Empty when no such pair ran.
+pub fn format_twins(rows: &[Summary], peaks: Option<&[Option<u64>]>) -> String {
+    let peak = |i: usize| peaks.and_then(|p| p.get(i).copied().flatten());
+    let mut s = String::new();
+    for (i, r) in rows.iter().enumerate() {
+        let Some(name) = twin_of(&r.protocol) else {
+            continue;
+        };
+        let Some((j, twin)) = rows
+            .iter()
+            .enumerate()
+            .find(|(_, t)| t.protocol == name && t.simd == r.simd)
+        else {
+            continue;
+        };
+        let (mine, theirs) = (r.blocks_per_sec(), twin.blocks_per_sec());
+        let share = if theirs > 0.0 {
+            100.0 * mine / theirs
+        } else {
+            0.0
+        };
+        s.push_str(&format!(
+            "{:<22} {:>8} {:>12.0} ops/s = {:>5.1}% of {} ({:.0} ops/s)",
+            r.protocol, r.simd, mine, share, twin.protocol, theirs
+        ));
+        if let (Some(a), Some(b)) = (peak(i), peak(j)) {
+            s.push_str(&format!(
+                "; peak {} against {}",
+                crate::ot_cmd::mib(Some(a)),
+                crate::ot_cmd::mib(Some(b))
+            ));
+        }
+        s.push('\n');
+    }
+    if s.is_empty() {
+        return s;
+    }
+    format!("malicious variants against their semi-honest twins (same run):\n{s}")
+}
+
 pub fn run(a: ReportArgs) -> Result<(), CliError> {
     let parties = a
         .files
@@ -365,6 +422,7 @@ pub fn run(a: ReportArgs) -> Result<(), CliError> {
         .collect::<Result<Vec<_>, _>>()?;
     let rows = summarise(&parties)?;
     print!("{}", format_table(&rows));
+    print!("{}", format_twins(&rows, None));
     if let Some(out) = &a.plot {
         crate::plot::write_svg(out, &rows)?;
         eprintln!("plot written to {}", out.display());
@@ -402,6 +460,30 @@ mod tests {
             fin_recv_prev: 0,
             fin_rounds_prev: 0,
         }
+    }
+
+    /// Shares against the twin of the same batch size only, with the peaks where given; CSV
+    /// names (`mal-gf4-circuit-gf4p4`, `lut256_ss`) map to their twins.
+    #[test]
+    fn twins_share_and_peaks() {
+        assert_eq!(twin_of("mal-chida"), Some("chida"));
+        assert_eq!(twin_of("mal-gf4-circuit-gf4p4"), Some("gf4-circuit"));
+        assert_eq!(twin_of("mal-lut256-ss-opt"), Some("lut256_ss"));
+        assert_eq!(twin_of("mal-mimc-cube"), Some("mimc-cube"));
+        assert_eq!(twin_of("chida"), None);
+        assert_eq!(twin_of("nonsense"), None);
+        let one = |p: &str, simd, t| summarise(&[vec![row(p, simd, t, 0)]]).unwrap_or_default();
+        let mut rows = one("chida", 10, 1.0);
+        rows.extend(one("mal-chida", 10, 4.0));
+        rows.extend(one("mal-chida", 20, 4.0));
+        let plain = format_twins(&rows, None);
+        assert_eq!(plain.lines().count(), 2, "{plain}");
+        assert!(plain.contains("25.0% of chida (10 ops/s)"), "{plain}");
+        assert!(!plain.contains("peak"));
+        let peaks = [Some(1 << 20), Some(3 << 20), None];
+        let with = format_twins(&rows, Some(&peaks));
+        assert!(with.contains("; peak 3.0 MiB against 1.0 MiB"), "{with}");
+        assert_eq!(format_twins(&rows[..1], None), "");
     }
 
     #[test]

@@ -528,6 +528,61 @@ fn bench_runs_prf_targets() {
     assert_eq!(rows[1][0], "\"mal-legendre\"");
 }
 
+/// A malicious variant and its semi-honest twin in one run: the summary gives the share of
+/// the twin's throughput and (on Linux) each row's peak memory; `report` gives the share
+/// from the CSV files.
+#[test]
+fn bench_sets_malicious_variants_beside_their_twins() {
+    let dir = tempfile::tempdir().unwrap();
+    let prefix = dir.path().join("t");
+    let prefix = prefix.to_str().unwrap();
+    let o = triskele(&[
+        "bench",
+        "--local",
+        "--simd",
+        "16",
+        "--rep",
+        "1",
+        "--csv",
+        prefix,
+        "legendre",
+        "mal-legendre",
+        "chida",
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let out = stdout(&o);
+    assert!(
+        out.contains("malicious variants against their semi-honest twins"),
+        "{out}"
+    );
+    let line = out
+        .lines()
+        .find(|l| l.starts_with("mal-legendre") && l.contains("% of legendre"))
+        .unwrap_or_else(|| panic!("{out}"));
+    if cfg!(target_os = "linux") {
+        assert!(
+            line.contains("; peak ") && line.contains(" MiB against "),
+            "{line}"
+        );
+        // One peak line per row under the process peak.
+        let rows = out
+            .lines()
+            .filter(|l| l.starts_with("  ") && l.contains(" MiB"));
+        assert_eq!(rows.count(), 3, "{out}");
+    }
+    assert!(!out.contains("% of chida"), "{out}");
+    let files: Vec<String> = (1..=3).map(|p| format!("{prefix}-p{p}.csv")).collect();
+    let o = triskele(&["report", &files[0], &files[1], &files[2]]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let out = stdout(&o);
+    assert!(
+        out.lines()
+            .any(|l| l.starts_with("mal-legendre") && l.contains("% of legendre")),
+        "{out}"
+    );
+    assert!(!out.contains("peak"), "{out}");
+}
+
 /// `ot bench --config`: two processes (P1 sender, P2 receiver) over TLS from keygen's
 /// configuration; party 3 is refused with a usage error.
 #[test]
