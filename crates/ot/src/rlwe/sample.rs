@@ -187,7 +187,7 @@ pub(crate) fn gaussian_portable(
 fn gaussian(rand: &[u8; BLOCK_BYTES], scale: i16, out: &mut [i16; GAUSSIAN_BLOCK]) {
     #[cfg(target_arch = "x86_64")]
     if let Some(t) = super::ntt::avx2() {
-        return t.gaussian(rand, cdt(), scale, out);
+        return t.gaussian(rand, scale, out);
     }
     gaussian_portable(rand, cdt(), scale, out);
 }

@@ -28,7 +28,10 @@
 #![allow(unsafe_code)]
 
 use super::ntt_avx2::Avx2;
-use super::sample::{entry_halves, BINOMIAL_BLOCK, BLOCK_BYTES, CDT_LEN, FLIP, GAUSSIAN_BLOCK};
+use super::sample::{
+    cdt, entry_halves, gaussian_portable, BINOMIAL_BLOCK, BLOCK_BYTES, CDT_LEN, FLIP,
+    GAUSSIAN_BLOCK,
+};
 use std::arch::x86_64::{
     __m256i, _mm256_add_epi32, _mm256_add_epi8, _mm256_and_si256, _mm256_blendv_epi8,
     _mm256_castsi256_si128, _mm256_cmpeq_epi32, _mm256_cmpgt_epi32, _mm256_cvtepi8_epi16,
@@ -53,16 +56,16 @@ impl Avx2 {
         unsafe { binomial_avx2(rand, scale, out) }
     }
 
-    /// Same output as [`super::sample::gaussian_portable`].
+    /// Same output as [`super::sample::gaussian_portable`] with the sampler's table
+    /// ([`cdt`]).
     pub(crate) fn gaussian(
         self,
         rand: &[u8; BLOCK_BYTES],
-        table: &[u64; CDT_LEN],
         scale: i16,
         out: &mut [i16; GAUSSIAN_BLOCK],
     ) {
         // SAFETY: as above, the token proves AVX2 support.
-        unsafe { gaussian_avx2(rand, table, scale, out) }
+        unsafe { gaussian_avx2(rand, scale, out) }
     }
 }
 
@@ -184,20 +187,11 @@ fn lookup16(t: (__m256i, __m256i), idx: __m256i, upper: __m256i) -> __m256i {
 }
 
 #[target_feature(enable = "avx2")]
-fn gaussian_avx2(
-    rand: &[u8; BLOCK_BYTES],
-    table: &[u64; CDT_LEN],
-    scale: i16,
-    out: &mut [i16; GAUSSIAN_BLOCK],
-) {
+fn gaussian_avx2(rand: &[u8; BLOCK_BYTES], scale: i16, out: &mut [i16; GAUSSIAN_BLOCK]) {
     static LANES: OnceLock<Option<CdtLanes>> = OnceLock::new();
-    let lanes = if core::ptr::eq(table, super::sample::cdt()) {
-        LANES.get_or_init(|| cdt_lanes(table)).as_ref()
-    } else {
-        None
-    };
-    let Some(c) = lanes else {
-        return super::sample::gaussian_portable(rand, table, scale, out);
+    // The lanes hold the table (tested); the portable code would still be exact otherwise.
+    let Some(c) = LANES.get_or_init(|| cdt_lanes(cdt())).as_ref() else {
+        return gaussian_portable(rand, cdt(), scale, out);
     };
     let split = |x: &[i32; HEAD_MAX]| {
         let (x, _) = x.as_chunks::<8>();
@@ -266,8 +260,8 @@ mod tests {
         clippy::panic,
         clippy::needless_range_loop
     )]
+    use super::super::sample::binomial_portable;
     use super::super::sample::tests::{edge_magnitudes, put_word};
-    use super::super::sample::{binomial_portable, cdt, gaussian_portable};
     use super::*;
     use crate::prg::Prg;
 
@@ -333,7 +327,7 @@ mod tests {
                 let mut want = [0i16; GAUSSIAN_BLOCK];
                 let mut got = [0i16; GAUSSIAN_BLOCK];
                 gaussian_portable(&rand, table, scale, &mut want);
-                t.gaussian(&rand, table, scale, &mut got);
+                t.gaussian(&rand, scale, &mut got);
                 assert_eq!(want, got, "round {round}, scale {scale}");
             }
         }
