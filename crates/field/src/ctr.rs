@@ -217,9 +217,9 @@ mod tests {
             assert_eq!(hw.0.rk, backend::aes128_expand(&key));
             assert!(HwAes128Ctr::new_with(Backend::Portable, &key).is_none());
             // The low 64 bits of the counter wrap around in the first step, at the end of a
-            // step, at the start of one, or several steps in (the VAES path builds the counters
-            // of such a step one by one).
-            let before_wrap = [3, 15, 16, 100, 2000][round % 5];
+            // step, at the start of one, or several steps in (the hardware paths build the
+            // counters of such a step one by one).
+            let before_wrap = [3, 7, 15, 16, 100, 2000, 4000][round % 7];
             let start = u128::from(rng.random::<u64>()) << 64 | u128::from(u64::MAX - before_wrap);
             // 300 blocks: the 16-block VAES steps, the 8-block AES-NI steps, single blocks;
             // plus 5 bytes of a partial block.
@@ -230,6 +230,20 @@ mod tests {
             hw.keystream(start, &mut got);
             assert_eq!(got[..n - 5], want[..n - 5]);
             assert_eq!(got[n - 5..], [0xa5; 5]);
+            // AES-NI alone (the path of CPUs without VAES), both forms.
+            #[cfg(target_arch = "x86_64")]
+            if let HwAes::Vaes(_, a) = hw.0.hw {
+                let aesni = HwAes::AesNi(a);
+                let mut got = vec![0xa5u8; n];
+                aesni.ctr::<false>(&hw.0.rk, start, &mut got);
+                assert_eq!(got[..n - 5], want[..n - 5]);
+                assert_eq!(got[n - 5..], [0xa5; 5]);
+                let mut x = got.clone();
+                aesni.ctr::<true>(&hw.0.rk, start, &mut x);
+                // XORing the same stream again gives zeros; the partial block is untouched.
+                assert!(x[..n - 5].iter().all(|&b| b == 0));
+                assert_eq!(x[n - 5..], [0xa5; 5]);
+            }
             let base: Vec<u8> = (0..n).map(|_| rng.random()).collect();
             let mut x = base.clone();
             hw.xor_keystream(start, &mut x);

@@ -987,20 +987,29 @@ fn put16<const XOR: bool>(o: &mut [u8; 16], x: __m128i) {
 }
 
 /// Eight blocks in flight (the AES unit's latency times its throughput), one at a time for
-/// the rest.
+/// the rest. The counter blocks of a step are vector additions to its first block, except in
+/// the rare step where the low 64 bits of the counter wrap around.
 #[target_feature(enable = "aes,sse2")]
 fn aes128_ctr_aesni_impl<const XOR: bool>(rk: &[[u8; 16]; 11], start: u128, out: &mut [u8]) {
     let k: [__m128i; 11] = core::array::from_fn(|i| {
         // SAFETY: `rk[i]` is 16 readable bytes; `loadu` has no alignment requirement.
         unsafe { _mm_loadu_si128(rk[i].as_ptr().cast()) }
     });
+    let offsets: [__m128i; 8] = core::array::from_fn(|i| _mm_set_epi64x(0, i as i64));
     let (blocks, _) = out.as_chunks_mut::<16>();
     let (eights, rest) = blocks.as_chunks_mut::<8>();
     let mut ctr = start;
     for c in eights {
         let mut b = [_mm_setzero_si128(); 8];
-        for (i, b) in b.iter_mut().enumerate() {
-            *b = _mm_xor_si128(counter(ctr.wrapping_add(i as u128)), k[0]);
+        if (ctr as u64).checked_add(7).is_some() {
+            let first = counter(ctr);
+            for (b, o) in b.iter_mut().zip(offsets) {
+                *b = _mm_xor_si128(_mm_add_epi64(first, o), k[0]);
+            }
+        } else {
+            for (i, b) in b.iter_mut().enumerate() {
+                *b = _mm_xor_si128(counter(ctr.wrapping_add(i as u128)), k[0]);
+            }
         }
         for key in &k[1..10] {
             for x in &mut b {
