@@ -281,21 +281,13 @@ impl RowPeak {
     }
 }
 
-/// This process's resident memory in bytes (Linux `VmRSS`), if known.
-fn resident_memory() -> Option<u64> {
-    let status = std::fs::read_to_string("/proc/self/status").ok()?;
-    let line = status.lines().find(|l| l.starts_with("VmRSS:"))?;
-    let kb: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
-    Some(kb * 1024)
-}
-
 /// Resets this process's peak resident memory on Linux (writing 5 to `/proc/self/clear_refs`
 /// sets `VmHWM` to the current resident size), so that the next reading is the peak of what
 /// runs in between; returns the resident memory at that point. `None` where that is not
 /// possible.
 fn reset_peak_memory() -> Option<u64> {
     std::fs::write("/proc/self/clear_refs", "5").ok()?;
-    resident_memory()
+    crate::ot_cmd::resident_memory()
 }
 
 /// The peak of the runs since `reset` ([`reset_peak_memory`]'s value); `start` is the
@@ -339,7 +331,7 @@ fn run_local(
         .collect::<Result<Vec<_>, _>>()?;
     let mut rows: Vec<Vec<CsvRow>> = vec![Vec::new(); 3];
     let mut peaks = Vec::new();
-    let start = resident_memory();
+    let start = crate::ot_cmd::resident_memory();
     for &t in targets {
         for &simd in batch_sizes {
             let reset = reset_peak_memory();
@@ -379,7 +371,7 @@ fn run_config(
     let pool = pool(threads)?;
     let mut rows = Vec::new();
     let mut peaks = Vec::new();
-    let start = resident_memory();
+    let start = crate::ot_cmd::resident_memory();
     for &t in targets {
         for &simd in batch_sizes {
             let reset = reset_peak_memory();

@@ -125,12 +125,23 @@ fn print_summary(protocol: Protocol, count: usize, secs: &mut [f64]) {
     );
 }
 
-/// Peak resident memory of this process in bytes (Linux `VmHWM`), if known.
-pub fn peak_memory() -> Option<u64> {
+/// A memory figure of this process in bytes: the kB value of `key` (e.g. `VmHWM:`) in Linux's
+/// `/proc/self/status`, if known.
+fn status_bytes(key: &str) -> Option<u64> {
     let status = std::fs::read_to_string("/proc/self/status").ok()?;
-    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
+    let line = status.lines().find(|l| l.starts_with(key))?;
     let kb: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
     Some(kb * 1024)
+}
+
+/// Peak resident memory of this process in bytes (Linux `VmHWM`), if known.
+pub fn peak_memory() -> Option<u64> {
+    status_bytes("VmHWM:")
+}
+
+/// Resident memory of this process in bytes (Linux `VmRSS`), if known.
+pub fn resident_memory() -> Option<u64> {
+    status_bytes("VmRSS:")
 }
 
 /// Formats a byte count in MiB.
