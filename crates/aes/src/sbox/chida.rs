@@ -6,6 +6,8 @@
 //! adds a zero-share and reshares towards the next party (\[REF\] direction). Cost per
 //! inversion and party: 4 bytes, 3 rounds.
 
+use std::cell::RefCell;
+
 use rayon::prelude::*;
 use triskele_engine::{EngineError, Party, ReshareTo, SemiHonest};
 use triskele_field::{Bulk, Field, Gf2p8, LinearMap8};
@@ -19,6 +21,35 @@ pub struct Chida;
 
 /// Elements per work item: small enough for the scratch buffers to stay in L1.
 const CHUNK: usize = 2048;
+
+/// Per-thread scratch of [`w_product`]: `f(a0)`, `f(a0 + a1)`, `g(b0)`, `g(b0 + b1)` of one
+/// work item (kept between calls: no zeroing per item).
+struct Scratch([[Gf2p8; CHUNK]; 4]);
+
+thread_local! {
+    static SCRATCH: RefCell<Scratch> = const { RefCell::new(Scratch([[Gf2p8::ZERO; CHUNK]; 4])) };
+}
+
+/// `dst = f(x0 + x1)` (`None` = identity).
+fn image_of_sum(dst: &mut [Gf2p8], x0: &[Gf2p8], x1: &[Gf2p8], f: Option<&LinearMap8>) {
+    for ((d, a), b) in dst.iter_mut().zip(x0).zip(x1) {
+        *d = *a + *b;
+    }
+    if let Some(f) = f {
+        f.apply_in_place(dst);
+    }
+}
+
+/// `f(x)` in `dst`, or `x` itself for the identity.
+fn image<'a>(dst: &'a mut [Gf2p8], x: &'a [Gf2p8], f: Option<&LinearMap8>) -> &'a [Gf2p8] {
+    match f {
+        Some(f) => {
+            f.apply_slice(x, dst);
+            dst
+        }
+        None => x,
+    }
+}
 
 /// `out = f(a0) g(b0) + f(a0 + a1) g(b0 + b1)` element-wise, where `f`, `g` are GF(2)-linear
 /// (`None` = identity). Runs on the rayon pool in chunks.
@@ -34,32 +65,14 @@ fn w_product(
         .zip(a.1.par_chunks(CHUNK))
         .zip(b.0.par_chunks(CHUNK).zip(b.1.par_chunks(CHUNK)))
         .for_each(|(((o, a0), a1), (b0, b1))| {
-            let n = o.len();
-            let mut fa = [Gf2p8::ZERO; CHUNK];
-            let mut fs = [Gf2p8::ZERO; CHUNK];
-            let mut gb = [Gf2p8::ZERO; CHUNK];
-            let mut gs = [Gf2p8::ZERO; CHUNK];
-            let (fa, fs, gb, gs) = (&mut fa[..n], &mut fs[..n], &mut gb[..n], &mut gs[..n]);
-            fs.copy_from_slice(a0);
-            Gf2p8::add_assign_slice(fs, a1);
-            gs.copy_from_slice(b0);
-            Gf2p8::add_assign_slice(gs, b1);
-            match f {
-                Some(f) => {
-                    f.apply_slice(a0, fa);
-                    f.apply_in_place(fs);
-                }
-                None => fa.copy_from_slice(a0),
-            }
-            match g {
-                Some(g) => {
-                    g.apply_slice(b0, gb);
-                    g.apply_in_place(gs);
-                }
-                None => gb.copy_from_slice(b0),
-            }
-            Gf2p8::mul_slice(o, fa, gb);
-            Gf2p8::mul_add_slice(o, fs, gs);
+            SCRATCH.with_borrow_mut(|Scratch([fa, fs, gb, gs])| {
+                let n = o.len();
+                let (fa, fs, gb, gs) = (&mut fa[..n], &mut fs[..n], &mut gb[..n], &mut gs[..n]);
+                image_of_sum(fs, a0, a1, f);
+                image_of_sum(gs, b0, b1, g);
+                Gf2p8::mul_slice(o, image(fa, a0, f), image(gb, b0, g));
+                Gf2p8::mul_add_slice(o, fs, gs);
+            });
         });
 }
 
