@@ -254,4 +254,7 @@ impl Bulk for Gf2p8 {
     fn inner_product(a: &[Self], b: &[Self]) -> Self {
         Self::inner_product_with(backend::active(), a, b)
     }
+    fn zeroed_vec(n: usize) -> Vec<Self> {
+        cast::vec_u8_into_gf2p8(vec![0u8; n])
+    }
 }

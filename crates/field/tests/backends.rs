@@ -59,6 +59,7 @@ fn gf2p8_products_agree() {
                 "{be} inner, n = {n}"
             );
         }
+        assert_eq!(Gf2p8::zeroed_vec(n), vec![Gf2p8::ZERO; n]);
     }
 }
 

@@ -92,12 +92,12 @@ impl SboxProtocol<SemiHonest> for Chida {
         let p16 = &LinearMap8::POW16;
 
         // Round 1: t = x^3 = x * x^2.
-        let mut w = vec![Gf2p8::ZERO; n];
+        let mut w = Gf2p8::zeroed_vec(n);
         w_product(&mut w, parts(x), None, parts(x), Some(sq));
         let t = party.additive_to_rss(w, ReshareTo::Next)?;
 
         // Round 2: x^14 = (x^3)^4 * x^2 and x^15 = (x^3)^4 * x^3, one message.
-        let mut w = vec![Gf2p8::ZERO; 2 * n];
+        let mut w = Gf2p8::zeroed_vec(2 * n);
         let (w14, w15) = w.split_at_mut(n);
         w_product(w14, parts(&t), Some(p4), parts(x), Some(sq));
         w_product(w15, parts(&t), Some(p4), parts(&t), None);
@@ -106,7 +106,7 @@ impl SboxProtocol<SemiHonest> for Chida {
         let (q_second, p_second) = both.second.split_at(n);
 
         // Round 3: x^254 = (x^15)^16 * x^14.
-        let mut w = vec![Gf2p8::ZERO; n];
+        let mut w = Gf2p8::zeroed_vec(n);
         w_product(
             &mut w,
             (p_first, p_second),
