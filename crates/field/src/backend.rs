@@ -404,6 +404,24 @@ pub(crate) fn gf2p4_unpack(be: Backend, src: &[u8], out: &mut [u8]) {
     gf2p4::portable::unpack(src, out)
 }
 
+/// `out[k] = Σ_t bit t of e[k] · T(c[k] ⊕ t)` (one byte per element) on the common prefix, for
+/// the table given by its masks (see [`crate::OneHotLookup16`]).
+pub(crate) fn onehot_lookup16(
+    be: Backend,
+    masks: &[[u16; 4]; 16],
+    e: &[u16],
+    c: &[u8],
+    out: &mut [u8],
+) {
+    #[cfg(target_arch = "x86_64")]
+    if let Some(t) = gf2p4_avx2(be) {
+        return avx2::onehot_lookup16(t, masks, e, c, out);
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = be;
+    crate::onehot::portable(masks, e, c, out)
+}
+
 // ---- GF(2^64) ----------------------------------------------------------------------------
 
 /// `out[k] = a[k] * b[k]` in GF(2^64) on the common prefix.

@@ -85,6 +85,7 @@ mod gf2p64;
 mod gf2p8;
 mod linear;
 mod macros;
+mod onehot;
 pub mod prime;
 mod tower;
 
@@ -95,6 +96,7 @@ pub use gf2p4::Gf2p4;
 pub use gf2p64::Gf2p64;
 pub use gf2p8::Gf2p8;
 pub use linear::LinearMap8;
+pub use onehot::OneHotLookup16;
 pub use prime::PrimeField;
 pub use tower::Gf4Tower;
 

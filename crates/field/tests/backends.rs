@@ -192,6 +192,48 @@ fn gf2p4_all_pairs_on_every_backend() {
     }
 }
 
+/// One-hot lookups of a 4-bit table agree on every backend with the definition
+/// `Σ_t e[t] T(c ⊕ t)`, for random vectors, every offset in every lane (with garbage in the
+/// offsets' high nibbles, which are ignored), and every length around the 32-element steps.
+#[test]
+fn onehot_lookups_agree() {
+    use rand::RngCore;
+    use triskele_field::OneHotLookup16;
+    let mut r = rng(21);
+    let table: [u8; 16] = core::array::from_fn(|_| r.next_u32() as u8);
+    let l = OneHotLookup16::new(&table);
+    let defined = |e: u16, c: u8| -> u8 {
+        (0..16)
+            .filter(|t| e >> t & 1 == 1)
+            .fold(0, |acc, t| acc ^ (table[((c & 15) ^ t) as usize] & 15))
+    };
+    for n in LENGTHS.into_iter().chain([16 * 32 + 5]) {
+        let e: Vec<u16> = (0..n).map(|_| r.next_u32() as u16).collect();
+        // Offsets: k mod 16 in the low nibble (every offset in every lane), random high nibble.
+        let c: Vec<Gf2p4> = (0..n)
+            .map(|k| Gf2p4((k % 16) as u8 | (r.next_u32() as u8 & 0xf0)))
+            .collect();
+        let want: Vec<Gf2p4> = e
+            .iter()
+            .zip(&c)
+            .map(|(e, c)| Gf2p4(defined(*e, c.0)))
+            .collect();
+        for (k, w) in want.iter().enumerate() {
+            assert_eq!(l.get(e[k], c[k]), *w, "scalar, n = {n}, k = {k}");
+        }
+        for be in Backend::ALL {
+            let mut got = vec![Gf2p4(0x5a); n];
+            l.apply_with(be, &e, &c, &mut got);
+            assert_eq!(got, want, "{be}, n = {n}");
+            // Only the common prefix is written.
+            let mut longer = vec![Gf2p4(0x5a); n + 3];
+            l.apply_with(be, &e, &c, &mut longer);
+            assert_eq!(&longer[..n], &want[..], "{be}, n = {n}");
+            assert_eq!(&longer[n..], &[Gf2p4(0x5a); 3], "{be}, n = {n}");
+        }
+    }
+}
+
 /// The reference encoding, written out from the specification.
 fn gf2p4_encoding_spec(src: &[Gf2p4]) -> Vec<u8> {
     src.chunks(2)

@@ -26,7 +26,7 @@ use core::ops::Range;
 
 use rayon::prelude::*;
 use triskele_engine::{EngineError, Party, ReshareTo, SecurityModel, SemiHonest, View};
-use triskele_field::{Bulk, Encode, Gf2p4, Gf2p8};
+use triskele_field::{Bulk, Encode, Gf2p4, Gf2p8, OneHotLookup16};
 use triskele_share::{local_product, Direction, Prss, RssVec};
 
 use super::ohv16::{random_ohv16, Ohv16, OhvCheck};
@@ -83,46 +83,9 @@ impl Ohv16Pool {
     }
 }
 
-/// Protocol 4 masks for `T = inv_16`: bit `t` of `INV_MASKS[c][b]` is bit `b` of
+/// Protocol 4 for `T = inv_16`: bit `t` of `INV_LOOKUP.masks()[c][b]` is bit `b` of
 /// `inv(c ⊕ t)`.
-pub(crate) const INV_MASKS: [[u16; 4]; 16] = {
-    let mut m = [[0u16; 4]; 16];
-    let mut c = 0;
-    while c < 16 {
-        let mut t = 0;
-        while t < 16 {
-            let y = Gf2p4::INV_TABLE[c ^ t];
-            let mut b = 0;
-            while b < 4 {
-                m[c][b] |= (((y >> b) & 1) as u16) << t;
-                b += 1;
-            }
-            t += 1;
-        }
-        c += 1;
-    }
-    m
-};
-
-#[inline]
-fn parity16(x: u16) -> u8 {
-    let x = x ^ (x >> 8);
-    let x = x ^ (x >> 4);
-    let x = x ^ (x >> 2);
-    ((x ^ (x >> 1)) & 1) as u8
-}
-
-/// Protocol 4 on one component: `Σ_t e[t] inv(c ⊕ t)`.
-#[inline]
-pub(crate) fn lookup_inv16(e: u16, c: Gf2p4) -> Gf2p4 {
-    let m = &INV_MASKS[(c.0 & 0x0f) as usize];
-    Gf2p4(
-        parity16(e & m[0])
-            | (parity16(e & m[1]) << 1)
-            | (parity16(e & m[2]) << 2)
-            | (parity16(e & m[3]) << 3),
-    )
-}
+pub(crate) const INV_LOOKUP: OneHotLookup16 = OneHotLookup16::new(&Gf2p4::INV_TABLE);
 
 /// This party's share of the opened offset: `c^(i) = v^(i) + r_i + α_i` with the additive share
 /// `v^(i) = λ a_{h,i}^2 + a_{l,i}^2 + (a_h a_l)^(i)` of the norm and a fresh zero-share `α_i`
@@ -221,11 +184,7 @@ pub(crate) fn online_layer<M: SecurityModel>(
     for (out, e) in [(&mut vinv.first, e1), (&mut vinv.second, e2)] {
         out.par_chunks_mut(PAR)
             .zip(e.par_chunks(PAR).zip(c.par_chunks(PAR)))
-            .for_each(|(o, (e, c))| {
-                for ((o, e), c) in o.iter_mut().zip(e).zip(c) {
-                    *o = lookup_inv16(*e, *c);
-                }
-            });
+            .for_each(|(o, (e, c))| INV_LOOKUP.apply(e, c, o));
     }
 
     // Round 2: b_h = a_h v^-1, b_l = (a_h + a_l) v^-1, one reshare to prev.
@@ -328,13 +287,13 @@ mod tests {
     #[test]
     fn masks_match_the_known_answers() {
         // PROTOCOLS.md §7: rows c = 0 and c = 15 of the inv_16 masks.
-        assert_eq!(INV_MASKS[0], [0x4976, 0x53e8, 0x2dd8, 0x953c]);
-        assert_eq!(INV_MASKS[0], [18806, 21480, 11736, 38204]);
-        assert_eq!(INV_MASKS[15], [28306, 6090, 7092, 15529]);
+        assert_eq!(INV_LOOKUP.masks()[0], [0x4976, 0x53e8, 0x2dd8, 0x953c]);
+        assert_eq!(INV_LOOKUP.masks()[0], [18806, 21480, 11736, 38204]);
+        assert_eq!(INV_LOOKUP.masks()[15], [28306, 6090, 7092, 15529]);
         for c in 0..16u8 {
             for r in 0..16u8 {
                 let e = 1u16 << r;
-                assert_eq!(lookup_inv16(e, Gf2p4(c)), Gf2p4(c ^ r).inverse());
+                assert_eq!(INV_LOOKUP.get(e, Gf2p4(c)), Gf2p4(c ^ r).inverse());
             }
         }
     }

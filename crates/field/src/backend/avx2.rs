@@ -287,6 +287,74 @@ fn gf2p4_unpack_impl(src: &[u8], out: &mut [u8]) {
     gf2p4::portable::unpack(st, &mut out[2 * done..2 * n]);
 }
 
+// ---- one-hot lookups of a 4-bit table -------------------------------------------------------
+
+pub(crate) fn onehot_lookup16(
+    _t: Avx2,
+    masks: &[[u16; 4]; 16],
+    e: &[u16],
+    c: &[u8],
+    out: &mut [u8],
+) {
+    // SAFETY: the token proves AVX2.
+    unsafe { onehot_lookup16_impl(masks, e, c, out) }
+}
+
+/// 32 lookups at a time, in byte lanes. The low and the high byte of each `e` are separated
+/// (`vpackuswb`, with `vpermq` restoring the order), and for each output bit `b`
+/// `parity(e & M[c][b]) = parity((e_lo & M_lo[c]) ^ (e_hi & M_hi[c]))`: the mask bytes come
+/// from 16-entry `vpshufb` tables indexed by `c`, the byte is folded to a nibble, and a last
+/// `vpshufb` gives the nibble's parity already shifted to bit `b`.
+#[target_feature(enable = "avx2")]
+fn onehot_lookup16_impl(masks: &[[u16; 4]; 16], e: &[u16], c: &[u8], out: &mut [u8]) {
+    let n = out.len().min(e.len()).min(c.len());
+    let (oc, ot) = out[..n].as_chunks_mut::<32>();
+    let done = 32 * oc.len();
+    let (cc, _) = c[..done].as_chunks::<32>();
+    let (ec, _) = e[..done].as_chunks::<16>();
+    let (ep, _) = ec.as_chunks::<2>();
+    let table = |f: &dyn Fn(usize) -> u8| -> __m256i {
+        let t: [u8; 16] = core::array::from_fn(f);
+        _mm256_broadcastsi128_si256(load16(&t))
+    };
+    let lo: [__m256i; 4] = core::array::from_fn(|b| table(&|c| masks[c][b] as u8));
+    let hi: [__m256i; 4] = core::array::from_fn(|b| table(&|c| (masks[c][b] >> 8) as u8));
+    let parity: [__m256i; 4] =
+        core::array::from_fn(|b| table(&|x| ((x.count_ones() & 1) as u8) << b));
+    let nibble = _mm256_set1_epi8(0x0f);
+    let low_byte = _mm256_set1_epi16(0x00ff);
+    for ((o, c), [e0, e1]) in oc.iter_mut().zip(cc).zip(ep) {
+        let c = _mm256_and_si256(load(c), nibble);
+        // SAFETY: 16 `u16` are 32 bytes; unaligned loads.
+        let (v0, v1) = unsafe {
+            (
+                _mm256_loadu_si256(e0.as_ptr().cast()),
+                _mm256_loadu_si256(e1.as_ptr().cast()),
+            )
+        };
+        let e_lo = _mm256_permute4x64_epi64::<0b11_01_10_00>(_mm256_packus_epi16(
+            _mm256_and_si256(v0, low_byte),
+            _mm256_and_si256(v1, low_byte),
+        ));
+        let e_hi = _mm256_permute4x64_epi64::<0b11_01_10_00>(_mm256_packus_epi16(
+            _mm256_srli_epi16::<8>(v0),
+            _mm256_srli_epi16::<8>(v1),
+        ));
+        let mut r = _mm256_setzero_si256();
+        for b in 0..4 {
+            let x = _mm256_xor_si256(
+                _mm256_and_si256(e_lo, _mm256_shuffle_epi8(lo[b], c)),
+                _mm256_and_si256(e_hi, _mm256_shuffle_epi8(hi[b], c)),
+            );
+            // The 16-bit shift moves bits across bytes; the mask keeps each byte's own.
+            let x = _mm256_and_si256(_mm256_xor_si256(x, _mm256_srli_epi16::<4>(x)), nibble);
+            r = _mm256_xor_si256(r, _mm256_shuffle_epi8(parity[b], x));
+        }
+        store(o, r);
+    }
+    crate::onehot::portable(masks, &e[done..n], &c[done..n], ot);
+}
+
 // ---- linear maps ---------------------------------------------------------------------------
 
 /// The map's nibble tables, broadcast to both 128-bit lanes.
