@@ -345,6 +345,9 @@ pub trait Lift: Field {
 /// `E_8 ∘ ψ` = the lift (writes `ψ(src[k])` to `dst[k]`).
 macro_rules! lift_embedded {
     ($t:ty, $slot:ident, $to8:expr) => {
+        lift_embedded!($t, $slot, $to8, None);
+    };
+    ($t:ty, $slot:ident, $to8:expr, $direct:expr) => {
         impl Lift for $t {
             type Check = Gf2p64;
             const LANES: usize = 1;
@@ -365,7 +368,7 @@ macro_rules! lift_embedded {
                 c_lo: &[Gf2p64],
                 c_hi: &[Gf2p64],
             ) -> Option<[Gf2p64; 4]> {
-                crate::verify::bytes::pair_sums(&Rows::new(t, $to8), lo, hi, c_lo, c_hi)
+                crate::verify::bytes::pair_sums(&Rows::new(t, $to8, $direct), lo, hi, c_lo, c_hi)
             }
             fn fold_pairs(
                 t: &Triples<Self>,
@@ -375,21 +378,37 @@ macro_rules! lift_embedded {
                 s: Gf2p64,
                 out: [&mut [Gf2p64]; 4],
             ) -> bool {
-                crate::verify::bytes::fold_pairs(&Rows::new(t, $to8), lo, hi, c, s, out)
+                crate::verify::bytes::fold_pairs(&Rows::new(t, $to8, $direct), lo, hi, c, s, out)
             }
         }
     };
 }
 
-/// Recorded small-field triples read as `GF(2^8)` bytes through a ring embedding.
+/// The stored bytes of field elements, for fields whose `ψ` is the identity on them.
+type AsBytes<F> = fn(&[F]) -> &[u8];
+
+/// Recorded small-field triples read as `GF(2^8)` bytes through a ring embedding, or in
+/// place (`direct`) where the embedding is the identity on the bytes.
 pub(crate) struct Rows<'a, F> {
     t: &'a Triples<F>,
     to8: fn(&[F], &mut [u8]),
+    direct: Option<AsBytes<F>>,
 }
 
 impl<'a, F: Field> Rows<'a, F> {
-    fn new(t: &'a Triples<F>, to8: fn(&[F], &mut [u8])) -> Self {
-        Rows { t, to8 }
+    fn new(t: &'a Triples<F>, to8: fn(&[F], &mut [u8]), direct: Option<AsBytes<F>>) -> Self {
+        Rows { t, to8, direct }
+    }
+
+    fn part(&self, part: usize) -> &'a [F] {
+        match part {
+            0 => &self.t.x.first,
+            1 => &self.t.x.second,
+            2 => &self.t.y.first,
+            3 => &self.t.y.second,
+            4 => &self.t.z.first,
+            _ => &self.t.z.second,
+        }
     }
 }
 
@@ -399,21 +418,22 @@ impl<F: Field> crate::verify::bytes::ByteRows for Rows<'_, F> {
     }
 
     fn load(&self, part: usize, start: usize, out: &mut [u8]) {
-        let v = match part {
-            0 => &self.t.x.first,
-            1 => &self.t.x.second,
-            2 => &self.t.y.first,
-            3 => &self.t.y.second,
-            4 => &self.t.z.first,
-            _ => &self.t.z.second,
-        };
-        (self.to8)(&v[start..start + out.len()], out);
+        (self.to8)(&self.part(part)[start..start + out.len()], out);
+    }
+
+    fn bytes(&self, part: usize, start: usize, len: usize) -> Option<&[u8]> {
+        self.direct.map(|d| d(&self.part(part)[start..start + len]))
     }
 }
 
-lift_embedded!(Gf2p8, gf2p8, |src: &[Gf2p8], dst: &mut [u8]| {
-    dst.copy_from_slice(Gf2p8::slice_as_bytes(src));
-});
+lift_embedded!(
+    Gf2p8,
+    gf2p8,
+    |src: &[Gf2p8], dst: &mut [u8]| {
+        dst.copy_from_slice(Gf2p8::slice_as_bytes(src));
+    },
+    Some(Gf2p8::slice_as_bytes)
+);
 // `φ^(-1)`: the tower field to `GF(2^8)` (TOWER_TABLES = E_8 ∘ φ^(-1)).
 lift_embedded!(Gf4Tower, tower, |src: &[Gf4Tower], dst: &mut [u8]| {
     Gf4Tower::WOL_INV.apply_bytes(Gf4Tower::slice_as_bytes(src), dst);

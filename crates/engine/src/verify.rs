@@ -1553,6 +1553,10 @@ pub(crate) mod bytes {
         fn len(&self) -> usize;
         /// `ψ` of part `part`, entries `start .. start + out.len()` (in range).
         fn load(&self, part: usize, start: usize, out: &mut [u8]);
+        /// The same entries in place, if `ψ` is the identity on the stored bytes.
+        fn bytes(&self, _part: usize, _start: usize, _len: usize) -> Option<&[u8]> {
+            None
+        }
     }
 
     /// Entries per step (stack buffers).
@@ -1574,11 +1578,17 @@ pub(crate) mod bytes {
         at.checked_add(k).is_some_and(|e| e <= r.len())
     }
 
-    /// One block's six parts as bytes.
+    /// Storage for one block's six parts as bytes, where they must be converted.
     struct Block {
         v: [[u8; STEP]; 6],
         /// `y_1 + y_2`.
         y12: [u8; STEP],
+    }
+
+    /// One block's parts (in place or in a [`Block`]); parts past those loaded are stale.
+    struct Parts<'a> {
+        v: [&'a [u8]; 6],
+        y12: &'a [u8],
     }
 
     impl Block {
@@ -1589,17 +1599,34 @@ pub(crate) mod bytes {
             }
         }
 
-        fn load(&mut self, r: &dyn ByteRows, at: usize, m: usize, parts: usize) {
-            for (p, v) in self.v.iter_mut().enumerate().take(parts) {
-                r.load(p, at, &mut v[..m]);
+        /// The first `parts` parts of entries `at .. at + m`, and `y_1 + y_2`.
+        fn load<'a>(
+            &'a mut self,
+            r: &'a dyn ByteRows,
+            at: usize,
+            m: usize,
+            parts: usize,
+        ) -> Parts<'a> {
+            let Block { v, y12 } = self;
+            let direct: [Option<&'a [u8]>; 6] =
+                core::array::from_fn(|p| if p < parts { r.bytes(p, at, m) } else { None });
+            for (p, buf) in v.iter_mut().enumerate().take(parts) {
+                if direct[p].is_none() {
+                    r.load(p, at, &mut buf[..m]);
+                }
             }
-            for ((d, a), b) in self.y12[..m].iter_mut().zip(&self.v[2]).zip(&self.v[3]) {
+            let v: &'a [[u8; STEP]; 6] = v;
+            let v: [&'a [u8]; 6] = core::array::from_fn(|p| direct[p].unwrap_or(&v[p][..m]));
+            for ((d, a), b) in y12[..m].iter_mut().zip(v[2]).zip(v[3]) {
                 *d = a ^ b;
             }
+            Parts { v, y12: &y12[..m] }
         }
+    }
 
+    impl Parts<'_> {
         /// `lp(x_self, y_other)`.
-        fn lp(&self, other: &Block, m: usize, out: &mut [u8; STEP]) {
+        fn lp(&self, other: &Parts<'_>, m: usize, out: &mut [u8; STEP]) {
             let [x1, x2, ..] = &self.v;
             lp8(
                 &mut out[..m],
@@ -1630,7 +1657,7 @@ pub(crate) mod bytes {
         while at < k {
             let m = STEP.min(k - at);
             let cl = &c_lo[at..at + m];
-            bl.load(r, lo + at, m, 6);
+            let bl = bl.load(r, lo + at, m, 6);
             for (z, part) in acc.iter_mut().zip([4, 5]) {
                 *z += E8_TABLES.inner_product(cl, &bl.v[part][..m]);
             }
@@ -1640,7 +1667,7 @@ pub(crate) mod bytes {
                 None => acc[3] += E_A.inner_product(cl, &p_ll[..m]),
                 Some(h) => {
                     let ch = &c_hi[at..at + m];
-                    bh.load(r, h + at, m, 6);
+                    let bh = bh.load(r, h + at, m, 6);
                     bl.lp(&bh, m, p_lh);
                     acc[3] += E_A.inner_product_pair(&E_C, cl, &p_ll[..m], &p_lh[..m]);
                     for (z, part) in acc.iter_mut().zip([4, 5]) {
@@ -1710,7 +1737,7 @@ pub(crate) mod bytes {
         while at < k {
             let m = STEP.min(k - at);
             let (cl, e) = (&c[0][at..at + m], &mut e[..m]);
-            bl.load(r, lo + at, m, 4);
+            let bl = bl.load(r, lo + at, m, 4);
             let ox = [&mut o1[at..at + m], &mut o2[at..at + m]];
             let oy = [&mut o3[at..at + m], &mut o4[at..at + m]];
             match hi {
@@ -1725,7 +1752,7 @@ pub(crate) mod bytes {
                 }
                 Some(h) => {
                     let ch = &c[1][at..at + m];
-                    bh.load(r, h + at, m, 4);
+                    let bh = bh.load(r, h + at, m, 4);
                     for (o, part) in ox.into_iter().zip([0, 1]) {
                         t1.mul_pair_slice(&ts, (&bl.v[part][..m], cl), (&bh.v[part][..m], ch), o);
                     }
