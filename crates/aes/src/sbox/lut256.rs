@@ -30,6 +30,9 @@ use super::SboxProtocol;
 
 /// Words (of 16 instances) per preprocessing chunk.
 pub const CHUNK_WORDS: usize = 1 << 12;
+
+/// Words per tile of [`Chunk::finish`]'s transpose (one cache line of each entry row).
+const TILE: usize = 32;
 /// Instances per parallel work item of the online lookup.
 const PAR: usize = 1 << 12;
 
@@ -150,38 +153,33 @@ impl Chunk {
     }
 
     /// The last level, transposed to one 256-bit vector per instance, and `[[r]]`.
-    fn finish(self, k: usize, h: usize, g: [&[Bits16]; 2]) -> Ready {
+    fn finish(mut self, k: usize, h: usize, g: [&[Bits16]; 2]) -> Ready {
+        // The 256 entries `e_t`, one word per 16 instances at `t w + word`.
+        self.advance(k, h, g);
         let w = self.words;
         let n = self.instances;
         let mut ready = Ready::default();
-        for (comp, g) in g.into_iter().enumerate() {
-            let last = self.last_product(comp, k, g, h);
-            let f = &self.f[comp];
-            let entry = |t: usize, word: usize| -> u16 {
-                // e_t for t < h: f_t + g_t; for t >= h: g_{t-h} (g_{h-1} = last).
-                let g_at = |j: usize| {
-                    if j + 1 < h {
-                        g[j * w + word].0
-                    } else {
-                        last[word].0
-                    }
-                };
-                if t < h {
-                    f[t * w + word].0 ^ g_at(t)
-                } else {
-                    g_at(t - h)
-                }
-            };
+        for comp in 0..2 {
+            let rows = &self.f[comp];
+            debug_assert_eq!(rows.len(), 256 * w);
             let mut e = vec![[0u64; 4]; n];
-            for (word, inst) in e.chunks_mut(16).enumerate() {
-                for q in 0..16 {
-                    let mut block = [0u16; 16];
-                    for (i, x) in block.iter_mut().enumerate() {
-                        *x = entry(16 * q + i, word);
+            // The entries of `TILE` words at a time, copied next to each other first: the rows
+            // lie `2w` bytes apart, and for large chunks all 256 share a few L1 sets.
+            let mut tile = [[0u16; TILE]; 256];
+            for (i, e_tile) in e.chunks_mut(16 * TILE).enumerate() {
+                let (w0, m) = (i * TILE, e_tile.len().div_ceil(16));
+                for (t, row) in tile.iter_mut().enumerate() {
+                    for (d, x) in row.iter_mut().zip(&rows[t * w + w0..t * w + w0 + m]) {
+                        *d = x.0;
                     }
-                    transpose16(&mut block);
-                    for (v, bits) in inst.iter_mut().zip(block) {
-                        v[q / 4] |= u64::from(bits) << (16 * (q % 4));
+                }
+                for (word, inst) in e_tile.chunks_mut(16).enumerate() {
+                    for q in 0..16 {
+                        let mut block: [u16; 16] = core::array::from_fn(|i| tile[16 * q + i][word]);
+                        transpose16(&mut block);
+                        for (v, bits) in inst.iter_mut().zip(block) {
+                            v[q / 4] |= u64::from(bits) << (16 * (q % 4));
+                        }
                     }
                 }
             }
