@@ -131,6 +131,31 @@ pub(crate) fn chunk_sizes(count: usize) -> impl Iterator<Item = usize> {
     (0..count.div_ceil(BATCH_CHUNK)).map(move |k| (count - k * BATCH_CHUNK).min(BATCH_CHUNK))
 }
 
+/// The lagged half of the [`WINDOW`] schedule, shared by both protocols: for each
+/// chunk `k` (index and size) `now` runs, but first `later` for chunk `k - WINDOW`
+/// with what `now` returned for it; at the end `later` for the last `WINDOW`
+/// chunks. At most `WINDOW` results are held at once.
+pub(crate) fn lagged<C: ?Sized, S>(
+    ch: &mut C,
+    sizes: &[usize],
+    mut now: impl FnMut(&mut C, usize, usize) -> crate::Result<S>,
+    mut later: impl FnMut(&mut C, S, usize) -> crate::Result<()>,
+) -> crate::Result<()> {
+    let mut pending = std::collections::VecDeque::with_capacity(WINDOW);
+    for (k, &n) in sizes.iter().enumerate() {
+        if pending.len() == WINDOW {
+            if let Some((state, m)) = pending.pop_front() {
+                later(ch, state, m)?;
+            }
+        }
+        pending.push_back((now(ch, k, n)?, n));
+    }
+    while let Some((state, m)) = pending.pop_front() {
+        later(ch, state, m)?;
+    }
+    Ok(())
+}
+
 /// The ROTed random OT as a batch protocol over a [`crate::Channel`]: the
 /// instances of a round travel in chunks of [`BATCH_CHUNK`] per message.
 #[derive(Debug, Clone, Copy, Default)]

@@ -10,7 +10,7 @@ use crate::prg::{ct_select_32, ct_swap_32, Domain, Prg};
 use crate::rlwe::hash::hash_to_ntt;
 use crate::rlwe::reconcile::{extract, Hint, ReconciledKey};
 use crate::rlwe::ring::Poly;
-use crate::rlwe::rot::{chunk_sizes, to_array, Block32, BATCH_CHUNK, WINDOW};
+use crate::rlwe::rot::{chunk_sizes, lagged, to_array, Block32, BATCH_CHUNK, WINDOW};
 use crate::rlwe::{keygen, shared_value, KeyPair, NoiseDistribution, SEED_BYTES};
 use rand_core::CryptoRng;
 use std::collections::VecDeque;
@@ -144,42 +144,38 @@ impl crate::OtReceiver for RlweOt {
         for k in 0..sizes.len().min(WINDOW) {
             first.push_back(round1(ch, k)?);
         }
-        let mut second: VecDeque<Vec<OtReceiverRound2>> = VecDeque::with_capacity(WINDOW + 1);
         let mut result = Vec::with_capacity(count);
-        let mut finish = |ch: &mut C, second: &mut VecDeque<Vec<OtReceiverRound2>>, n| {
-            let states = second.pop_front().ok_or(OUT_OF_STEP)?;
-            let bytes = ch.recv()?;
-            for (chunk, state) in
-                split_batch(&bytes, n, OtMsg4::LEN, "OT message 4 batch")?.zip(states)
-            {
-                result.push(state.finish(&OtMsg4::decode(chunk)?));
-            }
-            Ok::<(), Error>(())
-        };
-        for (k, &n) in sizes.iter().enumerate() {
-            if let Some(&behind) = k.checked_sub(WINDOW).and_then(|j| sizes.get(j)) {
-                finish(ch, &mut second, behind)?;
-            }
-            let states = first.pop_front().ok_or(OUT_OF_STEP)?;
-            let bytes = ch.recv()?;
-            let mut out = Vec::with_capacity(n * OtMsg3::LEN);
-            let mut next = Vec::with_capacity(n);
-            for (chunk, state) in
-                split_batch(&bytes, n, OtMsg2::LEN, "OT message 2 batch")?.zip(states)
-            {
-                let (state, m3) = state.round2(&OtMsg2::decode(chunk)?)?;
-                m3.encode(&mut out);
-                next.push(state);
-            }
-            ch.send(out)?;
-            second.push_back(next);
-            if k + WINDOW < sizes.len() {
-                first.push_back(round1(ch, k + WINDOW)?);
-            }
-        }
-        for &n in &sizes[sizes.len().saturating_sub(WINDOW)..] {
-            finish(ch, &mut second, n)?;
-        }
+        lagged(
+            ch,
+            &sizes,
+            |ch: &mut C, k, n| {
+                let states = first.pop_front().ok_or(OUT_OF_STEP)?;
+                let bytes = ch.recv()?;
+                let mut out = Vec::with_capacity(n * OtMsg3::LEN);
+                let mut next = Vec::with_capacity(n);
+                for (chunk, state) in
+                    split_batch(&bytes, n, OtMsg2::LEN, "OT message 2 batch")?.zip(states)
+                {
+                    let (state, m3) = state.round2(&OtMsg2::decode(chunk)?)?;
+                    m3.encode(&mut out);
+                    next.push(state);
+                }
+                ch.send(out)?;
+                if k + WINDOW < sizes.len() {
+                    first.push_back(round1(ch, k + WINDOW)?);
+                }
+                Ok(next)
+            },
+            |ch: &mut C, states: Vec<OtReceiverRound2>, n| {
+                let bytes = ch.recv()?;
+                for (chunk, state) in
+                    split_batch(&bytes, n, OtMsg4::LEN, "OT message 4 batch")?.zip(states)
+                {
+                    result.push(state.finish(&OtMsg4::decode(chunk)?));
+                }
+                Ok(())
+            },
+        )?;
         Ok(result)
     }
 }

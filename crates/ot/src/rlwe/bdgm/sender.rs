@@ -8,10 +8,9 @@ use crate::channel::split_batch;
 use crate::error::{AbortReason, Error, Result};
 use crate::prg::{Domain, Prg};
 use crate::rlwe::reconcile::ReconciledKey;
-use crate::rlwe::rot::{chunk_sizes, Block32, WINDOW};
+use crate::rlwe::rot::{chunk_sizes, lagged, Block32};
 use crate::rlwe::{sender_branches, NoiseDistribution};
 use rand_core::CryptoRng;
-use std::collections::VecDeque;
 use subtle::ConstantTimeEq;
 use zeroize::Zeroize;
 
@@ -88,42 +87,36 @@ impl crate::OtSender for RlweOt {
         messages: &[[Block32; 2]],
         rng: &mut R,
     ) -> Result<()> {
-        let count = messages.len();
-        let sizes: Vec<usize> = chunk_sizes(count).collect();
-        let mut pending: VecDeque<Vec<OtSenderRound1>> = VecDeque::with_capacity(WINDOW + 1);
+        let sizes: Vec<usize> = chunk_sizes(messages.len()).collect();
         let mut pairs = messages.iter();
-        let mut round2 = |ch: &mut C, pending: &mut VecDeque<Vec<OtSenderRound1>>, n| {
-            let states = pending
-                .pop_front()
-                .ok_or(Error::Channel("OT sender pipeline out of step"))?;
-            let bytes = ch.recv()?;
-            let mut out = Vec::with_capacity(n * OtMsg4::LEN);
-            for ((chunk, state), m) in split_batch(&bytes, n, OtMsg3::LEN, "OT message 3 batch")?
-                .zip(states)
-                .zip(pairs.by_ref())
-            {
-                state.round2(&OtMsg3::decode(chunk)?, m)?.encode(&mut out);
-            }
-            ch.send(out)
-        };
-        for (k, &n) in sizes.iter().enumerate() {
-            if let Some(&behind) = k.checked_sub(WINDOW).and_then(|j| sizes.get(j)) {
-                round2(ch, &mut pending, behind)?;
-            }
-            let bytes = ch.recv()?;
-            let mut out = Vec::with_capacity(n * OtMsg2::LEN);
-            let mut states = Vec::with_capacity(n);
-            for chunk in split_batch(&bytes, n, OtMsg1::LEN, "OT message 1 batch")? {
-                let (state, m2) = sender_round1(self.noise, rng, &OtMsg1::decode(chunk)?);
-                m2.encode(&mut out);
-                states.push(state);
-            }
-            ch.send(out)?;
-            pending.push_back(states);
-        }
-        for &n in &sizes[sizes.len().saturating_sub(WINDOW)..] {
-            round2(ch, &mut pending, n)?;
-        }
+        lagged(
+            ch,
+            &sizes,
+            |ch: &mut C, _, n| {
+                let bytes = ch.recv()?;
+                let mut out = Vec::with_capacity(n * OtMsg2::LEN);
+                let mut states = Vec::with_capacity(n);
+                for chunk in split_batch(&bytes, n, OtMsg1::LEN, "OT message 1 batch")? {
+                    let (state, m2) = sender_round1(self.noise, rng, &OtMsg1::decode(chunk)?);
+                    m2.encode(&mut out);
+                    states.push(state);
+                }
+                ch.send(out)?;
+                Ok(states)
+            },
+            |ch: &mut C, states: Vec<OtSenderRound1>, n| {
+                let bytes = ch.recv()?;
+                let mut out = Vec::with_capacity(n * OtMsg4::LEN);
+                for ((chunk, state), m) in
+                    split_batch(&bytes, n, OtMsg3::LEN, "OT message 3 batch")?
+                        .zip(states)
+                        .zip(pairs.by_ref())
+                {
+                    state.round2(&OtMsg3::decode(chunk)?, m)?.encode(&mut out);
+                }
+                ch.send(out)
+            },
+        )?;
         Ok(())
     }
 }

@@ -2,14 +2,13 @@
 //! protocol.
 
 use super::{
-    chunk_sizes, commit, key_material, transcript, xor32, Block32, RlweRot, RotMsg1, RotMsg2,
-    RotMsg3, RotSenderOutput, WINDOW,
+    chunk_sizes, commit, key_material, lagged, transcript, xor32, Block32, RlweRot, RotMsg1,
+    RotMsg2, RotMsg3, RotSenderOutput,
 };
 use crate::error::{AbortReason, Error, Result};
 use crate::prg::{ct_swap_32, Prg};
 use crate::rlwe::{sender_branches, NoiseDistribution, SEED_BYTES};
 use rand_core::CryptoRng;
-use std::collections::VecDeque;
 use subtle::ConstantTimeEq;
 use zeroize::Zeroize;
 
@@ -93,41 +92,35 @@ impl crate::RotSender for RlweRot {
         rng: &mut R,
     ) -> Result<crate::RotSenderOutputs<Block32>> {
         let sizes: Vec<usize> = chunk_sizes(count).collect();
-        let mut pending: VecDeque<Vec<RotSenderRound>> = VecDeque::with_capacity(WINDOW + 1);
         let mut messages = Vec::with_capacity(count);
-        let mut finish = |ch: &mut C, pending: &mut VecDeque<Vec<RotSenderRound>>, n: usize| {
-            let states = pending
-                .pop_front()
-                .ok_or(Error::Channel("ROT sender pipeline out of step"))?;
-            let bytes = ch.recv()?;
-            for (chunk, state) in
-                crate::channel::split_batch(&bytes, n, RotMsg3::LEN, "ROT message 3 batch")?
-                    .zip(states)
-            {
-                messages.push(state.finish(&RotMsg3::decode(chunk)?)?.messages);
-            }
-            Ok::<(), Error>(())
-        };
-        for (k, &n) in sizes.iter().enumerate() {
-            if let Some(&behind) = k.checked_sub(WINDOW).and_then(|j| sizes.get(j)) {
-                finish(ch, &mut pending, behind)?;
-            }
-            let bytes = ch.recv()?;
-            let mut out = Vec::with_capacity(n * RotMsg2::LEN);
-            let mut states = Vec::with_capacity(n);
-            for chunk in
-                crate::channel::split_batch(&bytes, n, RotMsg1::LEN, "ROT message 1 batch")?
-            {
-                let (state, m2) = sender_round(self.noise, rng, &RotMsg1::decode(chunk)?);
-                m2.encode(&mut out);
-                states.push(state);
-            }
-            ch.send(out)?;
-            pending.push_back(states);
-        }
-        for &n in &sizes[sizes.len().saturating_sub(WINDOW)..] {
-            finish(ch, &mut pending, n)?;
-        }
+        lagged(
+            ch,
+            &sizes,
+            |ch: &mut C, _, n| {
+                let bytes = ch.recv()?;
+                let mut out = Vec::with_capacity(n * RotMsg2::LEN);
+                let mut states = Vec::with_capacity(n);
+                for chunk in
+                    crate::channel::split_batch(&bytes, n, RotMsg1::LEN, "ROT message 1 batch")?
+                {
+                    let (state, m2) = sender_round(self.noise, rng, &RotMsg1::decode(chunk)?);
+                    m2.encode(&mut out);
+                    states.push(state);
+                }
+                ch.send(out)?;
+                Ok(states)
+            },
+            |ch: &mut C, states: Vec<RotSenderRound>, n| {
+                let bytes = ch.recv()?;
+                for (chunk, state) in
+                    crate::channel::split_batch(&bytes, n, RotMsg3::LEN, "ROT message 3 batch")?
+                        .zip(states)
+                {
+                    messages.push(state.finish(&RotMsg3::decode(chunk)?)?.messages);
+                }
+                Ok(())
+            },
+        )?;
         Ok(crate::RotSenderOutputs { messages })
     }
 }
