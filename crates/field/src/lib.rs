@@ -50,7 +50,7 @@
 //!   multiplication from integer multiplies for `GF(2^64)`);
 //! * `avx2`: AVX2 + PCLMULQDQ; `avx2-vpclmul`: additionally 256-bit VPCLMULQDQ for `GF(2^64)`;
 //! * `gfni`, `gfni-avx512`: `gf2p8mulb` / `gf2p8affineqb` on 256 / 512-bit vectors
-//!   (not executed on the development machine; tested wherever the CPU has GFNI).
+//!   (tested against the portable code wherever the CPU has GFNI).
 //!
 //! Accelerated are `Gf2p8` [`Bulk::mul_slice`], [`Bulk::mul_add_slice`], [`Bulk::inner_product`],
 //! [`LinearMap8::apply_slice`] / [`LinearMap8::apply_in_place`], the `Gf2p64` slice

@@ -32,6 +32,32 @@ fn report_backends() {
     );
 }
 
+/// The comparison tests exercise an accelerated backend only where it is detected, so the
+/// detection must find every backend the CPU's features allow (a miss would quietly test the
+/// portable code twice).
+#[cfg(target_arch = "x86_64")]
+#[test]
+fn detection_follows_cpu_features() {
+    let avx2 = is_x86_feature_detected!("avx2") && is_x86_feature_detected!("pclmulqdq");
+    let vpclmul = avx2 && is_x86_feature_detected!("vpclmulqdq");
+    let gfni = vpclmul && is_x86_feature_detected!("gfni");
+    let gfni512 =
+        gfni && is_x86_feature_detected!("avx512f") && is_x86_feature_detected!("avx512bw");
+    for (be, expected) in [
+        (Backend::Portable, true),
+        (Backend::Avx2, avx2),
+        (Backend::Avx2Vpclmul, vpclmul),
+        (Backend::Gfni, gfni),
+        (Backend::Gfni512, gfni512),
+    ] {
+        assert_eq!(be.is_available(), expected, "{be}");
+    }
+    assert_eq!(
+        backend::best_available(),
+        *backend::available().last().unwrap()
+    );
+}
+
 #[test]
 fn gf2p8_products_agree() {
     let mut r = rng(1);
