@@ -43,6 +43,10 @@ pub struct Mimc<F> {
     variant: Variant,
     tuples: CubeTuples<F>,
     used: usize,
+    /// Whether `tuples` holds chains not yet handed to `records` (malicious model): they are
+    /// handed over when they are replaced or at [`Mimc::finalize`], without a copy once all of
+    /// them are used.
+    unrecorded: bool,
     /// The cube chains (rounds, cube tuples) still to be checked ([`Mimc::finalize`]).
     records: CubeRecords<F>,
 }
@@ -55,6 +59,7 @@ impl<F: PrfField> Mimc<F> {
             variant,
             tuples: CubeTuples::default(),
             used: 0,
+            unrecorded: false,
             records: CubeRecords::default(),
         })
     }
@@ -78,16 +83,17 @@ impl<F: PrfField> Mimc<F> {
             let n = blocks
                 .checked_mul(self.params.rounds())
                 .ok_or(EngineError::Unsupported("batch too large".into()))?;
-            // Cube tuples with unrecorded products, kept as cube chains.
-            self.records.reserve::<M>(n);
+            // Tuples of an earlier call are replaced: their chains are kept for the check.
+            self.record_tuples::<M>(false);
+            // Cube tuples with unrecorded products, checked as cube chains. Committed in the
+            // finalize phase: all chains exist at once here, so an early commit would save no
+            // memory.
             let a = party.random_rss::<F>(n);
             let a2 = party.mul_covered(&a, &a)?;
             let a3 = party.mul_covered(&a2, &a)?;
-            // Committed in the finalize phase: all chains exist at once here, so an early
-            // commit would save no memory.
-            self.records.push::<M>(&a, &a2, &a3);
             self.tuples = CubeTuples { a, a2, a3 };
             self.used = 0;
+            self.unrecorded = M::MALICIOUS;
         }
         Ok(())
     }
@@ -175,8 +181,28 @@ impl<F: PrfField> Mimc<F> {
     where
         Party<M>: Finalize,
     {
+        // Tuples left for later encryptions stay usable (their chains are copied).
+        self.record_tuples::<M>(self.used < self.tuples.len());
         self.records.commit(party)?;
         party.finalize_checks()
+    }
+
+    /// Hands the chains of the preprocessed tuples to the records once (malicious model): a
+    /// copy if `keep`, else the tuples themselves (they are unchanged since the preprocessing,
+    /// so the check sees what the multiplications produced).
+    fn record_tuples<M: SecurityModel>(&mut self, keep: bool) {
+        if !self.unrecorded {
+            return;
+        }
+        self.unrecorded = false;
+        if keep {
+            let t = &self.tuples;
+            self.records.push::<M>(&t.a, &t.a2, &t.a3);
+        } else {
+            let CubeTuples { a, a2, a3 } = core::mem::take(&mut self.tuples);
+            self.used = 0;
+            self.records.push_owned::<M>(a, a2, a3);
+        }
     }
 
     /// Counter-mode keystream `E_k(nonce + i)`, `i = 0..count`, for a public nonce.

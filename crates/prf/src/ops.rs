@@ -68,6 +68,21 @@ impl<F: PrfField> CubeRecords<F> {
         }
     }
 
+    /// Keeps the chains `v`, `v2`, `v3` that the caller no longer needs (malicious model only;
+    /// no-op otherwise): taken without a copy when nothing is kept yet, else appended.
+    pub fn push_owned<M: SecurityModel>(&mut self, v: RssVec<F>, v2: RssVec<F>, v3: RssVec<F>) {
+        if !M::MALICIOUS {
+            return;
+        }
+        if self.is_empty() {
+            self.v = v;
+            self.v2 = v2;
+            self.v3 = v3;
+        } else {
+            self.push::<M>(&v, &v2, &v3);
+        }
+    }
+
     /// The memory the kept chains take (three sharings per chain).
     pub fn bytes(&self) -> usize {
         6 * self.len() * core::mem::size_of::<F>()

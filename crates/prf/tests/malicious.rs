@@ -133,6 +133,41 @@ fn mal_mimc_cube_abort_matrix() {
     matrix(PrfTarget::MalMimcCube);
 }
 
+/// Cube tuples replaced by a second preprocessing before the finalize are still checked: a flip
+/// in the first preprocessing's messages makes every honest party abort, although only the
+/// second tuples are used.
+#[test]
+fn replaced_cube_tuples_are_still_checked() {
+    use triskele_engine::Party;
+    use triskele_prf::mimc::{Mimc, Variant};
+    for cheater in [PartyId::P1, PartyId::P2, PartyId::P3] {
+        let t = Tamper::new(cheater, Phase::Preprocessing, None, 0, 2);
+        let opts = NetOptions {
+            tamper: Some(t.clone()),
+            ..NetOptions::default()
+        };
+        let res = three(in_memory(&opts), |net| {
+            let i = net.party().index();
+            let (key, PrfJob::MimcEncrypt { blocks }) = job(PrfTarget::MalMimcCube, i) else {
+                unreachable!()
+            };
+            let mut p = Party::<Malicious>::setup(net)?;
+            let mut m = Mimc::<Fp>::new(Variant::Cube)?;
+            p.in_phase(Phase::Preprocessing, |p| m.preprocess(p, BLOCKS))?;
+            p.in_phase(Phase::Preprocessing, |p| m.preprocess(p, BLOCKS))?;
+            let c = m.encrypt(&mut p, &key, &blocks)?;
+            m.finalize(&mut p)?;
+            Ok::<_, EngineError>(c)
+        });
+        assert!(t.tampered().is_some(), "nothing was flipped");
+        for (i, r) in res.iter().enumerate() {
+            if i != cheater.index() {
+                assert!(matches!(r, Err(EngineError::Abort(_))), "P{}: {r:?}", i + 1);
+            }
+        }
+    }
+}
+
 /// The same online flip on the semi-honest twins is not detected: the run completes, and for
 /// MiMC (where the flipped share propagates through every later round) with a wrong output.
 #[test]

@@ -241,6 +241,33 @@ fn mimc_cube_matches_clear_malicious() {
     mimc_matches_clear::<Malicious>(Variant::Cube);
 }
 
+/// The finalize of the cube variant leaves unused tuples usable: the second half of the
+/// tuples serves a later encryption, which the second finalize checks (malicious model).
+#[test]
+fn cube_tuples_left_at_finalize_serve_later_encryptions() {
+    let params = MimcParams::<Fp>::new().unwrap();
+    let mut rng = StdRng::seed_from_u64(16);
+    let k = Fp::random(&mut rng);
+    let xs: Vec<Fp> = (0..6).map(|_| Fp::random(&mut rng)).collect();
+    let (ks, first, second) = (dealt(&[k], 17), dealt(&xs[..3], 18), dealt(&xs[3..], 19));
+    let outs = three(in_memory(&NetOptions::default()), |net| {
+        let i = net.party().index();
+        let mut p = Party::<Malicious>::setup(net).unwrap();
+        let mut m = Mimc::<Fp>::new(Variant::Cube).unwrap();
+        m.preprocess(&mut p, xs.len()).unwrap();
+        let mut c = m.encrypt(&mut p, &ks[i], &first[i]).unwrap();
+        m.finalize(&mut p).unwrap();
+        c.extend(&m.encrypt(&mut p, &ks[i], &second[i]).unwrap());
+        m.finalize(&mut p).unwrap();
+        // Every tuple is used now.
+        let more = m.encrypt(&mut p, &ks[i], &second[i]);
+        assert!(more.is_err(), "{more:?}");
+        c
+    });
+    let want: Vec<Fp> = xs.iter().map(|x| params.encrypt(k, *x)).collect();
+    assert_eq!(open(outs), want);
+}
+
 #[test]
 fn mimc_through_compute_party_encrypts_and_decrypts() {
     let params = MimcParams::<Fp>::new().unwrap();
