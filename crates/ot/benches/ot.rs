@@ -2,13 +2,13 @@
 //! one full ROT (both parties, one thread), and local end-to-end runs.
 #![allow(clippy::panic, clippy::unwrap_used, clippy::expect_used)]
 
-use criterion::{criterion_group, criterion_main, BatchSize, Criterion, Throughput};
+use criterion::{criterion_group, criterion_main, BatchSize, BenchmarkId, Criterion, Throughput};
 use rand_chacha::ChaCha12Rng;
 use rand_core::SeedableRng;
 use std::hint::black_box;
 use triskele_ot::bench::{run_local, Protocol};
 use triskele_ot::rlwe::ring::{Poly, N};
-use triskele_ot::rlwe::{bdgm, hash_to_poly, rot, sample_noise, NoiseDistribution};
+use triskele_ot::rlwe::{bdgm, hash_to_poly, rot, sample_noise, Backend, NoiseDistribution};
 
 fn ring(c: &mut Criterion) {
     let mut coeffs = [0i64; N];
@@ -18,11 +18,21 @@ fn ring(c: &mut Criterion) {
     let p = Poly::from_coeffs(&coeffs);
     let hat = p.ntt();
     let mont = p.ntt_mont();
-    c.bench_function("ntt/forward", |b| b.iter(|| black_box(&p).ntt()));
-    c.bench_function("ntt/inverse", |b| b.iter(|| black_box(&hat).inv_ntt()));
-    c.bench_function("ntt/pointwise_mul", |b| {
+    // The transforms on every backend this CPU runs ("ntt/forward/avx512",
+    // ...), so that one run compares them; the rest on the current one.
+    let mut g = c.benchmark_group("ntt");
+    for backend in Backend::available() {
+        g.bench_with_input(BenchmarkId::new("forward", backend), &p, |b, p| {
+            b.iter(|| black_box(p).ntt_on(backend))
+        });
+        g.bench_with_input(BenchmarkId::new("inverse", backend), &hat, |b, hat| {
+            b.iter(|| black_box(hat).inv_ntt_on(backend))
+        });
+    }
+    g.bench_function("pointwise_mul", |b| {
         b.iter(|| black_box(&hat).mul_mont(black_box(&mont)))
     });
+    g.finish();
 }
 
 fn sampling(c: &mut Criterion) {

@@ -128,21 +128,28 @@
 //!
 //! # Backends
 //!
-//! The NTT and the discrete-Gaussian sampler core are written once in
-//! portable Rust, shaped so that LLVM vectorizes them (16-bit Montgomery and
-//! Barrett arithmetic, `pmulhw`/`pmullw`), and compiled twice: for the
-//! baseline target (SSE2 on x86-64) and with AVX2 enabled; the AVX2 copy is
-//! chosen at run time when the CPU has it, `TRISKELE_BACKEND=portable`
-//! forces the portable one, and tests check the two agree bit for bit (see
+//! The ring's coefficient-wise passes, reconciliation and the
+//! discrete-Gaussian sampler core are written once in portable Rust, shaped
+//! so that LLVM vectorizes them (16-bit Montgomery and Barrett arithmetic,
+//! `pmulhw`/`pmullw`), and compiled for the baseline target (SSE2 on
+//! x86-64), with AVX2 and with AVX-512F/BW enabled; the NTT, the samplers
+//! and the bit packing also have hand-written AVX2 versions, and the NTT
+//! and the bit packing AVX-512 ones (32 lanes, the polynomial in
+//! registers). The best backend the CPU has is chosen at run time
+//! (AVX-512, else AVX2, else portable); `TRISKELE_BACKEND=portable` forces
+//! the portable one, `TRISKELE_BACKEND=avx2` the AVX2 one, and tests check
+//! that every backend agrees with the portable one bit for bit (see
 //! [`rlwe::Backend`]). The KOS check's GF(2^128) products use PCLMULQDQ
 //! when present (portable: 4-bit windows indexed by public values only).
-//! The only `unsafe` code (`rlwe/ntt_avx2.rs`) is the calls into the AVX2
-//! and PCLMULQDQ functions, each behind a token that proves run-time
-//! detection. AES (the noise PRG, the extensions' PRGs and their fixed-key
-//! output hash) runs on VAES or AES-NI through `triskele_field::ctr`
-//! (`HwAes128Ctr`, `HwAes128`), else on the `aes` crate (also under
+//! The only `unsafe` code (`rlwe/ntt_avx2.rs`, `ntt_avx512.rs`,
+//! `lanes_avx2.rs`, `lanes_avx512.rs`, `sample_avx2.rs`) is the calls into
+//! the AVX2, AVX-512 and PCLMULQDQ functions, each behind a token that
+//! proves run-time detection, and their unaligned loads and stores. AES
+//! (the noise PRG, the extensions' PRGs and their fixed-key output hash)
+//! runs on VAES or AES-NI through `triskele_field::ctr` (`HwAes128Ctr`,
+//! `HwAes128`), else on the `aes` crate (also under
 //! `TRISKELE_BACKEND=portable`); tests check both give the same blocks. Not
-//! yet: AVX-512 and NEON copies.
+//! yet: NEON copies.
 //!
 //! # Wire sizes (bytes per OT, both directions)
 //!

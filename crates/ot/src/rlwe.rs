@@ -22,9 +22,13 @@ pub(crate) mod encode;
 pub(crate) mod hash;
 #[cfg(target_arch = "x86_64")]
 pub(crate) mod lanes_avx2;
+#[cfg(target_arch = "x86_64")]
+pub(crate) mod lanes_avx512;
 pub mod ntt;
 #[cfg(target_arch = "x86_64")]
 pub(crate) mod ntt_avx2;
+#[cfg(target_arch = "x86_64")]
+pub(crate) mod ntt_avx512;
 pub mod reconcile;
 pub mod ring;
 pub mod rot;

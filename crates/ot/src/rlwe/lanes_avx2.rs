@@ -12,9 +12,11 @@
 //! * the rejection step of hashing to a polynomial (keeping the 14-bit
 //!   chunks below `q`, in order).
 //!
-//! Each function has a portable twin in the module that uses it and a test
-//! against it. They are reached only through the [`Avx2`] token, which
-//! exists only after run-time detection found AVX2.
+//! Each function has a portable twin in the module that uses it, and the
+//! tests there compare every backend with it. They are reached only through
+//! the [`Avx2`] token, which exists only after run-time detection found
+//! AVX2 (or AVX-512, which was detected with AVX2). The wrapper macro
+//! `lane_wrappers!` is shared with `lanes_avx512.rs`.
 #![allow(unsafe_code)]
 
 use super::encode::HINT_BYTES;
@@ -60,47 +62,62 @@ const fn compress_table() -> [[u8; 16]; 256] {
     t
 }
 
-/// Methods of [`Avx2`] that run a generic `#[inline(always)]` body inside
-/// an AVX2 function (the first name binds the token, for bodies that take
-/// it).
-macro_rules! avx2_wrappers {
-    ($($(#[$doc:meta])* fn $name:ident($t:ident $(, $arg:ident: $ty:ty)*) $(-> $ret:ty)? = $body:expr;)*) => {
-        impl Avx2 {
+/// The lane loops of `ring.rs` and `reconcile.rs` as methods of a backend
+/// token: `lane_wrappers!(Token, "features")` gives `Token` one method per
+/// generic `#[inline(always)]` body, which runs the body inside a function
+/// compiled with `#[target_feature(enable = "features")]` (the bodies of
+/// [`signal_body`] and [`extract_body`] also take the token, for its
+/// [`SignBits`]). Used here for [`Avx2`] and in `lanes_avx512` for the
+/// AVX-512 token; the calling module imports the bodies, `N` and
+/// `HINT_BYTES`. Sound only for a token that exists only after run-time
+/// detection of the features.
+macro_rules! lane_wrappers {
+    ($token:ident, $features:literal) => {
+        lane_wrappers! { @impl $token, $features;
+            /// [`caddq_body`].
+            fn caddq(_t, r: &mut [i16; N]) = caddq_body(r);
+            /// [`to_mont_body`].
+            fn to_mont(_t, r: &mut [i16; N]) = to_mont_body(r);
+            /// [`mul_mont_body`].
+            fn mul_mont(_t, r: &mut [i16; N], a: &[i16; N], b: &[i16; N]) = mul_mont_body(r, a, b);
+            /// [`mul_mont_add_body`].
+            fn mul_mont_add(_t, r: &mut [i16; N], a: &[i16; N], b: &[i16; N]) =
+                mul_mont_add_body(r, a, b);
+            /// [`add_reduce_body`].
+            fn add_reduce(_t, r: &mut [i16; N], y: &[i16; N]) = add_reduce_body(r, y);
+            /// [`add_canonical_body`].
+            fn add_canonical(_t, r: &mut [i16; N], y: &[i16; N]) = add_canonical_body(r, y);
+            /// [`sub_masked_body`].
+            fn sub_masked(_t, r: &mut [i16; N], y: &[i16; N], mask: i16) =
+                sub_masked_body(r, y, mask);
+            /// [`signal_body`] with the token's bit packing.
+            fn signal(t, k: &[i16; N]) -> [u8; HINT_BYTES] = signal_body(t, k);
+            /// [`extract_body`] with the token's bit packing and masks.
+            fn extract(t, k: &[i16; N], hint: &[u8; HINT_BYTES]) -> [u8; N / 8] =
+                extract_body(t, k, hint);
+        }
+    };
+    (@impl $token:ident, $features:literal;
+        $($(#[$doc:meta])* fn $name:ident($t:ident $(, $arg:ident: $ty:ty)*) $(-> $ret:ty)? = $body:expr;)*) => {
+        impl $token {
             $(
                 $(#[$doc])*
                 pub(crate) fn $name(self $(, $arg: $ty)*) $(-> $ret)? {
-                    #[target_feature(enable = "avx2")]
-                    fn inner($t: Avx2 $(, $arg: $ty)*) $(-> $ret)? {
+                    #[target_feature(enable = $features)]
+                    fn inner($t: $token $(, $arg: $ty)*) $(-> $ret)? {
                         $body
                     }
-                    // SAFETY: the token exists only if the CPU has AVX2.
+                    // SAFETY: the token exists only if run-time detection
+                    // found the features `inner` is compiled for.
                     unsafe { inner(self, $($arg),*) }
                 }
             )*
         }
     };
 }
+pub(crate) use lane_wrappers;
 
-avx2_wrappers! {
-    /// [`caddq_body`].
-    fn caddq(_t, r: &mut [i16; N]) = caddq_body(r);
-    /// [`to_mont_body`].
-    fn to_mont(_t, r: &mut [i16; N]) = to_mont_body(r);
-    /// [`mul_mont_body`].
-    fn mul_mont(_t, r: &mut [i16; N], a: &[i16; N], b: &[i16; N]) = mul_mont_body(r, a, b);
-    /// [`mul_mont_add_body`].
-    fn mul_mont_add(_t, r: &mut [i16; N], a: &[i16; N], b: &[i16; N]) = mul_mont_add_body(r, a, b);
-    /// [`add_reduce_body`].
-    fn add_reduce(_t, r: &mut [i16; N], y: &[i16; N]) = add_reduce_body(r, y);
-    /// [`add_canonical_body`].
-    fn add_canonical(_t, r: &mut [i16; N], y: &[i16; N]) = add_canonical_body(r, y);
-    /// [`sub_masked_body`].
-    fn sub_masked(_t, r: &mut [i16; N], y: &[i16; N], mask: i16) = sub_masked_body(r, y, mask);
-    /// [`signal_body`] with the AVX2 bit packing.
-    fn signal(t, k: &[i16; N]) -> [u8; HINT_BYTES] = signal_body(t, k);
-    /// [`extract_body`] with the AVX2 bit packing and masks.
-    fn extract(t, k: &[i16; N], hint: &[u8; HINT_BYTES]) -> [u8; N / 8] = extract_body(t, k, hint);
-}
+lane_wrappers!(Avx2, "avx2");
 
 impl SignBits for Avx2 {
     #[inline(always)]
@@ -260,110 +277,7 @@ fn accept_avx2(bytes: &[u8], out: &mut [i16; ACCEPT_CAPACITY], filled: &mut usiz
 #[cfg(test)]
 mod tests {
     #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
-    use super::super::reconcile::PortableBits;
     use super::*;
-
-    struct Lcg(u64);
-
-    impl Lcg {
-        fn next(&mut self) -> u32 {
-            self.0 = self
-                .0
-                .wrapping_mul(6_364_136_223_846_793_005)
-                .wrapping_add(1);
-            (self.0 >> 32) as u32
-        }
-
-        /// Values in `[lo, hi]`: random ones in some rounds, the limits
-        /// and their neighbours in the others.
-        fn poly(&mut self, round: usize, lo: i16, hi: i16) -> [i16; N] {
-            let edges = [lo, hi, lo + 1, hi - 1, 0, 1, -1, lo / 2, hi / 2];
-            let span = (i32::from(hi) - i32::from(lo) + 1) as u32;
-            core::array::from_fn(|i| {
-                let w = self.next();
-                match round % 4 {
-                    0 | 1 => (i32::from(lo) + (w % span) as i32) as i16,
-                    2 => edges[(w as usize + i) % edges.len()].clamp(lo, hi),
-                    _ => [lo, hi][(w & 1) as usize],
-                }
-            })
-        }
-    }
-
-    /// Every AVX2 coefficient-wise pass gives the portable result on
-    /// random values and on the limits of its documented input range.
-    #[test]
-    fn pointwise_agrees_with_portable() {
-        let Some(t) = Avx2::detect() else {
-            return;
-        };
-        const M: i16 = Q - 1;
-        let mut g = Lcg(11);
-        for round in 0..400 {
-            let sym = g.poly(round, -M, M);
-            let can = g.poly(round, 0, M);
-            let can2 = g.poly(round + 1, 0, M);
-            let any = g.poly(round, i16::MIN, i16::MAX);
-            let any2 = g.poly(round + 2, i16::MIN, i16::MAX);
-            let check = |name: &str,
-                         r0: [i16; N],
-                         avx: &dyn Fn(&mut [i16; N]),
-                         portable: &dyn Fn(&mut [i16; N])| {
-                let (mut a, mut b) = (r0, r0);
-                avx(&mut a);
-                portable(&mut b);
-                assert_eq!(a, b, "{name}, round {round}");
-            };
-            check("caddq", sym, &|r| t.caddq(r), &|r| caddq_body(r));
-            check("to_mont", sym, &|r| t.to_mont(r), &|r| to_mont_body(r));
-            check("mul_mont", any, &|r| t.mul_mont(r, &can, &sym), &|r| {
-                mul_mont_body(r, &can, &sym)
-            });
-            for acc in [sym, can2] {
-                check(
-                    "mul_mont_add",
-                    acc,
-                    &|r| t.mul_mont_add(r, &can, &sym),
-                    &|r| mul_mont_add_body(r, &can, &sym),
-                );
-            }
-            check("add_reduce", any, &|r| t.add_reduce(r, &any2), &|r| {
-                add_reduce_body(r, &any2)
-            });
-            check("add_canonical", can, &|r| t.add_canonical(r, &can2), &|r| {
-                add_canonical_body(r, &can2)
-            });
-            for mask in [0, -1] {
-                check("sub_masked", can, &|r| t.sub_masked(r, &can2, mask), &|r| {
-                    sub_masked_body(r, &can2, mask)
-                });
-            }
-        }
-    }
-
-    /// The AVX2 sign packing and mask expansion agree with the portable ones.
-    #[test]
-    fn sign_bits_agree_with_portable() {
-        let Some(t) = Avx2::detect() else {
-            return;
-        };
-        let mut g = Lcg(12);
-        for round in 0..400 {
-            let lanes: [i16; BLOCK] = core::array::from_fn(|i| {
-                let w = g.next();
-                match round % 2 {
-                    0 => w as i16,
-                    _ => [i16::MIN, i16::MAX, -1, 0][(w as usize + i) % 4],
-                }
-            });
-            let packed = t.pack(&lanes);
-            assert_eq!(packed, PortableBits.pack(&lanes));
-            let (mut a, mut b) = ([0i16; BLOCK], [0i16; BLOCK]);
-            t.masks(&packed, &mut a);
-            PortableBits.masks(&packed, &mut b);
-            assert_eq!(a, b);
-        }
-    }
 
     #[test]
     fn compress_table_moves_selected_lanes() {

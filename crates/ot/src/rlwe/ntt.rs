@@ -11,12 +11,25 @@
 //! coefficient-wise, hashed to, or sent, so any fixed order is as good as
 //! another, and the inverse starts from the same layout.
 //!
-//! Backends: [`Backend::Portable`] is plain Rust that LLVM vectorizes with
-//! the baseline SSE2 instructions; [`Backend::Avx2`] is written with AVX2
-//! intrinsics (16 lanes, several layers per pass kept in registers, see
-//! `ntt_avx2.rs`) and performs exactly the same operations on every value,
-//! so both give bit-identical results; it is chosen at run time when the
-//! CPU has AVX2. `TRISKELE_BACKEND=portable` forces the portable backend.
+//! Backends ([`Backend`]): [`Backend::Portable`] is plain Rust that LLVM
+//! vectorizes with the baseline SSE2 instructions; [`Backend::Avx2`] is
+//! written with AVX2 intrinsics (16 lanes, several layers per pass kept in
+//! registers, see `ntt_avx2.rs`); [`Backend::Avx512`] with AVX-512BW
+//! intrinsics (32 lanes, the whole polynomial in registers, the low layers
+//! reached by in-register shuffles, see `ntt_avx512.rs`). Each performs
+//! exactly the same operations on every value as the portable code, so all
+//! backends give bit-identical results (tested on the same inputs). The
+//! same choice covers the ring's coefficient-wise passes, reconciliation,
+//! hashing to a polynomial and the noise samplers; the AVX-512 backend runs
+//! the AVX2 code of the samplers and of the hash's rejection step, which
+//! have no 512-bit version.
+//!
+//! The backend is chosen once per process ([`Backend::current`]): the best
+//! the CPU supports (AVX-512F and AVX-512BW, with AVX2; else AVX2; else
+//! portable), unless the environment variable `TRISKELE_BACKEND` names an
+//! available one: `portable` forces the portable backend, `avx2` the AVX2
+//! one (to compare it with AVX-512 on one machine), `avx512` asks for
+//! AVX-512; a backend the CPU lacks, or any other value, means detection.
 
 use super::ring::{barrett, fqmul, N, N_INV_MONT, Q, QINV, ZETAS, ZETAS_INV};
 use std::sync::OnceLock;
@@ -228,75 +241,142 @@ pub(crate) fn inverse_body(r: &mut [i16; N]) {
 }
 
 /// An implementation of the ring's hot loops.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 #[non_exhaustive]
 pub enum Backend {
     /// Plain Rust (SSE2 auto-vectorization on x86-64).
     Portable,
     /// AVX2 intrinsics, 16 lanes of 16 bits; bit-identical to portable.
     Avx2,
+    /// AVX-512F/BW intrinsics, 32 lanes of 16 bits (with the AVX2 samplers);
+    /// bit-identical to portable.
+    Avx512,
 }
 
 impl Backend {
-    /// The backend in use: detected once; `TRISKELE_BACKEND=portable`
-    /// forces the portable one.
+    /// All backends, in increasing order of preference.
+    pub const ALL: [Backend; 3] = [Backend::Portable, Backend::Avx2, Backend::Avx512];
+
+    /// The backend in use, chosen once: the most preferred one the CPU
+    /// runs, unless `TRISKELE_BACKEND` names another available one (see
+    /// the [module documentation](self)).
     pub fn current() -> Backend {
         static CHOSEN: OnceLock<Backend> = OnceLock::new();
         *CHOSEN.get_or_init(|| {
-            if std::env::var("TRISKELE_BACKEND").is_ok_and(|v| v.eq_ignore_ascii_case("portable")) {
-                return Backend::Portable;
+            let asked = std::env::var("TRISKELE_BACKEND").ok();
+            match asked.as_deref().and_then(Backend::from_name) {
+                Some(b) if b.is_available() => b,
+                _ => Backend::ALL
+                    .into_iter()
+                    .rev()
+                    .find(|b| b.is_available())
+                    .unwrap_or(Backend::Portable),
             }
-            #[cfg(target_arch = "x86_64")]
-            if super::ntt_avx2::Avx2::detect().is_some() {
-                return Backend::Avx2;
-            }
-            Backend::Portable
         })
     }
 
-    /// Name for reports.
+    /// Name for reports and for `TRISKELE_BACKEND`: `portable`, `avx2`,
+    /// `avx512`.
     pub fn name(self) -> &'static str {
         match self {
             Backend::Portable => "portable",
             Backend::Avx2 => "avx2",
+            Backend::Avx512 => "avx512",
+        }
+    }
+
+    /// The backend called `name` (ASCII case-insensitive, surrounding
+    /// blanks ignored).
+    pub fn from_name(name: &str) -> Option<Backend> {
+        let name = name.trim();
+        Backend::ALL
+            .into_iter()
+            .find(|b| b.name().eq_ignore_ascii_case(name))
+    }
+
+    /// Whether this CPU runs the backend (whatever `TRISKELE_BACKEND` says).
+    pub fn is_available(self) -> bool {
+        match self {
+            Backend::Portable => true,
+            #[cfg(target_arch = "x86_64")]
+            Backend::Avx2 => super::ntt_avx2::Avx2::detect().is_some(),
+            #[cfg(target_arch = "x86_64")]
+            Backend::Avx512 => super::ntt_avx512::Avx512::detect().is_some(),
+            #[cfg(not(target_arch = "x86_64"))]
+            _ => false,
+        }
+    }
+
+    /// The backends this CPU runs, in increasing order of preference (for
+    /// tests and benchmarks that compare them).
+    pub fn available() -> Vec<Backend> {
+        Backend::ALL
+            .into_iter()
+            .filter(|b| b.is_available())
+            .collect()
+    }
+
+    /// The AVX-512 token if `self` is the AVX-512 backend and the CPU runs
+    /// it. Every AVX-512 loop of the crate is reached through it.
+    #[cfg(target_arch = "x86_64")]
+    pub(crate) fn avx512(self) -> Option<super::ntt_avx512::Avx512> {
+        match self {
+            Backend::Avx512 => super::ntt_avx512::Avx512::detect(),
+            Backend::Portable | Backend::Avx2 => None,
+        }
+    }
+
+    /// The AVX2 token if `self` is the AVX2 backend, or the AVX-512 one
+    /// (which runs AVX2 code where it has none of its own), and the CPU runs
+    /// it: `None` for the portable backend, whether chosen by detection or
+    /// forced. Every AVX2 loop of the crate (transforms, samplers, bit
+    /// loops) is reached through it.
+    #[cfg(target_arch = "x86_64")]
+    pub(crate) fn avx2(self) -> Option<super::ntt_avx2::Avx2> {
+        match self {
+            Backend::Avx512 => self.avx512().map(super::ntt_avx512::Avx512::avx2),
+            Backend::Avx2 => super::ntt_avx2::Avx2::detect(),
+            Backend::Portable => None,
         }
     }
 }
 
-/// The AVX2 token when the AVX2 backend is in use: `None` on CPUs without
-/// AVX2 and when `TRISKELE_BACKEND=portable` forces the portable backend.
-/// Every AVX2 loop of the crate (transforms, samplers, bit loops) is reached
-/// through it.
-#[cfg(target_arch = "x86_64")]
-pub(crate) fn avx2() -> Option<super::ntt_avx2::Avx2> {
-    match Backend::current() {
-        Backend::Avx2 => super::ntt_avx2::Avx2::detect(),
-        Backend::Portable => None,
+impl core::fmt::Display for Backend {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.write_str(self.name())
     }
 }
 
 /// Forward NTT on `backend`; falls back to portable if it is unavailable.
 pub(crate) fn forward_on(backend: Backend, r: &mut [i16; N]) {
-    match backend {
-        #[cfg(target_arch = "x86_64")]
-        Backend::Avx2 => match super::ntt_avx2::Avx2::detect() {
-            Some(t) => t.forward(r),
-            None => forward_body(r),
-        },
-        _ => forward_body(r),
+    #[cfg(target_arch = "x86_64")]
+    {
+        if let Some(t) = backend.avx512() {
+            return t.forward(r);
+        }
+        if let Some(t) = backend.avx2() {
+            return t.forward(r);
+        }
     }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = backend;
+    forward_body(r)
 }
 
 /// Inverse NTT on `backend`; falls back to portable if it is unavailable.
 pub(crate) fn inverse_on(backend: Backend, r: &mut [i16; N]) {
-    match backend {
-        #[cfg(target_arch = "x86_64")]
-        Backend::Avx2 => match super::ntt_avx2::Avx2::detect() {
-            Some(t) => t.inverse(r),
-            None => inverse_body(r),
-        },
-        _ => inverse_body(r),
+    #[cfg(target_arch = "x86_64")]
+    {
+        if let Some(t) = backend.avx512() {
+            return t.inverse(r);
+        }
+        if let Some(t) = backend.avx2() {
+            return t.inverse(r);
+        }
     }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = backend;
+    inverse_body(r)
 }
 
 pub(crate) fn forward(r: &mut [i16; N]) {
@@ -308,7 +388,7 @@ pub(crate) fn inverse(r: &mut [i16; N]) {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     #![allow(
         clippy::unwrap_used,
         clippy::expect_used,
@@ -375,29 +455,97 @@ mod tests {
 
     /// Every backend gives bit-identical results to the portable one, for
     /// the forward transform, the inverse on arbitrary inputs, and the
-    /// inverse of a forward output.
+    /// inverse of a forward output (backends this CPU lacks are skipped).
     #[test]
     fn backends_agree_with_portable() {
         let mut rng = ChaCha20Rng::seed_from_u64(51);
-        for p in test_inputs(&mut rng) {
-            let mut a = p;
-            let mut b = p;
-            forward_on(Backend::Portable, &mut a);
-            forward_on(Backend::Avx2, &mut b);
-            assert_eq!(a, b, "forward");
-            assert!(a.iter().all(|&x| x.abs() < Q), "forward output range");
-            let mut c = a;
-            inverse_on(Backend::Portable, &mut a);
-            inverse_on(Backend::Avx2, &mut c);
-            assert_eq!(a, c, "inverse of a forward output");
-            assert!(a.iter().all(|&x| x.abs() < Q), "inverse output range");
-            let mut a = p;
-            let mut b = p;
-            inverse_on(Backend::Portable, &mut a);
-            inverse_on(Backend::Avx2, &mut b);
-            assert_eq!(a, b, "inverse");
-            assert!(a.iter().all(|&x| x.abs() < Q), "inverse output range");
+        let inputs = test_inputs(&mut rng);
+        for backend in skip_missing() {
+            for p in &inputs {
+                let mut a = *p;
+                let mut b = *p;
+                forward_on(Backend::Portable, &mut a);
+                forward_on(backend, &mut b);
+                assert_eq!(a, b, "forward, {backend}");
+                assert!(a.iter().all(|&x| x.abs() < Q), "forward output range");
+                let mut c = a;
+                inverse_on(Backend::Portable, &mut a);
+                inverse_on(backend, &mut c);
+                assert_eq!(a, c, "inverse of a forward output, {backend}");
+                assert!(a.iter().all(|&x| x.abs() < Q), "inverse output range");
+                let mut a = *p;
+                let mut b = *p;
+                inverse_on(Backend::Portable, &mut a);
+                inverse_on(backend, &mut b);
+                assert_eq!(a, b, "inverse, {backend}");
+                assert!(a.iter().all(|&x| x.abs() < Q), "inverse output range");
+            }
         }
-        let _ = Backend::current().name();
+    }
+
+    /// The non-portable backends this CPU runs, for the tests that compare
+    /// each with the portable code; says which ones are skipped.
+    pub(crate) fn skip_missing() -> Vec<Backend> {
+        Backend::ALL
+            .into_iter()
+            .filter(|&b| b != Backend::Portable)
+            .filter(|b| {
+                let ok = b.is_available();
+                if !ok {
+                    eprintln!("backend {b} not available on this CPU: skipped");
+                }
+                ok
+            })
+            .collect()
+    }
+
+    #[test]
+    fn names_and_selection() {
+        for b in Backend::ALL {
+            assert_eq!(Backend::from_name(b.name()), Some(b));
+            assert_eq!(
+                Backend::from_name(&format!(" {} ", b.name().to_uppercase())),
+                Some(b)
+            );
+        }
+        assert_eq!(Backend::from_name("gfni"), None);
+        assert!(Backend::Portable.is_available());
+        assert!(Backend::current().is_available());
+        let avail = Backend::available();
+        assert_eq!(avail.first(), Some(&Backend::Portable));
+        // AVX-512 is detected with AVX2, so its AVX2 token always exists.
+        #[cfg(target_arch = "x86_64")]
+        if Backend::Avx512.is_available() {
+            assert!(avail.contains(&Backend::Avx2));
+            assert!(Backend::Avx512.avx2().is_some());
+        }
+        #[cfg(target_arch = "x86_64")]
+        assert!(Backend::Portable.avx2().is_none() && Backend::Portable.avx512().is_none());
+    }
+
+    /// The check of a backend's lane versions of Barrett reduction (on
+    /// every `i16`) and of the Montgomery product (every `i16` times a few
+    /// twiddles, including the extremes `+-(q - 1)/2`) against the scalar
+    /// ones in `ring`, `L` lanes at a time.
+    pub(crate) fn check_lane_arithmetic<const L: usize>(
+        barrett: &dyn Fn(&[i16; L]) -> [i16; L],
+        fqmul: &dyn Fn(&[i16; L], i16) -> [i16; L],
+    ) {
+        use super::super::ring;
+        let factors = [
+            ZETAS[1],
+            ZETAS[300],
+            ZETAS_INV[7],
+            N_INV_MONT,
+            -(Q / 2),
+            Q / 2,
+        ];
+        for base in (i16::MIN..=i16::MAX).step_by(L) {
+            let x: [i16; L] = core::array::from_fn(|k| base.wrapping_add(k as i16));
+            assert_eq!(barrett(&x), x.map(ring::barrett));
+            for z in factors {
+                assert_eq!(fqmul(&x, z), x.map(|y| ring::fqmul(z, y)), "{z}");
+            }
+        }
     }
 }

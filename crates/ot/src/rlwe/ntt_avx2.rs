@@ -43,6 +43,14 @@ impl Avx2 {
     }
 }
 
+impl From<super::ntt_avx512::Avx512> for Avx2 {
+    /// An AVX-512 token exists only if run-time detection also found AVX2
+    /// (`Avx512::detect` checks it), so it proves AVX2 support too.
+    fn from(_: super::ntt_avx512::Avx512) -> Avx2 {
+        Avx2(())
+    }
+}
+
 // ---------------------------------------------------------------------------
 // The negacyclic NTT with AVX2 intrinsics.
 //
@@ -535,40 +543,28 @@ fn dot_clmul(a: &[u128], b: &[u128]) -> (u128, u128) {
 #[cfg(test)]
 mod tests {
     #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
-    use super::super::ring;
     use super::*;
 
-    /// The lane versions of Barrett reduction (on every `i16`) and of the
-    /// Montgomery product (every `i16` times a few twiddles, including the
-    /// extremes `+-(q - 1)/2`) match the scalar ones in `ring`.
+    /// The lane versions of Barrett reduction and of the Montgomery
+    /// product match the scalar ones in `ring` (the check shared by every
+    /// backend).
     #[test]
     fn lane_arithmetic_matches_scalar() {
         if Avx2::detect().is_none() {
+            eprintln!("no AVX2 on this CPU: AVX2 lane test skipped");
             return;
         }
-        // SAFETY: the CPU has AVX2, detected just above.
-        unsafe { check_lanes() }
-    }
-
-    #[target_feature(enable = "avx2")]
-    fn check_lanes() {
-        let factors = [
-            ZETAS[1],
-            ZETAS[300],
-            ZETAS_INV[7],
-            N_INV_MONT,
-            -(Q / 2),
-            Q / 2,
-        ];
-        let mut out = [0i16; 16];
-        for base in (i16::MIN..=i16::MAX).step_by(16) {
-            let x: [i16; 16] = core::array::from_fn(|k| base + k as i16);
-            store16(&mut out, barrett(load16(&x)));
-            assert_eq!(out, x.map(ring::barrett));
-            for z in factors {
-                store16(&mut out, fqmul(load16(&x), &splat(z)));
-                assert_eq!(out, x.map(|y| ring::fqmul(z, y)));
-            }
-        }
+        let lanes = |v: __m256i| {
+            let mut out = [0i16; 16];
+            // SAFETY: AVX2 detected above.
+            unsafe { store16(&mut out, v) };
+            out
+        };
+        super::super::ntt::tests::check_lane_arithmetic::<16>(
+            // SAFETY: AVX2 detected above.
+            &|x| lanes(unsafe { barrett(load16(x)) }),
+            // SAFETY: as above.
+            &|x, z| lanes(unsafe { fqmul(load16(x), &splat(z)) }),
+        );
     }
 }

@@ -15,6 +15,7 @@
 //! `2^-160` (the test measures the actual distance).
 
 use super::encode::HINT_BYTES;
+use super::ntt::Backend;
 use super::ring::{barrett, caddq, csubq, Poly, HALF_Q, N};
 use zeroize::{Zeroize, ZeroizeOnDrop};
 
@@ -120,7 +121,8 @@ impl SignBits for PortableBits {
 }
 
 /// `Sig(k)` for every coefficient of `k` (any `i16`), packed (generic body:
-/// the AVX2 backend runs it in `lanes_avx2.rs` with its [`SignBits`]).
+/// the AVX2 and AVX-512 backends run it in `lanes_avx2.rs` and
+/// `lanes_avx512.rs` with their [`SignBits`]).
 #[inline(always)]
 pub(crate) fn signal_body<B: SignBits>(bits: B, k: &[i16; N]) -> [u8; HINT_BYTES] {
     let mut out = [0u8; HINT_BYTES];
@@ -168,22 +170,46 @@ pub(crate) fn extract_body<B: SignBits>(
     out
 }
 
+/// [`signal_body`] on `backend`: AVX-512, else AVX2, else portable.
+fn signal_on(backend: Backend, k: &[i16; N]) -> [u8; HINT_BYTES] {
+    #[cfg(target_arch = "x86_64")]
+    {
+        if let Some(t) = backend.avx512() {
+            return t.signal(k);
+        }
+        if let Some(t) = backend.avx2() {
+            return t.signal(k);
+        }
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = backend;
+    signal_body(PortableBits, k)
+}
+
+/// [`extract_body`] on `backend`: AVX-512, else AVX2, else portable.
+fn extract_on(backend: Backend, k: &[i16; N], hint: &[u8; HINT_BYTES]) -> [u8; N / 8] {
+    #[cfg(target_arch = "x86_64")]
+    {
+        if let Some(t) = backend.avx512() {
+            return t.extract(k, hint);
+        }
+        if let Some(t) = backend.avx2() {
+            return t.extract(k, hint);
+        }
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = backend;
+    extract_body(PortableBits, k, hint)
+}
+
 /// `Sig(k)` for every coefficient.
 pub fn signal(k: &Poly) -> Hint {
-    #[cfg(target_arch = "x86_64")]
-    if let Some(t) = super::ntt::avx2() {
-        return Hint(t.signal(&k.0));
-    }
-    Hint(signal_body(PortableBits, &k.0))
+    Hint(signal_on(Backend::current(), &k.0))
 }
 
 /// `Mod2(k, hint)` for every coefficient, packed into 64 bytes.
 pub fn extract(k: &Poly, hint: &Hint) -> ReconciledKey {
-    #[cfg(target_arch = "x86_64")]
-    if let Some(t) = super::ntt::avx2() {
-        return ReconciledKey(t.extract(&k.0, &hint.0));
-    }
-    ReconciledKey(extract_body(PortableBits, &k.0, &hint.0))
+    ReconciledKey(extract_on(Backend::current(), &k.0, &hint.0))
 }
 
 #[cfg(test)]
@@ -290,15 +316,18 @@ mod tests {
         }
     }
 
-    /// The AVX2 signal and extraction (lane arithmetic and bit packing)
-    /// agree with the portable ones on random coefficients over the whole
-    /// `i16` range, on `(-q, q)`, and on the extremes and region edges.
+    /// The signal and extraction of every backend this CPU runs (lane
+    /// arithmetic and bit packing) agree with the portable ones on random
+    /// coefficients over the whole `i16` range, on `(-q, q)`, and on the
+    /// extremes and region edges.
     #[test]
-    #[cfg(target_arch = "x86_64")]
-    fn avx2_reconciliation_agrees() {
-        let Some(t) = super::super::ntt_avx2::Avx2::detect() else {
-            return;
-        };
+    fn reconciliation_backends_agree() {
+        for backend in super::super::ntt::tests::skip_missing() {
+            check_backend(backend);
+        }
+    }
+
+    fn check_backend(backend: Backend) {
         let edges = [
             i16::MIN,
             i16::MAX,
@@ -339,12 +368,54 @@ mod tests {
                     .wrapping_add(1);
                 *b = (state >> 56) as u8;
             }
-            assert_eq!(t.signal(&k), signal_body(PortableBits, &k), "round {round}");
             assert_eq!(
-                t.extract(&k, &hint),
-                extract_body(PortableBits, &k, &hint),
-                "round {round}"
+                signal_on(backend, &k),
+                signal_body(PortableBits, &k),
+                "{backend}, round {round}"
             );
+            assert_eq!(
+                extract_on(backend, &k, &hint),
+                extract_body(PortableBits, &k, &hint),
+                "{backend}, round {round}"
+            );
+        }
+    }
+
+    /// A [`SignBits`] implementation packs and expands like the portable
+    /// one, on random lanes and on the extremes.
+    #[cfg(target_arch = "x86_64")]
+    fn check_sign_bits<B: SignBits>(bits: B) {
+        let mut state = 12u64;
+        for round in 0..400 {
+            let lanes: [i16; BLOCK] = core::array::from_fn(|i| {
+                state = state
+                    .wrapping_mul(6_364_136_223_846_793_005)
+                    .wrapping_add(1);
+                let w = (state >> 32) as u32;
+                match round % 2 {
+                    0 => w as i16,
+                    _ => [i16::MIN, i16::MAX, -1, 0][(w as usize + i) % 4],
+                }
+            });
+            let packed = bits.pack(&lanes);
+            assert_eq!(packed, PortableBits.pack(&lanes), "round {round}");
+            let (mut a, mut b) = ([0i16; BLOCK], [0i16; BLOCK]);
+            bits.masks(&packed, &mut a);
+            PortableBits.masks(&packed, &mut b);
+            assert_eq!(a, b, "round {round}");
+        }
+    }
+
+    /// The bit packing of every backend this CPU runs.
+    #[test]
+    #[cfg(target_arch = "x86_64")]
+    fn sign_bits_backends_agree() {
+        for backend in super::super::ntt::tests::skip_missing() {
+            if let Some(t) = backend.avx512() {
+                check_sign_bits(t);
+            } else if let Some(t) = backend.avx2() {
+                check_sign_bits(t);
+            }
         }
     }
 

@@ -21,6 +21,7 @@
 //!
 //! Every operation runs in time independent of the coefficient values.
 
+use super::ntt::Backend;
 use zeroize::Zeroize;
 
 /// Ring degree `n`.
@@ -242,10 +243,11 @@ impl core::fmt::Debug for MontNttPoly {
 
 // Coefficient-wise passes. Each body is written once as plain Rust and
 // marked `#[inline(always)]`; the portable backend compiles it for the
-// baseline target (SSE2 on x86-64), and `lanes_avx2.rs` compiles the same
-// body inside `#[target_feature(enable = "avx2")]` wrappers, so both
-// backends give bit-identical results. The dispatchers below pick the
-// backend with [`super::ntt::avx2`].
+// baseline target (SSE2 on x86-64), and `lanes_avx2.rs` / `lanes_avx512.rs`
+// compile the same body inside `#[target_feature]` wrappers for AVX2 and
+// AVX-512, so all backends give bit-identical results. The dispatchers
+// below take the backend (the methods pass [`Backend::current`]) and run
+// the AVX-512 copy, else the AVX2 one, else the portable one.
 
 /// `r <- caddq(r)`. Input in `(-q, q)`, output in `[0, q)`.
 #[inline(always)]
@@ -308,43 +310,52 @@ pub(crate) fn sub_masked_body(r: &mut [i16; N], y: &[i16; N], mask: i16) {
     }
 }
 
-/// Runs `$op` on the AVX2 backend when it is in use, else its portable body.
+/// Runs `$op` with the token of `$backend`: AVX-512, else AVX2, else its
+/// portable body.
 macro_rules! dispatch {
-    ($op:ident, $body:ident ($($arg:expr),*)) => {{
+    ($backend:expr, $op:ident, $body:ident ($($arg:expr),*)) => {{
+        let backend: Backend = $backend;
         #[cfg(target_arch = "x86_64")]
-        if let Some(t) = super::ntt::avx2() {
-            return t.$op($($arg),*);
+        {
+            if let Some(t) = backend.avx512() {
+                return t.$op($($arg),*);
+            }
+            if let Some(t) = backend.avx2() {
+                return t.$op($($arg),*);
+            }
         }
+        #[cfg(not(target_arch = "x86_64"))]
+        let _ = backend;
         $body($($arg),*)
     }};
 }
 
-fn caddq_all(r: &mut [i16; N]) {
-    dispatch!(caddq, caddq_body(r))
+fn caddq_all(b: Backend, r: &mut [i16; N]) {
+    dispatch!(b, caddq, caddq_body(r))
 }
 
-fn to_mont_all(r: &mut [i16; N]) {
-    dispatch!(to_mont, to_mont_body(r))
+fn to_mont_all(b: Backend, r: &mut [i16; N]) {
+    dispatch!(b, to_mont, to_mont_body(r))
 }
 
-fn mul_mont_into(r: &mut [i16; N], a: &[i16; N], b: &[i16; N]) {
-    dispatch!(mul_mont, mul_mont_body(r, a, b))
+fn mul_mont_into(b: Backend, r: &mut [i16; N], a: &[i16; N], y: &[i16; N]) {
+    dispatch!(b, mul_mont, mul_mont_body(r, a, y))
 }
 
-fn mul_mont_add_into(r: &mut [i16; N], a: &[i16; N], b: &[i16; N]) {
-    dispatch!(mul_mont_add, mul_mont_add_body(r, a, b))
+fn mul_mont_add_into(b: Backend, r: &mut [i16; N], a: &[i16; N], y: &[i16; N]) {
+    dispatch!(b, mul_mont_add, mul_mont_add_body(r, a, y))
 }
 
-fn add_reduce(r: &mut [i16; N], y: &[i16; N]) {
-    dispatch!(add_reduce, add_reduce_body(r, y))
+fn add_reduce(b: Backend, r: &mut [i16; N], y: &[i16; N]) {
+    dispatch!(b, add_reduce, add_reduce_body(r, y))
 }
 
-fn add_canonical(r: &mut [i16; N], y: &[i16; N]) {
-    dispatch!(add_canonical, add_canonical_body(r, y))
+fn add_canonical(b: Backend, r: &mut [i16; N], y: &[i16; N]) {
+    dispatch!(b, add_canonical, add_canonical_body(r, y))
 }
 
-fn sub_masked(r: &mut [i16; N], y: &[i16; N], mask: i16) {
-    dispatch!(sub_masked, sub_masked_body(r, y, mask))
+fn sub_masked(b: Backend, r: &mut [i16; N], y: &[i16; N], mask: i16) {
+    dispatch!(b, sub_masked, sub_masked_body(r, y, mask))
 }
 
 impl Poly {
@@ -373,9 +384,16 @@ impl Poly {
 
     /// Forward NTT.
     pub fn ntt(&self) -> NttPoly {
+        self.ntt_on(Backend::current())
+    }
+
+    /// Forward NTT on a given backend (to compare backends: the result is
+    /// the same on each); a backend this CPU lacks runs the portable code.
+    /// [`Poly::ntt`] runs on [`Backend::current`].
+    pub fn ntt_on(&self, backend: Backend) -> NttPoly {
         let mut out = NttPoly(self.0);
-        ntt_in_place(&mut out.0);
-        caddq_all(&mut out.0);
+        super::ntt::forward_on(backend, &mut out.0);
+        caddq_all(backend, &mut out.0);
         out
     }
 
@@ -388,12 +406,12 @@ impl Poly {
 
     /// Coefficient-wise sum, reduced to `(-q, q)`.
     pub fn add_assign(&mut self, rhs: &Poly) {
-        add_reduce(&mut self.0, &rhs.0);
+        add_reduce(Backend::current(), &mut self.0, &rhs.0);
     }
 
     /// `INTT(p * s)` into `self` (whatever it held), without a temporary.
     pub(crate) fn set_inv_ntt_of_product(&mut self, p: &NttPoly, s: &MontNttPoly) {
-        mul_mont_into(&mut self.0, &p.0, &s.0);
+        mul_mont_into(Backend::current(), &mut self.0, &p.0, &s.0);
         inv_ntt_in_place(&mut self.0);
     }
 }
@@ -403,7 +421,7 @@ impl MontNttPoly {
     /// sampled into it) into the Montgomery-form evaluations, in place.
     pub(crate) fn ntt_mont_in_place(&mut self) {
         ntt_in_place(&mut self.0);
-        to_mont_all(&mut self.0);
+        to_mont_all(Backend::current(), &mut self.0);
     }
 }
 
@@ -422,8 +440,15 @@ impl NttPoly {
 
     /// Inverse NTT.
     pub fn inv_ntt(&self) -> Poly {
+        self.inv_ntt_on(Backend::current())
+    }
+
+    /// Inverse NTT on a given backend (to compare backends: the result is
+    /// the same on each); a backend this CPU lacks runs the portable code.
+    /// [`NttPoly::inv_ntt`] runs on [`Backend::current`].
+    pub fn inv_ntt_on(&self, backend: Backend) -> Poly {
         let mut out = Poly(self.0);
-        inv_ntt_in_place(&mut out.0);
+        super::ntt::inverse_on(backend, &mut out.0);
         out
     }
 
@@ -436,27 +461,27 @@ impl NttPoly {
 
     /// `self <- self + rhs`, in place.
     pub(crate) fn add_assign(&mut self, rhs: &NttPoly) {
-        add_canonical(&mut self.0, &rhs.0);
+        add_canonical(Backend::current(), &mut self.0, &rhs.0);
     }
 
     /// `self - rhs`.
     pub fn sub(&self, rhs: &NttPoly) -> NttPoly {
         let mut r = self.clone();
-        sub_masked(&mut r.0, &rhs.0, -1);
+        sub_masked(Backend::current(), &mut r.0, &rhs.0, -1);
         r
     }
 
     /// `self <- self - (rhs if bit == 1 else 0)`, in place, without a
     /// branch on `bit`.
     pub(crate) fn sub_masked_assign(&mut self, rhs: &NttPoly, bit: u8) {
-        sub_masked(&mut self.0, &rhs.0, -i16::from(bit & 1));
+        sub_masked(Backend::current(), &mut self.0, &rhs.0, -i16::from(bit & 1));
     }
 
     /// Ring product with a Montgomery-form polynomial: a single Montgomery
     /// multiplication per coefficient.
     pub fn mul_mont(&self, rhs: &MontNttPoly) -> NttPoly {
         let mut r = NttPoly([0; N]);
-        mul_mont_into(&mut r.0, &self.0, &rhs.0);
+        mul_mont_into(Backend::current(), &mut r.0, &self.0, &rhs.0);
         r
     }
 
@@ -464,7 +489,7 @@ impl NttPoly {
     #[cfg(test)]
     pub(crate) fn mul_mont_add(&self, rhs: &MontNttPoly, add: &NttPoly) -> NttPoly {
         let mut r = add.clone();
-        mul_mont_add_into(&mut r.0, &self.0, &rhs.0);
+        mul_mont_add_into(Backend::current(), &mut r.0, &self.0, &rhs.0);
         r
     }
 
@@ -474,7 +499,7 @@ impl NttPoly {
     /// reduces and adds.
     pub(crate) fn set_rlwe_sample(&mut self, a: &NttPoly, s: &MontNttPoly) {
         ntt_in_place(&mut self.0);
-        mul_mont_add_into(&mut self.0, &a.0, &s.0);
+        mul_mont_add_into(Backend::current(), &mut self.0, &a.0, &s.0);
     }
 
     /// Ring product of two canonical NTT-domain polynomials.
@@ -485,7 +510,7 @@ impl NttPoly {
     /// Montgomery form of `self`.
     pub fn to_mont(&self) -> MontNttPoly {
         let mut r = MontNttPoly(self.0);
-        to_mont_all(&mut r.0);
+        to_mont_all(Backend::current(), &mut r.0);
         r
     }
 }
@@ -527,6 +552,105 @@ pub(crate) mod tests {
             *x = i64::from(rng.next_u32() % QU);
         }
         Poly::from_coeffs(&c)
+    }
+
+    struct Lcg(u64);
+
+    impl Lcg {
+        fn next(&mut self) -> u32 {
+            self.0 = self
+                .0
+                .wrapping_mul(6_364_136_223_846_793_005)
+                .wrapping_add(1);
+            (self.0 >> 32) as u32
+        }
+
+        /// Values in `[lo, hi]`: random ones in some rounds, the limits
+        /// and their neighbours in the others.
+        fn poly(&mut self, round: usize, lo: i16, hi: i16) -> [i16; N] {
+            let edges = [lo, hi, lo + 1, hi - 1, 0, 1, -1, lo / 2, hi / 2];
+            let span = (i32::from(hi) - i32::from(lo) + 1) as u32;
+            core::array::from_fn(|i| {
+                let w = self.next();
+                match round % 4 {
+                    0 | 1 => (i32::from(lo) + (w % span) as i32) as i16,
+                    2 => edges[(w as usize + i) % edges.len()].clamp(lo, hi),
+                    _ => [lo, hi][(w & 1) as usize],
+                }
+            })
+        }
+    }
+
+    /// Every coefficient-wise pass gives the portable result on every
+    /// backend this CPU runs, on random values and on the limits of its
+    /// documented input range.
+    #[test]
+    fn pointwise_backends_agree() {
+        const M: i16 = Q - 1;
+        for backend in super::super::ntt::tests::skip_missing() {
+            let mut g = Lcg(11);
+            for round in 0..400 {
+                let sym = g.poly(round, -M, M);
+                let can = g.poly(round, 0, M);
+                let can2 = g.poly(round + 1, 0, M);
+                let any = g.poly(round, i16::MIN, i16::MAX);
+                let any2 = g.poly(round + 2, i16::MIN, i16::MAX);
+                let check = |name: &str,
+                             r0: [i16; N],
+                             op: &dyn Fn(Backend, &mut [i16; N]),
+                             portable: &dyn Fn(&mut [i16; N])| {
+                    let (mut a, mut b) = (r0, r0);
+                    op(backend, &mut a);
+                    portable(&mut b);
+                    assert_eq!(a, b, "{name}, {backend}, round {round}");
+                };
+                check("caddq", sym, &caddq_all, &|r| caddq_body(r));
+                check("to_mont", sym, &to_mont_all, &|r| to_mont_body(r));
+                check(
+                    "mul_mont",
+                    any,
+                    &|b, r| mul_mont_into(b, r, &can, &sym),
+                    &|r| mul_mont_body(r, &can, &sym),
+                );
+                for acc in [sym, can2] {
+                    check(
+                        "mul_mont_add",
+                        acc,
+                        &|b, r| mul_mont_add_into(b, r, &can, &sym),
+                        &|r| mul_mont_add_body(r, &can, &sym),
+                    );
+                }
+                check("add_reduce", any, &|b, r| add_reduce(b, r, &any2), &|r| {
+                    add_reduce_body(r, &any2)
+                });
+                check(
+                    "add_canonical",
+                    can,
+                    &|b, r| add_canonical(b, r, &can2),
+                    &|r| add_canonical_body(r, &can2),
+                );
+                for mask in [0, -1] {
+                    check(
+                        "sub_masked",
+                        can,
+                        &|b, r| sub_masked(b, r, &can2, mask),
+                        &|r| sub_masked_body(r, &can2, mask),
+                    );
+                }
+            }
+        }
+    }
+
+    /// The public per-backend transforms agree with the current backend's.
+    #[test]
+    fn ntt_on_every_backend() {
+        let mut rng = ChaCha20Rng::seed_from_u64(5);
+        let a = random_poly(&mut rng);
+        let hat = a.ntt();
+        for backend in Backend::ALL {
+            assert_eq!(a.ntt_on(backend), hat, "{backend}");
+            assert_eq!(hat.inv_ntt_on(backend), hat.inv_ntt(), "{backend}");
+        }
     }
 
     #[test]

@@ -40,9 +40,12 @@
 //! comparisons split into 32-bit halves, both vectorized by LLVM across
 //! coefficients), and on x86-64 with AVX2 `sample_avx2`
 //! (intrinsics), chosen with the NTT's [`super::ntt::Backend`], so
-//! `TRISKELE_BACKEND=portable` forces the portable samplers too. Both give
-//! the same coefficients from the same random bytes.
+//! `TRISKELE_BACKEND=portable` forces the portable samplers too. The
+//! AVX-512 backend runs the AVX2 samplers (the PRG that feeds them costs
+//! more than they do). All give the same coefficients from the same random
+//! bytes.
 
+use super::ntt::Backend;
 use super::ring::{Poly, N};
 use crate::prg::wipe_bytes;
 use crate::prg::Prg;
@@ -119,11 +122,20 @@ pub(crate) fn binomial_portable(
     }
 }
 
-fn binomial(rand: &[u8; BLOCK_BYTES], scale: i16, out: &mut [i16; BINOMIAL_BLOCK]) {
+/// [`binomial_portable`] on `backend` (AVX2 code on the AVX2 and AVX-512
+/// backends).
+fn binomial(
+    backend: Backend,
+    rand: &[u8; BLOCK_BYTES],
+    scale: i16,
+    out: &mut [i16; BINOMIAL_BLOCK],
+) {
     #[cfg(target_arch = "x86_64")]
-    if let Some(t) = super::ntt::avx2() {
+    if let Some(t) = backend.avx2() {
         return t.binomial(rand, scale, out);
     }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = backend;
     binomial_portable(rand, scale, out);
 }
 
@@ -184,11 +196,20 @@ pub(crate) fn gaussian_portable(
     core::hint::black_box((&mut h, &mut l, &mut neg, &mut c));
 }
 
-fn gaussian(rand: &[u8; BLOCK_BYTES], scale: i16, out: &mut [i16; GAUSSIAN_BLOCK]) {
+/// [`gaussian_portable`] with the table [`cdt`] on `backend` (AVX2 code on
+/// the AVX2 and AVX-512 backends).
+fn gaussian(
+    backend: Backend,
+    rand: &[u8; BLOCK_BYTES],
+    scale: i16,
+    out: &mut [i16; GAUSSIAN_BLOCK],
+) {
     #[cfg(target_arch = "x86_64")]
-    if let Some(t) = super::ntt::avx2() {
+    if let Some(t) = backend.avx2() {
         return t.gaussian(rand, scale, out);
     }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = backend;
     gaussian_portable(rand, cdt(), scale, out);
 }
 
@@ -212,12 +233,13 @@ fn sample_blocks<const B: usize>(
 /// (every coefficient is written; `out` is usually the array of the
 /// polynomial that keeps them, so that no copy is left to wipe).
 pub(crate) fn sample_into(dist: NoiseDistribution, prg: &mut Prg, scale: i16, out: &mut [i16; N]) {
+    let b = Backend::current();
     match dist {
         NoiseDistribution::CenteredBinomial => {
-            sample_blocks::<BINOMIAL_BLOCK>(prg, out, |r, o| binomial(r, scale, o))
+            sample_blocks::<BINOMIAL_BLOCK>(prg, out, |r, o| binomial(b, r, scale, o))
         }
         NoiseDistribution::DiscreteGaussian => {
-            sample_blocks::<GAUSSIAN_BLOCK>(prg, out, |r, o| gaussian(r, scale, o))
+            sample_blocks::<GAUSSIAN_BLOCK>(prg, out, |r, o| gaussian(b, r, scale, o))
         }
     }
 }
@@ -429,6 +451,62 @@ pub(crate) mod tests {
             h.finalize().to_hex().as_str(),
             "1182c4c1b0b5391a84a0b0aaa23cbd060f0167c7093e78bf38285c495f73657b"
         );
+    }
+
+    /// The binomial sampler of every backend this CPU runs gives the
+    /// portable coefficients, on extreme and random blocks.
+    #[test]
+    fn binomial_backends_agree() {
+        for backend in crate::rlwe::ntt::tests::skip_missing() {
+            let mut prg = Prg::from_seed(&[11; 32]);
+            let mut rand = [0u8; BLOCK_BYTES];
+            for round in 0..200 {
+                match round {
+                    0 => rand.fill(0),
+                    1 => rand.fill(0xff),
+                    2 => rand[..BINOMIAL_BLOCK].fill(0xff),
+                    3 => rand[BINOMIAL_BLOCK..].fill(0),
+                    _ => prg.fill_bytes(&mut rand),
+                }
+                for scale in [1, 2, -3] {
+                    let mut want = [0i16; BINOMIAL_BLOCK];
+                    let mut got = [0i16; BINOMIAL_BLOCK];
+                    binomial_portable(&rand, scale, &mut want);
+                    binomial(backend, &rand, scale, &mut got);
+                    assert_eq!(want, got, "{backend}, round {round}, scale {scale}");
+                }
+            }
+        }
+    }
+
+    /// The Gaussian sampler of every backend this CPU runs gives the
+    /// portable coefficients: edge magnitudes at every position (shifted
+    /// each round), with random signs; then random blocks.
+    #[test]
+    fn gaussian_backends_agree() {
+        let table = cdt();
+        let edge = edge_magnitudes();
+        for backend in crate::rlwe::ntt::tests::skip_missing() {
+            let mut prg = Prg::from_seed(&[12; 32]);
+            let mut rand = [0u8; BLOCK_BYTES];
+            for round in 0..300 {
+                prg.fill_bytes(&mut rand);
+                if round < 60 {
+                    let signs = prg.gen_32();
+                    for k in 0..GAUSSIAN_BLOCK {
+                        let neg = signs[k / 8] >> (k % 8) & 1 == 1;
+                        put_word(&mut rand, k, edge[(k + round) % edge.len()], neg);
+                    }
+                }
+                for scale in [1, 2, -3] {
+                    let mut want = [0i16; GAUSSIAN_BLOCK];
+                    let mut got = [0i16; GAUSSIAN_BLOCK];
+                    gaussian_portable(&rand, table, scale, &mut want);
+                    gaussian(backend, &rand, scale, &mut got);
+                    assert_eq!(want, got, "{backend}, round {round}, scale {scale}");
+                }
+            }
+        }
     }
 
     #[test]
