@@ -44,11 +44,16 @@ fn main() -> ExitCode {
     };
     init_logging(cli.verbose);
     let backend_env = std::env::var(triskele_field::backend::ENV_VAR).ok();
-    if let triskele_field::backend::BackendRequest::Unknown =
-        triskele_field::backend::parse_request(backend_env.as_deref())
-    {
+    // The OT crate's ring code reads the same variable (`avx512` is one of its names).
+    let ot_name = backend_env
+        .as_deref()
+        .and_then(triskele_ot::rlwe::Backend::from_name);
+    if let (triskele_field::backend::BackendRequest::Unknown, None) = (
+        triskele_field::backend::parse_request(backend_env.as_deref()),
+        ot_name,
+    ) {
         eprintln!(
-            "warning: {}={:?} names no backend (use portable, avx2, avx2-vpclmul, gfni, gfni-avx512 or auto); using {}",
+            "warning: {}={:?} names no backend (use portable, avx2, avx2-vpclmul, gfni, gfni-avx512, avx512 or auto); using {}",
             triskele_field::backend::ENV_VAR,
             backend_env.unwrap_or_default(),
             triskele_field::backend::active()

@@ -620,3 +620,31 @@ fn ot_bench_two_config_processes() {
         assert!(o.contains("us per OT") && o.contains("peak memory"), "{o}");
     }
 }
+
+/// `TRISKELE_BACKEND` names of the field backends and of the OT crate's ring backends are
+/// accepted without a warning (whether or not this CPU has them); other values are warned
+/// about, and the run goes on with detection.
+#[test]
+fn backend_variable_warns_only_about_unknown_names() {
+    let run = |value: &str| {
+        Command::new(env!("CARGO_BIN_EXE_triskele"))
+            .args(["aes", "--protocol", "chida", "--key", KEY128, "--input", PT])
+            .env("TRISKELE_BACKEND", value)
+            .output()
+            .expect("run triskele")
+    };
+    for value in ["portable", "avx2", "gfni-avx512", "avx512", "auto", ""] {
+        let o = run(value);
+        assert_eq!(o.status.code(), Some(0), "{value}: {}", stderr(&o));
+        assert!(
+            !stderr(&o).contains("names no backend"),
+            "{value}: {}",
+            stderr(&o)
+        );
+        assert_eq!(stdout(&o), "69c4e0d86a7b0430d8cdb78070b4c55a\n");
+    }
+    let o = run("no-such-backend");
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(stderr(&o).contains("names no backend"), "{}", stderr(&o));
+    assert_eq!(stdout(&o), "69c4e0d86a7b0430d8cdb78070b4c55a\n");
+}
