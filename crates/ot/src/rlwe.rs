@@ -35,6 +35,8 @@ pub mod rot;
 pub mod sample;
 #[cfg(target_arch = "x86_64")]
 pub(crate) mod sample_avx2;
+#[cfg(target_arch = "x86_64")]
+pub(crate) mod sample_avx512;
 
 pub use bdgm::RlweOt;
 pub use encode::{HINT_BYTES, POLY_BYTES};

@@ -38,12 +38,13 @@
 //!
 //! Backends: the portable code below (byte-wise SWAR popcount; the 63-bit
 //! comparisons split into 32-bit halves, both vectorized by LLVM across
-//! coefficients), and on x86-64 with AVX2 `sample_avx2`
-//! (intrinsics), chosen with the NTT's [`super::ntt::Backend`], so
-//! `TRISKELE_BACKEND=portable` forces the portable samplers too. The
-//! AVX-512 backend runs the AVX2 samplers (the PRG that feeds them costs
-//! more than they do). All give the same coefficients from the same random
-//! bytes.
+//! coefficients), on x86-64 with AVX2 `sample_avx2` (intrinsics), and with
+//! AVX-512 `sample_avx512` for the Gaussian (a binary search over the
+//! table's high halves in a register; the binomial stays on AVX2, where the
+//! PRG that feeds it costs more than it does), chosen with the NTT's
+//! [`super::ntt::Backend`], so `TRISKELE_BACKEND=portable` forces the
+//! portable samplers too. All give the same coefficients from the same
+//! random bytes.
 
 use super::ntt::Backend;
 use super::ring::{Poly, N};
@@ -196,8 +197,7 @@ pub(crate) fn gaussian_portable(
     core::hint::black_box((&mut h, &mut l, &mut neg, &mut c));
 }
 
-/// [`gaussian_portable`] with the table [`cdt`] on `backend` (AVX2 code on
-/// the AVX2 and AVX-512 backends).
+/// [`gaussian_portable`] with the table [`cdt`] on `backend`.
 fn gaussian(
     backend: Backend,
     rand: &[u8; BLOCK_BYTES],
@@ -205,8 +205,13 @@ fn gaussian(
     out: &mut [i16; GAUSSIAN_BLOCK],
 ) {
     #[cfg(target_arch = "x86_64")]
-    if let Some(t) = backend.avx2() {
-        return t.gaussian(rand, scale, out);
+    {
+        if let Some(t) = backend.avx512() {
+            return t.gaussian(rand, scale, out);
+        }
+        if let Some(t) = backend.avx2() {
+            return t.gaussian(rand, scale, out);
+        }
     }
     #[cfg(not(target_arch = "x86_64"))]
     let _ = backend;
