@@ -78,10 +78,10 @@ fn load(b: &[u8; 32]) -> __m256i {
     unsafe { _mm256_loadu_si256(b.as_ptr().cast()) }
 }
 
-/// Stores 16 lanes of 16 bits.
+/// Stores 16 lanes of 16 bits (also used by `sample_avx512`).
 #[target_feature(enable = "avx2")]
 #[inline]
-fn store(o: &mut [i16; 16], v: __m256i) {
+pub(crate) fn store(o: &mut [i16; 16], v: __m256i) {
     // SAFETY: `o` is 32 writable bytes and `storeu` has no alignment
     // requirement.
     unsafe { _mm256_storeu_si256(o.as_mut_ptr().cast(), v) }

@@ -29,9 +29,10 @@
 
 use super::ntt_avx512::Avx512;
 use super::sample::{cdt, gaussian_portable, BLOCK_BYTES, CDT_LEN, GAUSSIAN_BLOCK};
+use super::sample_avx2::store;
 use core::arch::x86_64::{
-    __m256i, __m512i, _mm256_mullo_epi16, _mm256_set1_epi16, _mm256_storeu_si256, _mm512_add_epi32,
-    _mm512_and_si512, _mm512_cmpeq_epi32_mask, _mm512_cmpgt_epu32_mask, _mm512_cmplt_epi32_mask,
+    __m512i, _mm256_mullo_epi16, _mm256_set1_epi16, _mm512_add_epi32, _mm512_and_si512,
+    _mm512_cmpeq_epi32_mask, _mm512_cmpgt_epu32_mask, _mm512_cmplt_epi32_mask,
     _mm512_cmplt_epu32_mask, _mm512_cvtepi32_epi16, _mm512_loadu_si512, _mm512_mask_add_epi32,
     _mm512_mask_sub_epi32, _mm512_permutexvar_epi32, _mm512_set1_epi32, _mm512_setzero_si512,
 };
@@ -124,15 +125,6 @@ fn load16(x: &[u32; LANES]) -> __m512i {
     // SAFETY: `x` is 64 readable bytes and `loadu` has no alignment
     // requirement.
     unsafe { _mm512_loadu_si512(x.as_ptr().cast()) }
-}
-
-/// Stores 16 lanes of 16 bits.
-#[target_feature(enable = "avx2")]
-#[inline]
-fn store(o: &mut [i16; 16], v: __m256i) {
-    // SAFETY: `o` is 32 writable bytes and `storeu` has no alignment
-    // requirement.
-    unsafe { _mm256_storeu_si256(o.as_mut_ptr().cast(), v) }
 }
 
 #[target_feature(enable = "avx512f,avx512bw,avx2")]
