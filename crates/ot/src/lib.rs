@@ -135,14 +135,15 @@
 //! x86-64), with AVX2 and with AVX-512F/BW enabled; the NTT, the samplers
 //! and the bit packing also have hand-written AVX2 versions, and the NTT
 //! and the bit packing AVX-512 ones (32 lanes, the polynomial in
-//! registers). The best backend the CPU has is chosen at run time
+//! registers), as does the Gaussian sampler (16 magnitudes per register). The best backend the CPU has is chosen at run time
 //! (AVX-512, else AVX2, else portable); `TRISKELE_BACKEND=portable` forces
 //! the portable one, `TRISKELE_BACKEND=avx2` the AVX2 one, and tests check
 //! that every backend agrees with the portable one bit for bit (see
 //! [`rlwe::Backend`]). The KOS check's GF(2^128) products use PCLMULQDQ
 //! when present (portable: 4-bit windows indexed by public values only).
 //! The only `unsafe` code (`rlwe/ntt_avx2.rs`, `ntt_avx512.rs`,
-//! `lanes_avx2.rs`, `lanes_avx512.rs`, `sample_avx2.rs`) is the calls into
+//! `lanes_avx2.rs`, `lanes_avx512.rs`, `sample_avx2.rs`,
+//! `sample_avx512.rs`) is the calls into
 //! the AVX2, AVX-512 and PCLMULQDQ functions, each behind a token that
 //! proves run-time detection, and their unaligned loads and stores. AES
 //! (the noise PRG, the extensions' PRGs and their fixed-key output hash)
