@@ -35,6 +35,8 @@ pub struct Party<M: SecurityModel = SemiHonest> {
     model: M,
     /// A segment is being verified ([`Party::checkpoint`] does not nest).
     checking: bool,
+    /// The folded vectors of the last verification, reused by the next one.
+    pub(crate) spare: crate::verify::Spare,
 }
 
 impl<M: SecurityModel> Party<M> {
@@ -93,6 +95,7 @@ impl<M: SecurityModel> Party<M> {
             prss,
             model: M::default(),
             checking: false,
+            spare: crate::verify::Spare::default(),
         })
     }
 
@@ -104,6 +107,7 @@ impl<M: SecurityModel> Party<M> {
             prss,
             model: M::default(),
             checking: false,
+            spare: crate::verify::Spare::default(),
         }
     }
 

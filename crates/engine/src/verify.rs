@@ -119,6 +119,8 @@
 //! (and `257 · (2ℓ + 3) / p`, below `2^-80` for the primes of at least 100 bits of the
 //! malicious PRFs). Privacy is unchanged: each run opens only coins and the randomized `σ`.
 
+use core::any::Any;
+
 use rayon::prelude::*;
 use sha2::{Digest, Sha256};
 use triskele_field::ctr::Aes128Ctr;
@@ -991,12 +993,13 @@ fn source_fold<V: VerifyField>(
     h: usize,
     s: V,
     more: bool,
+    spare: &mut Spare,
 ) -> (Folded<V>, Sums<V>) {
     let nh = h.div_ceil(2);
     let x_only =
         more && h.is_multiple_of(2) && (y_by_bytes(src) || src.lift_y(0, [&mut [], &mut []]));
     let mut bufs: Vec<Vec<V>> = (0..if x_only { 2 } else { 4 })
-        .map(|_| V::zeroed_vec(h))
+        .map(|_| spare.take(h))
         .collect();
     let ranges = job_ranges(nh, COEFF_CHUNK);
     let mut parts = bufs
@@ -1406,7 +1409,8 @@ pub fn verify<V: VerifyField, M: SecurityModel>(
         let c = c[0];
         (scalar_times(c, &t.x), t.y, scalar_times(c, &t.z))
     } else {
-        let (mut prover, mut sums) = Prover::start(src, seed);
+        let spare = core::mem::take(&mut party.spare);
+        let (mut prover, mut sums) = Prover::start(src, seed, spare);
         // Current claim: Σ x'_k y'_k = z.
         let mut z = RssVec {
             first: vec![sums.z[0]],
@@ -1433,6 +1437,7 @@ pub fn verify<V: VerifyField, M: SecurityModel>(
             }
         }
         let [x1, x2, y1, y2] = prover.last();
+        party.spare = prover.into_spare();
         (
             RssVec {
                 first: vec![x1],
@@ -1448,6 +1453,47 @@ pub fn verify<V: VerifyField, M: SecurityModel>(
     check_triple(party, &x, &y, &z)
 }
 
+/// Most vectors [`Spare`] keeps.
+const SPARE_MAX: usize = 4;
+
+/// The folded vectors of a party's last verification, kept for its next one: a run verified
+/// in segments ([`crate::Party::checkpoint`]) folds vectors of about the same length every
+/// time, and level 1 then writes them into memory that is neither zero-filled again nor
+/// faulted in fresh. Level 1 writes every element of its vectors (the transcript tests run
+/// with vectors full of other values), so what they held before does not matter. At most
+/// [`SPARE_MAX`] vectors, of any check field.
+#[derive(Default)]
+pub(crate) struct Spare(Vec<Box<dyn Any + Send>>);
+
+impl core::fmt::Debug for Spare {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        write!(f, "Spare({} vectors)", self.0.len())
+    }
+}
+
+impl Spare {
+    /// A vector of length `len`: a kept one (its old values in place; zeros where it grows)
+    /// or a new one of zeros.
+    fn take<V: VerifyField>(&mut self, len: usize) -> Vec<V> {
+        let kept = self.0.iter().position(|b| b.is::<Vec<V>>());
+        match kept.and_then(|i| self.0.swap_remove(i).downcast::<Vec<V>>().ok()) {
+            Some(mut v) => {
+                v.truncate(len);
+                v.resize(len, V::ZERO);
+                *v
+            }
+            None => V::zeroed_vec(len),
+        }
+    }
+
+    /// Keeps `v` for a later [`Spare::take`] (while there is room).
+    fn put<V: VerifyField>(&mut self, v: Vec<V>) {
+        if self.0.len() < SPARE_MAX && v.capacity() > 0 {
+            self.0.push(Box::new(v));
+        }
+    }
+}
+
 /// This party's local side of the halvings (everything but the resharing and the coins).
 struct Prover<'a, V> {
     src: &'a dyn TripleSource<V>,
@@ -1458,11 +1504,13 @@ struct Prover<'a, V> {
     half: usize,
     /// The folded vectors `[[x']]`, `[[y']]` (after level 1).
     folded: Option<Folded<V>>,
+    /// Where level 1 takes its vectors from ([`Prover::into_spare`] gives them back).
+    spare: Spare,
 }
 
 impl<'a, V: VerifyField> Prover<'a, V> {
     /// Level 1's sums for `src` (at least two triples after padding, `n ≥ 2`).
-    fn start(src: &'a dyn TripleSource<V>, seed: [u8; 16]) -> (Self, Sums<V>) {
+    fn start(src: &'a dyn TripleSource<V>, seed: [u8; 16], spare: Spare) -> (Self, Sums<V>) {
         let n = src.len().max(1).next_power_of_two();
         let half = first_half(src.len(), n);
         let sums = source_sums(src, &seed, half);
@@ -1472,8 +1520,21 @@ impl<'a, V: VerifyField> Prover<'a, V> {
             len: n,
             half,
             folded: None,
+            spare,
         };
         (prover, sums)
+    }
+
+    /// The spare vectors, with the folded vectors added.
+    fn into_spare(mut self) -> Spare {
+        match self.folded.take() {
+            Some(Folded::Four(v)) => v.into_iter().for_each(|v| self.spare.put(v)),
+            Some(Folded::Two(v, _) | Folded::XOnly(v, _)) => {
+                v.into_iter().for_each(|v| self.spare.put(v))
+            }
+            None => {}
+        }
+        self.spare
     }
 
     /// Folds the current level with its coin `s`; the next level's sums unless this was the
@@ -1482,7 +1543,7 @@ impl<'a, V: VerifyField> Prover<'a, V> {
         let half = self.half;
         let more = half > 1;
         let (folded, sums) = match self.folded.take() {
-            None => source_fold(self.src, &self.seed, half, s, more),
+            None => source_fold(self.src, &self.seed, half, s, more, &mut self.spare),
             Some(Folded::XOnly(mut x, s1)) => {
                 let sums = fold_x_only(self.src, &mut x, self.len, s1, s, more);
                 (Folded::Two(x, half), sums)
@@ -1861,7 +1922,18 @@ mod tests {
         seed: &[u8; 16],
         coins: &[V],
     ) -> (Vec<[V; 4]>, [V; 4]) {
-        let (mut prover, first) = Prover::start(src, *seed);
+        // Level 1 must write every element of its vectors: they come filled with other
+        // values, shorter and longer than needed.
+        let mut spare = Spare::default();
+        let n = src.len().max(1).next_power_of_two();
+        for len in [n, n / 2 + 3, 1, 2 * n] {
+            use rand::SeedableRng;
+            let mut r = rand_chacha::ChaCha20Rng::seed_from_u64(len as u64);
+            let mut v = vec![V::ZERO; len];
+            V::fill_random(&mut r, &mut v);
+            spare.put(v);
+        }
+        let (mut prover, first) = Prover::start(src, *seed, spare);
         let mut out = vec![[first.z[0], first.z[1], first.h1, first.hu]];
         while let Some(s) = prover.fold(coins[out.len() - 1]) {
             out.push([s.z[0], s.z[1], s.h1, s.hu]);
