@@ -175,6 +175,15 @@ pub fn run(a: OtBenchArgs) -> Result<(), CliError> {
             )))
         }
     };
+    // What ran, before the figures: the ring code's backend decides the lattice protocols'
+    // speed (`TRISKELE_BACKEND` can force one).
+    println!(
+        "triskele {} (rev {}), OT ring backend {}, {} noise",
+        env!("CARGO_PKG_VERSION"),
+        env!("TRISKELE_GIT_REV"),
+        triskele_ot::rlwe::Backend::current(),
+        a.noise
+    );
     if let Some(path) = &a.config {
         return run_configured(path, protocol, a.count, noise, a.timeout, a.rep);
     }

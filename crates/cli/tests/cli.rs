@@ -648,3 +648,39 @@ fn backend_variable_warns_only_about_unknown_names() {
     assert!(stderr(&o).contains("names no backend"), "{}", stderr(&o));
     assert_eq!(stdout(&o), "69c4e0d86a7b0430d8cdb78070b4c55a\n");
 }
+
+/// `ot bench` first names the ring backend it runs on and the noise, so that runs under
+/// different `TRISKELE_BACKEND` values can be told apart.
+#[test]
+fn ot_bench_names_its_ring_backend() {
+    let run = |value: Option<&str>| {
+        let mut c = Command::new(env!("CARGO_BIN_EXE_triskele"));
+        c.args([
+            "ot",
+            "bench",
+            "--local",
+            "--protocol",
+            "rot",
+            "--count",
+            "20",
+            "--noise",
+            "binomial",
+        ]);
+        if let Some(v) = value {
+            c.env("TRISKELE_BACKEND", v);
+        }
+        let o = c.output().expect("run triskele");
+        assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+        stdout(&o)
+    };
+    let forced = run(Some("portable"));
+    let first = forced.lines().next().unwrap_or_default();
+    assert!(first.starts_with("triskele "), "{forced}");
+    assert!(
+        first.ends_with("OT ring backend portable, binomial noise"),
+        "{forced}"
+    );
+    assert!(forced.contains("rot: 20 OTs"), "{forced}");
+    let detected = run(None);
+    assert!(detected.contains("OT ring backend "), "{detected}");
+}
