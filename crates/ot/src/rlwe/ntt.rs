@@ -347,36 +347,36 @@ impl core::fmt::Display for Backend {
     }
 }
 
+/// The body of a function that runs on `$backend`: `$call` with `$t` bound to its AVX-512
+/// token, else to its AVX2 token (both types have the method), else `$portable` (also when
+/// the backend is unavailable on this CPU). It returns from the enclosing function.
+macro_rules! on_backend {
+    ($backend:expr, |$t:ident| $call:expr, $portable:expr) => {{
+        let backend: $crate::rlwe::ntt::Backend = $backend;
+        #[cfg(target_arch = "x86_64")]
+        {
+            if let Some($t) = backend.avx512() {
+                return $call;
+            }
+            if let Some($t) = backend.avx2() {
+                return $call;
+            }
+        }
+        #[cfg(not(target_arch = "x86_64"))]
+        let _ = backend;
+        $portable
+    }};
+}
+pub(crate) use on_backend;
+
 /// Forward NTT on `backend`; falls back to portable if it is unavailable.
 pub(crate) fn forward_on(backend: Backend, r: &mut [i16; N]) {
-    #[cfg(target_arch = "x86_64")]
-    {
-        if let Some(t) = backend.avx512() {
-            return t.forward(r);
-        }
-        if let Some(t) = backend.avx2() {
-            return t.forward(r);
-        }
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    let _ = backend;
-    forward_body(r)
+    on_backend!(backend, |t| t.forward(r), forward_body(r))
 }
 
 /// Inverse NTT on `backend`; falls back to portable if it is unavailable.
 pub(crate) fn inverse_on(backend: Backend, r: &mut [i16; N]) {
-    #[cfg(target_arch = "x86_64")]
-    {
-        if let Some(t) = backend.avx512() {
-            return t.inverse(r);
-        }
-        if let Some(t) = backend.avx2() {
-            return t.inverse(r);
-        }
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    let _ = backend;
-    inverse_body(r)
+    on_backend!(backend, |t| t.inverse(r), inverse_body(r))
 }
 
 pub(crate) fn forward(r: &mut [i16; N]) {

@@ -15,7 +15,7 @@
 //! `2^-160` (the test measures the actual distance).
 
 use super::encode::HINT_BYTES;
-use super::ntt::Backend;
+use super::ntt::{on_backend, Backend};
 use super::ring::{barrett, caddq, csubq, Poly, HALF_Q, N};
 use zeroize::{Zeroize, ZeroizeOnDrop};
 
@@ -172,34 +172,16 @@ pub(crate) fn extract_body<B: SignBits>(
 
 /// [`signal_body`] on `backend`: AVX-512, else AVX2, else portable.
 fn signal_on(backend: Backend, k: &[i16; N]) -> [u8; HINT_BYTES] {
-    #[cfg(target_arch = "x86_64")]
-    {
-        if let Some(t) = backend.avx512() {
-            return t.signal(k);
-        }
-        if let Some(t) = backend.avx2() {
-            return t.signal(k);
-        }
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    let _ = backend;
-    signal_body(PortableBits, k)
+    on_backend!(backend, |t| t.signal(k), signal_body(PortableBits, k))
 }
 
 /// [`extract_body`] on `backend`: AVX-512, else AVX2, else portable.
 fn extract_on(backend: Backend, k: &[i16; N], hint: &[u8; HINT_BYTES]) -> [u8; N / 8] {
-    #[cfg(target_arch = "x86_64")]
-    {
-        if let Some(t) = backend.avx512() {
-            return t.extract(k, hint);
-        }
-        if let Some(t) = backend.avx2() {
-            return t.extract(k, hint);
-        }
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    let _ = backend;
-    extract_body(PortableBits, k, hint)
+    on_backend!(
+        backend,
+        |t| t.extract(k, hint),
+        extract_body(PortableBits, k, hint)
+    )
 }
 
 /// `Sig(k)` for every coefficient.

@@ -21,7 +21,7 @@
 //!
 //! Every operation runs in time independent of the coefficient values.
 
-use super::ntt::Backend;
+use super::ntt::{on_backend, Backend};
 use zeroize::Zeroize;
 
 /// Ring degree `n`.
@@ -310,52 +310,32 @@ pub(crate) fn sub_masked_body(r: &mut [i16; N], y: &[i16; N], mask: i16) {
     }
 }
 
-/// Runs `$op` with the token of `$backend`: AVX-512, else AVX2, else its
-/// portable body.
-macro_rules! dispatch {
-    ($backend:expr, $op:ident, $body:ident ($($arg:expr),*)) => {{
-        let backend: Backend = $backend;
-        #[cfg(target_arch = "x86_64")]
-        {
-            if let Some(t) = backend.avx512() {
-                return t.$op($($arg),*);
-            }
-            if let Some(t) = backend.avx2() {
-                return t.$op($($arg),*);
-            }
-        }
-        #[cfg(not(target_arch = "x86_64"))]
-        let _ = backend;
-        $body($($arg),*)
-    }};
-}
-
 fn caddq_all(b: Backend, r: &mut [i16; N]) {
-    dispatch!(b, caddq, caddq_body(r))
+    on_backend!(b, |t| t.caddq(r), caddq_body(r))
 }
 
 fn to_mont_all(b: Backend, r: &mut [i16; N]) {
-    dispatch!(b, to_mont, to_mont_body(r))
+    on_backend!(b, |t| t.to_mont(r), to_mont_body(r))
 }
 
 fn mul_mont_into(b: Backend, r: &mut [i16; N], a: &[i16; N], y: &[i16; N]) {
-    dispatch!(b, mul_mont, mul_mont_body(r, a, y))
+    on_backend!(b, |t| t.mul_mont(r, a, y), mul_mont_body(r, a, y))
 }
 
 fn mul_mont_add_into(b: Backend, r: &mut [i16; N], a: &[i16; N], y: &[i16; N]) {
-    dispatch!(b, mul_mont_add, mul_mont_add_body(r, a, y))
+    on_backend!(b, |t| t.mul_mont_add(r, a, y), mul_mont_add_body(r, a, y))
 }
 
 fn add_reduce(b: Backend, r: &mut [i16; N], y: &[i16; N]) {
-    dispatch!(b, add_reduce, add_reduce_body(r, y))
+    on_backend!(b, |t| t.add_reduce(r, y), add_reduce_body(r, y))
 }
 
 fn add_canonical(b: Backend, r: &mut [i16; N], y: &[i16; N]) {
-    dispatch!(b, add_canonical, add_canonical_body(r, y))
+    on_backend!(b, |t| t.add_canonical(r, y), add_canonical_body(r, y))
 }
 
 fn sub_masked(b: Backend, r: &mut [i16; N], y: &[i16; N], mask: i16) {
-    dispatch!(b, sub_masked, sub_masked_body(r, y, mask))
+    on_backend!(b, |t| t.sub_masked(r, y, mask), sub_masked_body(r, y, mask))
 }
 
 impl Poly {

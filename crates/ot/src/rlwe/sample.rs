@@ -46,7 +46,7 @@
 //! portable samplers too. All give the same coefficients from the same
 //! random bytes.
 
-use super::ntt::Backend;
+use super::ntt::{on_backend, Backend};
 use super::ring::{Poly, N};
 use crate::prg::wipe_bytes;
 use crate::prg::Prg;
@@ -204,18 +204,11 @@ fn gaussian(
     scale: i16,
     out: &mut [i16; GAUSSIAN_BLOCK],
 ) {
-    #[cfg(target_arch = "x86_64")]
-    {
-        if let Some(t) = backend.avx512() {
-            return t.gaussian(rand, scale, out);
-        }
-        if let Some(t) = backend.avx2() {
-            return t.gaussian(rand, scale, out);
-        }
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    let _ = backend;
-    gaussian_portable(rand, cdt(), scale, out);
+    on_backend!(
+        backend,
+        |t| t.gaussian(rand, scale, out),
+        gaussian_portable(rand, cdt(), scale, out)
+    )
 }
 
 /// Fills `out` block by block: `B` coefficients from each `BLOCK_BYTES` of
