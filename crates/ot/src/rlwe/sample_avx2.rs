@@ -120,21 +120,30 @@ fn binomial_avx2(rand: &[u8; BLOCK_BYTES], scale: i16, out: &mut [i16; BINOMIAL_
 }
 
 /// Most entries with a non-zero high half that the lane lookup handles.
-const HEAD_MAX: usize = 16;
+pub(crate) const HEAD_MAX: usize = 16;
 
 /// The table's entries by class, as 32-bit halves (see the module
-/// documentation), computed at first use.
-struct CdtLanes {
+/// documentation), computed at first use; also the AVX-512 sampler's.
+pub(crate) struct CdtLanes {
     /// High halves of the entries whose high half is not 0 (in table order,
-    /// so decreasing), then -1, which no high half of a magnitude equals.
-    head_high: [i32; HEAD_MAX],
+    /// so decreasing), then -1, which no high half of a magnitude equals
+    /// (nor is below).
+    pub(crate) head_high: [i32; HEAD_MAX],
     /// Their flipped low halves.
-    head_low: [i32; HEAD_MAX],
-    heads: usize,
+    pub(crate) head_low: [i32; HEAD_MAX],
+    pub(crate) heads: usize,
     /// Flipped low halves of the entries whose high half is 0 and low half
     /// is not.
-    tail_low: [i32; CDT_LEN],
-    tails: usize,
+    pub(crate) tail_low: [i32; CDT_LEN],
+    pub(crate) tails: usize,
+}
+
+/// The lanes of the sampler's table ([`cdt`]), built once; `None` if they
+/// cannot hold it (not the case for sigma = 2; tested), and the samplers
+/// then run the portable code, which is exact for any table.
+pub(crate) fn lanes() -> Option<&'static CdtLanes> {
+    static LANES: OnceLock<Option<CdtLanes>> = OnceLock::new();
+    LANES.get_or_init(|| cdt_lanes(cdt())).as_ref()
 }
 
 /// `None` if the table has more than [`HEAD_MAX`] entries with a non-zero
@@ -188,9 +197,7 @@ fn lookup16(t: (__m256i, __m256i), idx: __m256i, upper: __m256i) -> __m256i {
 
 #[target_feature(enable = "avx2")]
 fn gaussian_avx2(rand: &[u8; BLOCK_BYTES], scale: i16, out: &mut [i16; GAUSSIAN_BLOCK]) {
-    static LANES: OnceLock<Option<CdtLanes>> = OnceLock::new();
-    // The lanes hold the table (tested); the portable code would still be exact otherwise.
-    let Some(c) = LANES.get_or_init(|| cdt_lanes(cdt())).as_ref() else {
+    let Some(c) = lanes() else {
         return gaussian_portable(rand, cdt(), scale, out);
     };
     let split = |x: &[i32; HEAD_MAX]| {
