@@ -14,13 +14,16 @@
 //!
 //! Files: `portable.rs` (any CPU; the portable `GF(2^4)` kernels are `crate::gf2p4::portable`),
 //! `avx2.rs` (AVX2, PCLMULQDQ, VPCLMULQDQ), `gfni.rs` (GFNI on 256- and 512-bit vectors; tested
-//! against the portable code on CPUs that have GFNI), `cast.rs` (slice reinterpretation of the `#[repr(transparent)]` element types). The
+//! against the portable code on CPUs that have GFNI), `fp_ifma.rs` (the `F_p` slice kernels on
+//! AVX-512 IFMA, used by `Gfni512`), `cast.rs` (slice reinterpretation of the `#[repr(transparent)]` element types). The
 //! SIMD code is compiled with `#[target_feature]`; each file that needs `unsafe` allows it
 //! locally and documents every block.
 
 #[cfg(target_arch = "x86_64")]
 mod avx2;
 pub(crate) mod cast;
+#[cfg(target_arch = "x86_64")]
+pub(crate) mod fp_ifma;
 #[cfg(target_arch = "x86_64")]
 mod gfni;
 mod portable;
@@ -34,13 +37,13 @@ pub const ENV_VAR: &str = "TRISKELE_BACKEND";
 
 /// An implementation of the accelerated slice operations.
 ///
-/// | backend | needs | `GF(2^8)` products | linear maps | `GF(2^64)` |
-/// |---|---|---|---|---|
-/// | `Portable` | — | 64-bit SWAR | nibble tables | integer-multiply CLMUL |
-/// | `Avx2` | AVX2, PCLMULQDQ | AVX2 shift-and-add | `vpshufb` | PCLMULQDQ |
-/// | `Avx2Vpclmul` | + VPCLMULQDQ | AVX2 shift-and-add | `vpshufb` | VPCLMULQDQ (4 lanes) |
-/// | `Gfni` | GFNI, AVX2, VPCLMULQDQ | `vgf2p8mulb` ymm | `vgf2p8affineqb` ymm | VPCLMULQDQ |
-/// | `Gfni512` | + AVX-512F/BW | `vgf2p8mulb` zmm | `vgf2p8affineqb` zmm | VPCLMULQDQ |
+/// | backend | needs | `GF(2^8)` products | linear maps | `GF(2^64)` | `F_p`, `p = 2^127+45` |
+/// |---|---|---|---|---|---|
+/// | `Portable` | — | 64-bit SWAR | nibble tables | integer-multiply CLMUL | 64-bit `mul` |
+/// | `Avx2` | AVX2, PCLMULQDQ | AVX2 shift-and-add | `vpshufb` | PCLMULQDQ | 64-bit `mul` |
+/// | `Avx2Vpclmul` | + VPCLMULQDQ | AVX2 shift-and-add | `vpshufb` | VPCLMULQDQ (4 lanes) | 64-bit `mul` |
+/// | `Gfni` | GFNI, AVX2, VPCLMULQDQ | `vgf2p8mulb` ymm | `vgf2p8affineqb` ymm | VPCLMULQDQ | 64-bit `mul` |
+/// | `Gfni512` | + AVX-512F/BW | `vgf2p8mulb` zmm | `vgf2p8affineqb` zmm | VPCLMULQDQ | AVX-512 IFMA (8 lanes) if the CPU has IFMA and DQ, else 64-bit `mul` |
 ///
 /// On every backend but `Portable`, the byte embeddings into `GF(2^64)` use AVX2 `vpshufb`
 /// (fused with VPCLMULQDQ products where available), the `GF(2^4)` slice products and nibble
@@ -166,6 +169,8 @@ struct Caps {
     aesni: Option<avx2::AesNi>,
     #[cfg(target_arch = "x86_64")]
     vaes: Option<avx2::Vaes>,
+    #[cfg(target_arch = "x86_64")]
+    ifma: Option<fp_ifma::Ifma>,
     available: Vec<Backend>,
 }
 
@@ -200,6 +205,7 @@ fn detect() -> Caps {
         gfni512,
         aesni: avx2::AesNi::detect(),
         vaes: avx2::Vaes::detect(),
+        ifma: fp_ifma::Ifma::detect(),
         available,
     }
 }
@@ -265,6 +271,17 @@ fn word_ops(be: Backend) -> WordOps {
 #[cfg(not(target_arch = "x86_64"))]
 fn word_ops(_be: Backend) -> WordOps {
     WordOps::Portable
+}
+
+/// The IFMA token for the `F_p` (`p = 2^127+45`) slice kernels: the 512-bit backend runs them
+/// on AVX-512 IFMA where the CPU has it (and AVX-512DQ); every other backend, and a CPU without
+/// IFMA, runs the portable code of `crate::fp`.
+#[cfg(target_arch = "x86_64")]
+pub(crate) fn fp_ifma(be: Backend) -> Option<fp_ifma::Ifma> {
+    if be != Backend::Gfni512 || !be.is_available() {
+        return None;
+    }
+    caps().ifma
 }
 
 // ---- GF(2^8) -----------------------------------------------------------------------------

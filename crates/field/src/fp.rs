@@ -6,11 +6,21 @@
 //! [`core::hint::select_unpredictable`], since the compiler turns mask selects into branches,
 //! which random operands mispredict about half of the time (`lerp_assign_slice` ran at 50
 //! instead of 108 Melem/s).
+//!
+//! The [`Bulk`] slice operations run eight elements at a time on AVX-512 IFMA where the active
+//! backend is `gfni-avx512` and the CPU has IFMA (`backend/fp_ifma.rs`; `Fp::*_with` picks a
+//! backend explicitly): 2.1-2.5 times the portable code's elements per second for products and
+//! lines, 4.5-5 times for inner products (criterion `fp` bench, 4096 elements).
 
 use core::hint::select_unpredictable;
 
 use zeroize::Zeroize;
 
+#[cfg(target_arch = "x86_64")]
+use crate::backend::cast::fp_as_words_mut;
+#[cfg(target_arch = "x86_64")]
+use crate::backend::fp_ifma;
+use crate::backend::Backend;
 use crate::{Bulk, Encode, Field, FieldError, Random};
 
 /// `p = 2^127 + 45`.
@@ -343,10 +353,83 @@ fn line(l: u128, h: u128, s: u128) -> u128 {
     reduce256_rt(ph + c as u128, lo)
 }
 
-impl Bulk for Fp {
-    /// The product and `out[k]` added exactly, one reduction per element.
-    fn scale_add_slice(out: &mut [Self], a: &[Self], s: Self) {
-        debug_assert_eq!(out.len(), a.len());
+/// `2^(52 j) mod p` for `j < 5`: the weights of the IFMA kernels' column totals.
+#[cfg(target_arch = "x86_64")]
+const COLUMN_WEIGHTS: [Fp; 5] = {
+    let two52 = Fp(1 << 52);
+    let mut w = [Fp(1); 5];
+    let mut j = 1;
+    while j < 5 {
+        w[j] = w[j - 1].const_mul(two52);
+        j += 1;
+    }
+    w
+};
+
+/// The value `Σ C_j 2^(52 j)` of column totals, reduced.
+#[cfg(target_arch = "x86_64")]
+fn from_columns(c: [u128; 5]) -> Fp {
+    let mut acc = Wide::default();
+    for (t, w) in c.into_iter().zip(COLUMN_WEIGHTS) {
+        acc.add(mul_wide(reduce_once_rt(t), w.0));
+    }
+    acc.reduce()
+}
+
+#[cfg(target_arch = "x86_64")]
+/// Slices of equal lengths: each cut to the shortest (the kernels read whole slices).
+fn common<const K: usize>(s: [&[Fp]; K], n: usize) -> ([&[u128]; K], usize) {
+    let n = s.iter().fold(n, |m, x| m.min(x.len()));
+    (s.map(|x| crate::backend::cast::fp_as_words(&x[..n])), n)
+}
+
+/// The IFMA kernels' token if backend `be` runs them on this CPU.
+#[cfg(target_arch = "x86_64")]
+fn ifma(be: Backend) -> Option<crate::backend::fp_ifma::Ifma> {
+    crate::backend::fp_ifma(be)
+}
+
+/// The slice operations on an explicit backend, for tests and benchmarks (the [`Bulk`]
+/// methods use [`crate::backend::active`]). The 512-bit backend ([`Backend::Gfni512`]) runs
+/// them with AVX-512 IFMA where the CPU has it, every other backend with the portable code;
+/// the results are identical. Slices are used up to the shortest one's length.
+impl Fp {
+    /// [`Bulk::mul_slice`] on an explicit backend.
+    pub fn mul_slice_with(be: Backend, out: &mut [Self], a: &[Self], b: &[Self]) {
+        #[cfg(target_arch = "x86_64")]
+        if let Some(t) = ifma(be) {
+            let ([a, b], n) = common([a, b], out.len());
+            return fp_ifma::mul(t, fp_as_words_mut(&mut out[..n]), a, b);
+        }
+        let _ = be;
+        for ((o, x), y) in out.iter_mut().zip(a).zip(b) {
+            o.0 = mul_rt(x.0, y.0);
+        }
+    }
+
+    /// [`Bulk::mul_add_slice`] on an explicit backend.
+    pub fn mul_add_slice_with(be: Backend, out: &mut [Self], a: &[Self], b: &[Self]) {
+        #[cfg(target_arch = "x86_64")]
+        if let Some(t) = ifma(be) {
+            let ([a, b], n) = common([a, b], out.len());
+            return fp_ifma::mul_add(t, fp_as_words_mut(&mut out[..n]), a, b);
+        }
+        let _ = be;
+        for ((o, x), y) in out.iter_mut().zip(a).zip(b) {
+            let (ph, pl) = mul_wide(x.0, y.0);
+            let (lo, c) = pl.overflowing_add(o.0);
+            o.0 = reduce256_rt(ph + c as u128, lo);
+        }
+    }
+
+    /// [`Bulk::scale_add_slice`] on an explicit backend.
+    pub fn scale_add_slice_with(be: Backend, out: &mut [Self], a: &[Self], s: Self) {
+        #[cfg(target_arch = "x86_64")]
+        if let Some(t) = ifma(be) {
+            let ([a], n) = common([a], out.len());
+            return fp_ifma::scale_add(t, fp_as_words_mut(&mut out[..n]), a, s.0);
+        }
+        let _ = be;
         for (o, x) in out.iter_mut().zip(a) {
             let (ph, pl) = mul_wide(x.0, s.0);
             let (lo, c) = pl.overflowing_add(o.0);
@@ -354,26 +437,47 @@ impl Bulk for Fp {
         }
     }
 
-    /// One reduction per element ([`line`]).
-    fn lerp_slice(out: &mut [Self], lo: &[Self], hi: &[Self], s: Self) {
-        debug_assert_eq!(out.len(), lo.len());
-        debug_assert_eq!(out.len(), hi.len());
+    /// [`Bulk::lerp_slice`] on an explicit backend.
+    pub fn lerp_slice_with(be: Backend, out: &mut [Self], lo: &[Self], hi: &[Self], s: Self) {
+        #[cfg(target_arch = "x86_64")]
+        if let Some(t) = ifma(be) {
+            let ([lo, hi], n) = common([lo, hi], out.len());
+            return fp_ifma::lerp(t, fp_as_words_mut(&mut out[..n]), lo, hi, s.0);
+        }
+        let _ = be;
         for ((o, l), h) in out.iter_mut().zip(lo).zip(hi) {
             o.0 = line(l.0, h.0, s.0);
         }
     }
 
-    /// One reduction per element ([`line`]).
-    fn lerp_assign_slice(v: &mut [Self], w: &[Self], s: Self) {
-        debug_assert_eq!(v.len(), w.len());
+    /// [`Bulk::lerp_assign_slice`] on an explicit backend.
+    pub fn lerp_assign_slice_with(be: Backend, v: &mut [Self], w: &[Self], s: Self) {
+        #[cfg(target_arch = "x86_64")]
+        if let Some(t) = ifma(be) {
+            let ([w], n) = common([w], v.len());
+            return fp_ifma::lerp_assign(t, fp_as_words_mut(&mut v[..n]), w, s.0);
+        }
+        let _ = be;
         for (x, h) in v.iter_mut().zip(w) {
             x.0 = line(x.0, h.0, s.0);
         }
     }
 
-    /// `a1 (b1 + b2) + a2 b1`: two 256-bit products added exactly and reduced once.
-    fn local_product_slice(out: &mut [Self], a1: &[Self], a2: &[Self], b1: &[Self], b2: &[Self]) {
-        debug_assert!([a1.len(), a2.len(), b1.len(), b2.len()] == [out.len(); 4]);
+    /// [`Bulk::local_product_slice`] on an explicit backend.
+    pub fn local_product_slice_with(
+        be: Backend,
+        out: &mut [Self],
+        a1: &[Self],
+        a2: &[Self],
+        b1: &[Self],
+        b2: &[Self],
+    ) {
+        #[cfg(target_arch = "x86_64")]
+        if let Some(t) = ifma(be) {
+            let ([a1, a2, b1, b2], n) = common([a1, a2, b1, b2], out.len());
+            return fp_ifma::local_product(t, fp_as_words_mut(&mut out[..n]), a1, a2, b1, b2);
+        }
+        let _ = be;
         for ((((o, x1), x2), y1), y2) in out.iter_mut().zip(a1).zip(a2).zip(b1).zip(b2) {
             let s = add_rt(y1.0, y2.0);
             let (h1, l1) = mul_wide(x1.0, s);
@@ -384,10 +488,14 @@ impl Bulk for Fp {
         }
     }
 
-    /// Delayed reduction: the 256-bit products are summed exactly (a third limb counts the
-    /// carries out of 2^256) and reduced once at the end, using `2^256 ≡ 8100`.
-    fn inner_product(a: &[Self], b: &[Self]) -> Self {
-        debug_assert_eq!(a.len(), b.len());
+    /// [`Bulk::inner_product`] on an explicit backend.
+    pub fn inner_product_with(be: Backend, a: &[Self], b: &[Self]) -> Self {
+        #[cfg(target_arch = "x86_64")]
+        if let Some(t) = ifma(be) {
+            let ([a, b], _) = common([a, b], usize::MAX);
+            return from_columns(fp_ifma::inner(t, a, b));
+        }
+        let _ = be;
         let mut acc = Wide::default();
         for (x, y) in a.iter().zip(b) {
             acc.add(mul_wide(x.0, y.0));
@@ -395,15 +503,76 @@ impl Bulk for Fp {
         acc.reduce()
     }
 
-    /// `sum a1 (b1 + b2) + a2 b1`, with the delayed reduction of [`Bulk::inner_product`].
-    fn local_inner_product(a1: &[Self], a2: &[Self], b1: &[Self], b2: &[Self]) -> Self {
-        debug_assert!([a2.len(), b1.len(), b2.len()] == [a1.len(); 3]);
+    /// [`Bulk::local_inner_product`] on an explicit backend.
+    pub fn local_inner_product_with(
+        be: Backend,
+        a1: &[Self],
+        a2: &[Self],
+        b1: &[Self],
+        b2: &[Self],
+    ) -> Self {
+        #[cfg(target_arch = "x86_64")]
+        if let Some(t) = ifma(be) {
+            let ([a1, a2, b1, b2], _) = common([a1, a2, b1, b2], usize::MAX);
+            return from_columns(fp_ifma::local_inner(t, a1, a2, b1, b2));
+        }
+        let _ = be;
         let mut acc = Wide::default();
         for (((x1, x2), y1), y2) in a1.iter().zip(a2).zip(b1).zip(b2) {
             acc.add(mul_wide(x1.0, add_rt(y1.0, y2.0)));
             acc.add(mul_wide(x2.0, y1.0));
         }
         acc.reduce()
+    }
+}
+
+/// Run-time dispatch ([`crate::backend::active`]) to the `*_with` methods above.
+impl Bulk for Fp {
+    fn mul_slice(out: &mut [Self], a: &[Self], b: &[Self]) {
+        debug_assert!(a.len() == out.len() && b.len() == out.len());
+        Self::mul_slice_with(crate::backend::active(), out, a, b);
+    }
+
+    fn mul_add_slice(out: &mut [Self], a: &[Self], b: &[Self]) {
+        debug_assert!(a.len() == out.len() && b.len() == out.len());
+        Self::mul_add_slice_with(crate::backend::active(), out, a, b);
+    }
+
+    /// The product and `out[k]` added exactly, one reduction per element.
+    fn scale_add_slice(out: &mut [Self], a: &[Self], s: Self) {
+        debug_assert_eq!(out.len(), a.len());
+        Self::scale_add_slice_with(crate::backend::active(), out, a, s);
+    }
+
+    /// One reduction per element ([`line`]).
+    fn lerp_slice(out: &mut [Self], lo: &[Self], hi: &[Self], s: Self) {
+        debug_assert!(lo.len() == out.len() && hi.len() == out.len());
+        Self::lerp_slice_with(crate::backend::active(), out, lo, hi, s);
+    }
+
+    /// One reduction per element ([`line`]).
+    fn lerp_assign_slice(v: &mut [Self], w: &[Self], s: Self) {
+        debug_assert_eq!(v.len(), w.len());
+        Self::lerp_assign_slice_with(crate::backend::active(), v, w, s);
+    }
+
+    /// `a1 (b1 + b2) + a2 b1`: two 256-bit products added exactly and reduced once.
+    fn local_product_slice(out: &mut [Self], a1: &[Self], a2: &[Self], b1: &[Self], b2: &[Self]) {
+        debug_assert!([a1.len(), a2.len(), b1.len(), b2.len()] == [out.len(); 4]);
+        Self::local_product_slice_with(crate::backend::active(), out, a1, a2, b1, b2);
+    }
+
+    /// Delayed reduction: the 256-bit products are summed exactly (a third limb counts the
+    /// carries out of 2^256) and reduced once at the end, using `2^256 ≡ 8100`.
+    fn inner_product(a: &[Self], b: &[Self]) -> Self {
+        debug_assert_eq!(a.len(), b.len());
+        Self::inner_product_with(crate::backend::active(), a, b)
+    }
+
+    /// `sum a1 (b1 + b2) + a2 b1`, with the delayed reduction of [`Bulk::inner_product`].
+    fn local_inner_product(a1: &[Self], a2: &[Self], b1: &[Self], b2: &[Self]) -> Self {
+        debug_assert!([a2.len(), b1.len(), b2.len()] == [a1.len(); 3]);
+        Self::local_inner_product_with(crate::backend::active(), a1, a2, b1, b2)
     }
 }
 

@@ -9,7 +9,7 @@
 use rand::SeedableRng;
 use rand_chacha::ChaCha20Rng;
 use triskele_field::backend::{self, Backend};
-use triskele_field::{Bulk, Encode, Field, Gf2p4, Gf2p64, Gf2p8, Gf4Tower, LinearMap8, Random};
+use triskele_field::{Bulk, Encode, Field, Fp, Gf2p4, Gf2p64, Gf2p8, Gf4Tower, LinearMap8, Random};
 
 const LENGTHS: [usize; 16] = [0, 1, 2, 3, 7, 8, 9, 31, 32, 33, 63, 64, 65, 127, 1000, 1031];
 
@@ -515,6 +515,105 @@ fn gf2p64_fused_ops_agree() {
         Gf2p64::lerp_assign_slice(&mut got, a2, s);
         assert_eq!(got, want_lerp);
         assert_eq!(Gf2p64::zeroed_vec(n), vec![Gf2p64::ZERO; n]);
+    }
+}
+
+/// `F_p` (`p = 2^127+45`) elements: random ones with edge values (limb boundaries, `p - 1`,
+/// `2^127 - 1`, all-ones limbs) planted at random positions.
+fn fp_vec(r: &mut ChaCha20Rng, n: usize) -> Vec<Fp> {
+    use rand::Rng;
+    let p = Fp::MODULUS;
+    let edges = [
+        0,
+        1,
+        44,
+        45,
+        (1 << 52) - 1,
+        1 << 52,
+        (1 << 104) - 1,
+        1 << 104,
+        (1 << 127) - 1,
+        1 << 127,
+        p - 2,
+        p - 1,
+    ];
+    let mut v: Vec<Fp> = vec_of(r, n);
+    for x in v.iter_mut() {
+        if r.random_range(0..3) == 0 {
+            *x = Fp::new(edges[r.random_range(0..edges.len())]).unwrap();
+        }
+    }
+    v
+}
+
+/// The `F_p` slice operations on every backend (AVX-512 IFMA on `gfni-avx512` where the CPU has
+/// it) against their definitions with the scalar operators, over lengths that cross the
+/// vector tails and the inner products' column flushes (2048 elements), with edge values.
+#[test]
+fn fp_slice_ops_agree() {
+    let mut r = rng(12);
+    let lengths = LENGTHS.into_iter().chain([2047, 2048, 2049, 5000]);
+    for n in lengths {
+        let [a1, a2, b1, b2, c]: [Vec<Fp>; 5] = core::array::from_fn(|_| fp_vec(&mut r, n));
+        let s = fp_vec(&mut r, 1).first().copied().unwrap_or(Fp::from(3u64));
+        for s in [s, Fp::new(Fp::MODULUS - 1).unwrap(), Fp::ZERO] {
+            let prod: Vec<Fp> = (0..n).map(|k| a1[k] * b1[k]).collect();
+            let prod_add: Vec<Fp> = (0..n).map(|k| c[k] + a1[k] * b1[k]).collect();
+            let scale_add: Vec<Fp> = (0..n).map(|k| c[k] + a1[k] * s).collect();
+            let lerp: Vec<Fp> = (0..n).map(|k| a1[k] + (a2[k] - a1[k]) * s).collect();
+            let lp: Vec<Fp> = (0..n)
+                .map(|k| a1[k] * b1[k] + a1[k] * b2[k] + a2[k] * b1[k])
+                .collect();
+            let ip = prod.iter().copied().sum::<Fp>();
+            let lip = lp.iter().copied().sum::<Fp>();
+            for be in Backend::ALL {
+                let mut got = vec![Fp::from(7u64); n];
+                Fp::mul_slice_with(be, &mut got, &a1, &b1);
+                assert_eq!(got, prod, "{be} mul, n = {n}");
+                let mut got = c.clone();
+                Fp::mul_add_slice_with(be, &mut got, &a1, &b1);
+                assert_eq!(got, prod_add, "{be} mul_add, n = {n}");
+                let mut got = c.clone();
+                Fp::scale_add_slice_with(be, &mut got, &a1, s);
+                assert_eq!(got, scale_add, "{be} scale_add, n = {n}");
+                let mut got = vec![Fp::from(9u64); n];
+                Fp::lerp_slice_with(be, &mut got, &a1, &a2, s);
+                assert_eq!(got, lerp, "{be} lerp, n = {n}");
+                let mut got = a1.clone();
+                Fp::lerp_assign_slice_with(be, &mut got, &a2, s);
+                assert_eq!(got, lerp, "{be} lerp_assign, n = {n}");
+                let mut got = vec![Fp::from(5u64); n];
+                Fp::local_product_slice_with(be, &mut got, &a1, &a2, &b1, &b2);
+                assert_eq!(got, lp, "{be} local product, n = {n}");
+                assert_eq!(Fp::inner_product_with(be, &a1, &b1), ip, "{be} inner");
+                assert_eq!(
+                    Fp::local_inner_product_with(be, &a1, &a2, &b1, &b2),
+                    lip,
+                    "{be} local inner, n = {n}"
+                );
+            }
+        }
+    }
+}
+
+/// The inner products at their column bounds: long runs of the elements with the largest limbs
+/// (`2^127 - 1`: two all-ones limbs; `p - 1`: the largest sum `b1 + b2`), past several flushes.
+#[test]
+fn fp_inner_products_at_their_bounds() {
+    let n = 3 * 2048 + 5;
+    for x in [(1u128 << 127) - 1, Fp::MODULUS - 1] {
+        let v = vec![Fp::new(x).unwrap(); n];
+        let sq = Fp::new(x).unwrap() * Fp::new(x).unwrap();
+        let want = sq * Fp::from(n as u64);
+        let want_local = want * Fp::from(3u64);
+        for be in Backend::ALL {
+            assert_eq!(Fp::inner_product_with(be, &v, &v), want, "{be}");
+            assert_eq!(
+                Fp::local_inner_product_with(be, &v, &v, &v, &v),
+                want_local,
+                "{be}"
+            );
+        }
     }
 }
 

@@ -115,6 +115,22 @@ pub(crate) fn fp_as_bytes_mut(s: &mut [Fp]) -> &mut [u8] {
     unsafe { core::slice::from_raw_parts_mut(s.as_mut_ptr().cast::<u8>(), s.len() * 16) }
 }
 
+/// `Fp` slices as their `u128` values, for the `F_p` kernels.
+#[inline]
+pub(crate) fn fp_as_words(s: &[Fp]) -> &[u128] {
+    // SAFETY: `Fp` is `#[repr(transparent)]` over `u128` (same size and alignment); the view has
+    // the same length and borrows `s`.
+    unsafe { core::slice::from_raw_parts(s.as_ptr().cast::<u128>(), s.len()) }
+}
+
+/// `Fp` slices as their mutable `u128` values. The caller must leave every element below `p`
+/// (`Fp`'s value invariant; any bit pattern is memory-safe).
+#[inline]
+pub(crate) fn fp_as_words_mut(s: &mut [Fp]) -> &mut [u128] {
+    // SAFETY: as [`fp_as_words`]; the view mutably borrows `s`.
+    unsafe { core::slice::from_raw_parts_mut(s.as_mut_ptr().cast::<u128>(), s.len()) }
+}
+
 /// Reuses a byte vector's allocation as a vector of `Gf2p8` (no copy).
 pub(crate) fn vec_u8_into_gf2p8(v: Vec<u8>) -> Vec<Gf2p8> {
     let mut v = core::mem::ManuallyDrop::new(v);
