@@ -151,6 +151,20 @@ pub trait VerifyField: Field + Encode + Random + Bulk {
         let _ = (a, b, s, out);
         false
     }
+    /// Internal (the sums of a halving level): `[Σ lp(b), Σ lp(b + (b - a) · node())]` with
+    /// `lp(x1, x2, y1, y2) = x1 (y1 + y2) + x2 y1`, over the positions of `a = [x1, x2, y1, y2]`
+    /// (`b` zero from `b[0].len()` on); `f` is scratch for the line at the node. A field may do
+    /// it in one pass without writing the line (the default writes it into `f`).
+    #[doc(hidden)]
+    fn node_sums(a: [&[Self]; 4], b: [&[Self]; 4], f: &mut [Vec<Self>; 4]) -> [Self; 2] {
+        let k = a[0].len();
+        let h1 = inner_share([b[0], b[1]], [b[2], b[3]]);
+        for ((o, l), h) in f.iter_mut().zip(a).zip(b) {
+            lerp_node(&mut o[..k], l, h);
+        }
+        let hu = inner_share([&f[0][..k], &f[1][..k]], [&f[2][..k], &f[3][..k]]);
+        [h1, hu]
+    }
 }
 
 impl VerifyField for Gf2p64 {
@@ -182,6 +196,11 @@ impl VerifyField for Fp {
     #[inline]
     fn times_node(self) -> Self {
         self + self
+    }
+    /// One pass over `a` and `b` ([`Fp::node_inner_products_with`]; AVX-512 IFMA where the
+    /// backend has it).
+    fn node_sums(a: [&[Self]; 4], b: [&[Self]; 4], _f: &mut [Vec<Self>; 4]) -> [Self; 2] {
+        Fp::node_inner_products_with(triskele_field::backend::active(), a, b)
     }
 }
 
@@ -818,12 +837,7 @@ impl<V: VerifyField> Scratch<V> {
 /// The next level's sums for the pairs `(a_i, b_i)` of a sub-block: `a = [x1, x2, y1, y2]`
 /// of the lower positions, `b` of the upper ones (zero from `b[0].len()` on).
 fn pair_sums<V: VerifyField>(a: [&[V]; 4], b: [&[V]; 4], f: &mut [Vec<V>; 4]) -> Sums<V> {
-    let k = a[0].len();
-    let h1 = inner_share([b[0], b[1]], [b[2], b[3]]);
-    for ((o, l), h) in f.iter_mut().zip(a).zip(b) {
-        lerp_node(&mut o[..k], l, h);
-    }
-    let hu = inner_share([&f[0][..k], &f[1][..k]], [&f[2][..k], &f[3][..k]]);
+    let [h1, hu] = V::node_sums(a, b, f);
     Sums {
         z: [V::ZERO; 2],
         h1,
@@ -932,7 +946,6 @@ fn source_sums_block<V: VerifyField>(
     V::mul_slice(xl1, x1, c_lo);
     V::mul_slice(xl2, x2, c_lo);
     let mut z = [V::inner_product(c_lo, z1), V::inner_product(c_lo, z2)];
-    let mut h1 = V::ZERO;
     let mut yh: [&[V]; 2] = [&[], &[]];
     if kh > 0 {
         let [x1, x2, y1, y2, z1, z2] = view(src, hi, k, Parts::Xyz, th);
@@ -940,14 +953,17 @@ fn source_sums_block<V: VerifyField>(
         V::mul_slice(xh2, x2, c_hi);
         z[0] += V::inner_product(c_hi, z1);
         z[1] += V::inner_product(c_hi, z2);
-        h1 = inner_share([xh1, xh2], [y1, y2]);
         yh = [y1, y2];
     }
     let kh = if kh > 0 { k } else { 0 };
     let a = [&*xl1, &*xl2, y1, y2];
     let b = [&xh1[..kh], &xh2[..kh], yh[0], yh[1]];
     let s = pair_sums(a, b, f);
-    Sums { z, h1, hu: s.hu }
+    Sums {
+        z,
+        h1: s.h1,
+        hu: s.hu,
+    }
 }
 
 /// The folded vectors after a level: the claim is on their first `len` entries (`len` kept

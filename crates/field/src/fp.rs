@@ -519,10 +519,51 @@ impl Fp {
         let _ = be;
         let mut acc = Wide::default();
         for (((x1, x2), y1), y2) in a1.iter().zip(a2).zip(b1).zip(b2) {
-            acc.add(mul_wide(x1.0, add_rt(y1.0, y2.0)));
-            acc.add(mul_wide(x2.0, y1.0));
+            add_local_product(&mut acc, [x1.0, x2.0, y1.0, y2.0]);
         }
         acc.reduce()
+    }
+}
+
+/// The summed local product `lp(x1, x2, y1, y2) = x1 (y1 + y2) + x2 y1` added exactly to `acc`.
+#[inline(always)]
+fn add_local_product(acc: &mut Wide, [x1, x2, y1, y2]: [u128; 4]) {
+    acc.add(mul_wide(x1, add_rt(y1, y2)));
+    acc.add(mul_wide(x2, y1));
+}
+
+impl Fp {
+    /// `[Σ lp(b_k), Σ lp(2 b_k - a_k)]` over the positions `k` of `a`, with `lp(x1, x2, y1, y2)
+    /// = x1 (y1 + y2) + x2 y1` for `a = [x1, x2, y1, y2]` (four slices of one length) and `b`
+    /// likewise (four slices of one length, at most `a`'s; zero from there on). These are the
+    /// additive shares of `H(1)` and `H(2)` of a halving level of the multiplication check:
+    /// `2b - a` is the line through `a` (at 0) and `b` (at 1) at the node 2. One pass, nothing
+    /// written; on an explicit backend (as the other `*_with` methods).
+    pub fn node_inner_products_with(be: Backend, a: [&[Self]; 4], b: [&[Self]; 4]) -> [Self; 2] {
+        let n = a.iter().fold(usize::MAX, |m, x| m.min(x.len()));
+        let m = b.iter().fold(n, |m, x| m.min(x.len()));
+        #[cfg(target_arch = "x86_64")]
+        if let Some(t) = ifma(be) {
+            let (a, _) = common(a, n);
+            let (b, _) = common(b, m);
+            return fp_ifma::node_inner(t, a, b).map(from_columns);
+        }
+        let _ = be;
+        let (mut h1, mut hu) = (Wide::default(), Wide::default());
+        for k in 0..m {
+            let bk = b.map(|v| v[k].0);
+            add_local_product(&mut h1, bk);
+            let f: [u128; 4] = core::array::from_fn(|j| {
+                let d = sub_rt(bk[j], a[j][k].0);
+                add_rt(bk[j], d)
+            });
+            add_local_product(&mut hu, f);
+        }
+        // `2b - a = -a` where `b` is zero, and `lp(-a) = lp(a)`.
+        for k in m..n {
+            add_local_product(&mut hu, a.map(|v| v[k].0));
+        }
+        [h1.reduce(), hu.reduce()]
     }
 }
 

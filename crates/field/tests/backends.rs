@@ -596,6 +596,30 @@ fn fp_slice_ops_agree() {
     }
 }
 
+/// The fused sums of a halving level (`H(1)` and `H(2)` shares) on every backend against their
+/// definition, with the upper half shorter than, equal to or empty against the lower one.
+#[test]
+fn fp_node_inner_products_agree() {
+    let mut r = rng(13);
+    let lp = |v: [Fp; 4]| v[0] * (v[2] + v[3]) + v[1] * v[2];
+    for n in LENGTHS.into_iter().chain([2049, 4500]) {
+        let a: [Vec<Fp>; 4] = core::array::from_fn(|_| fp_vec(&mut r, n));
+        let b_full: [Vec<Fp>; 4] = core::array::from_fn(|_| fp_vec(&mut r, n));
+        for m in [0, n / 2, n.saturating_sub(3), n] {
+            let b: [&[Fp]; 4] = core::array::from_fn(|j| &b_full[j][..m]);
+            let h1: Fp = (0..m).map(|k| lp(b.map(|v| v[k]))).sum();
+            let bk = |j: usize, k: usize| if k < m { b[j][k] } else { Fp::ZERO };
+            let hu: Fp = (0..n)
+                .map(|k| lp(core::array::from_fn(|j| bk(j, k) + bk(j, k) - a[j][k])))
+                .sum();
+            for be in Backend::ALL {
+                let got = Fp::node_inner_products_with(be, a.each_ref().map(|v| &v[..]), b);
+                assert_eq!(got, [h1, hu], "{be}, n = {n}, m = {m}");
+            }
+        }
+    }
+}
+
 /// The inner products at their column bounds: long runs of the elements with the largest limbs
 /// (`2^127 - 1`: two all-ones limbs; `p - 1`: the largest sum `b1 + b2`), past several flushes.
 #[test]

@@ -445,35 +445,111 @@ fn in_blocks<const K: usize>(ins: [&[u128]; K], mut f: impl FnMut([&[u128; LANES
     }
 }
 
-/// `Σ a (b + b2) + a2 b` for `Some((a2, b2))`, else `Σ a b`, as column totals.
-#[target_feature(enable = "avx512f,avx512dq,avx512ifma")]
-fn inner_impl(b: &[u128], a: &[u128], local: Option<(&[u128], &[u128])>) -> [u128; 5] {
-    let n = a.len();
-    let mut totals = [0u128; 5];
+/// Adds the columns' values, lane by lane, to exact totals.
+#[inline]
+#[target_feature(enable = "avx512f")]
+fn flush(totals: &mut [u128; 5], c: &Cols) {
+    for (t, v) in totals.iter_mut().zip(c.cols()) {
+        let mut lanes = [0u64; LANES];
+        // SAFETY: `lanes` is 64 writable bytes; `storeu` needs no alignment.
+        unsafe { _mm512_storeu_si512(lanes.as_mut_ptr().cast(), v) };
+        *t += lanes.iter().map(|&x| u128::from(x)).sum::<u128>();
+    }
+}
+
+/// Runs `body` over the ranges of at most [`FLUSH`] vectors of `0..n`, each with fresh
+/// columns that are flushed into the returned totals after it.
+#[inline]
+#[target_feature(enable = "avx512f")]
+fn flushed<const K: usize>(
+    n: usize,
+    mut body: impl FnMut(core::ops::Range<usize>, &mut [Cols; K]),
+) -> [[u128; 5]; K] {
+    let mut totals = [[0u128; 5]; K];
     let mut start = 0;
     while start < n {
         let r = start..n.min(start + FLUSH * LANES);
-        let mut c = Cols::zero();
-        match local {
-            None => in_blocks([&a[r.clone()], &b[r.clone()]], |[x, y]| {
-                c.mul_add(load(x), load(y));
-            }),
-            Some((a2, b2)) => in_blocks(
-                [&a[r.clone()], &a2[r.clone()], &b[r.clone()], &b2[r.clone()]],
-                |[x1, x2, y1, y2]| {
-                    let y1 = load(y1);
-                    c.mul_add(load(x1), add_raw(y1, load(y2)));
-                    c.mul_add(load(x2), y1);
-                },
-            ),
-        }
-        for (t, v) in totals.iter_mut().zip(c.cols()) {
-            let mut lanes = [0u64; LANES];
-            // SAFETY: `lanes` is 64 writable bytes; `storeu` needs no alignment.
-            unsafe { _mm512_storeu_si512(lanes.as_mut_ptr().cast(), v) };
-            *t += lanes.iter().map(|&x| u128::from(x)).sum::<u128>();
+        let mut c = [Cols::zero(); K];
+        body(r.clone(), &mut c);
+        for (t, c) in totals.iter_mut().zip(&c) {
+            flush(t, c);
         }
         start = r.end;
     }
     totals
+}
+
+/// `Σ a (b + b2) + a2 b` for `Some((a2, b2))`, else `Σ a b`, as column totals.
+#[target_feature(enable = "avx512f,avx512dq,avx512ifma")]
+fn inner_impl(b: &[u128], a: &[u128], local: Option<(&[u128], &[u128])>) -> [u128; 5] {
+    let [totals] = flushed(a.len(), |r, [c]| match local {
+        None => in_blocks([&a[r.clone()], &b[r]], |[x, y]| {
+            c.mul_add(load(x), load(y));
+        }),
+        Some((a2, b2)) => in_blocks(
+            [&a[r.clone()], &a2[r.clone()], &b[r.clone()], &b2[r]],
+            |[x1, x2, y1, y2]| {
+                let y1 = load(y1);
+                c.mul_add(load(x1), add_raw(y1, load(y2)));
+                c.mul_add(load(x2), y1);
+            },
+        ),
+    });
+    totals
+}
+
+/// `2 h - l + p` with normalized limbs, not reduced (in `(0, 3p)` for reduced inputs).
+#[inline]
+#[target_feature(enable = "avx512f")]
+fn twice_sub_raw(h: Limbs, l: Limbs) -> Limbs {
+    let m = splat(M52);
+    let d0 = _mm512_add_epi64(
+        _mm512_sub_epi64(_mm512_slli_epi64::<1>(h.0[0]), l.0[0]),
+        splat(45),
+    );
+    let d1 = _mm512_add_epi64(
+        _mm512_sub_epi64(_mm512_slli_epi64::<1>(h.0[1]), l.0[1]),
+        _mm512_srai_epi64::<52>(d0),
+    );
+    let d2 = _mm512_add_epi64(
+        _mm512_add_epi64(
+            _mm512_sub_epi64(_mm512_slli_epi64::<1>(h.0[2]), l.0[2]),
+            splat(1 << 23),
+        ),
+        _mm512_srai_epi64::<52>(d1),
+    );
+    Limbs([_mm512_and_si512(d0, m), _mm512_and_si512(d1, m), d2])
+}
+
+/// The column totals of `[Σ lp(b), Σ lp(2b - a)]` with `lp(x1, x2, y1, y2) = x1 (y1 + y2) +
+/// x2 y1` over the positions of `a` (all four of one length; `b`'s four of one length, at most
+/// that, zero after). `2b - a` is the line through `a` (at 0) and `b` (at 1) evaluated at 2;
+/// where `b` is zero it is `-a`, and `lp(-a) = lp(a)`.
+pub(crate) fn node_inner(_t: Ifma, a: [&[u128]; 4], b: [&[u128]; 4]) -> [[u128; 5]; 2] {
+    // SAFETY: the token proves AVX-512F, AVX-512DQ and AVX-512 IFMA.
+    unsafe { node_inner_impl(a, b) }
+}
+
+#[target_feature(enable = "avx512f,avx512dq,avx512ifma")]
+fn node_inner_impl(a: [&[u128]; 4], b: [&[u128]; 4]) -> [[u128; 5]; 2] {
+    let m = b[0].len();
+    let [h1, mut hu] = flushed(m, |r, [c1, cu]| {
+        let ins = [a[0], a[1], a[2], a[3], b[0], b[1], b[2], b[3]].map(|x| &x[r.clone()]);
+        in_blocks(ins, |[a1, a2, a3, a4, b1, b2, b3, b4]| {
+            let [b1, b2, b3, b4] = [b1, b2, b3, b4].map(|x| load(x));
+            c1.mul_add(b1, add_raw(b3, b4));
+            c1.mul_add(b2, b3);
+            let f1 = twice_sub_raw(b1, load(a1));
+            let f2 = twice_sub_raw(b2, load(a2));
+            let f3 = twice_sub_raw(b3, load(a3));
+            let f4 = twice_sub_raw(b4, load(a4));
+            cu.mul_add(f1, add_raw(f3, f4));
+            cu.mul_add(f2, f3);
+        });
+    });
+    let rest = inner_impl(&a[2][m..], &a[0][m..], Some((&a[1][m..], &a[3][m..])));
+    for (t, x) in hu.iter_mut().zip(rest) {
+        *t += x;
+    }
+    [h1, hu]
 }
