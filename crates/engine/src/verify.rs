@@ -183,6 +183,10 @@ impl VerifyField for Gf2p64 {
         bytes::lerp_bytes(a, b, s, out);
         true
     }
+    /// One pass over `a` and `b` ([`Gf2p64::node_inner_products_with`]).
+    fn node_sums(a: [&[Self]; 4], b: [&[Self]; 4], _f: &mut [Vec<Self>; 4]) -> [Self; 2] {
+        Gf2p64::node_inner_products_with(triskele_field::backend::active(), a, b)
+    }
 }
 
 impl VerifyField for Fp {

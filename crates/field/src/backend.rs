@@ -473,6 +473,18 @@ pub(crate) fn gf2p64_inner(be: Backend, a: &[u64], b: &[u64]) -> u64 {
     }
 }
 
+/// `[Σ lp(b), Σ lp(a + (a + b) u)]` in GF(2^64) over the positions of `a` (`b` zero from its
+/// length on), `lp(x1, x2, y1, y2) = x1 (y1 + y2) + x2 y1`.
+pub(crate) fn gf2p64_node_inner(be: Backend, a: [&[u64]; 4], b: [&[u64]; 4]) -> [u64; 2] {
+    match word_ops(be) {
+        WordOps::Portable => portable::gf2p64_node_inner(a, b),
+        #[cfg(target_arch = "x86_64")]
+        WordOps::Pclmul(t) => avx2::gf2p64_node_inner_pclmul(t, a, b),
+        #[cfg(target_arch = "x86_64")]
+        WordOps::Vpclmul(t) => avx2::gf2p64_node_inner_vpclmul(t, a, b),
+    }
+}
+
 /// `sum_k a1[k] (b1[k] + b2[k]) + a2[k] b1[k]` in GF(2^64) over the common prefix (one
 /// reduction at the end).
 pub(crate) fn gf2p64_local_inner(

@@ -152,6 +152,20 @@ impl Gf2p64 {
 }
 
 impl Gf2p64 {
+    /// `[Σ lp(b_k), Σ lp(a_k + (a_k + b_k) u)]` over the positions `k` of `a`, with `lp(x1,
+    /// x2, y1, y2) = x1 (y1 + y2) + x2 y1` for `a = [x1, x2, y1, y2]` (four slices of one
+    /// length) and `b` likewise (at most `a`'s length; zero from there on): the additive shares
+    /// of `H(1)` and `H(u)` of a halving level of the multiplication check (the line through
+    /// `a` at 0 and `b` at 1, at the node `u`), in one pass with nothing written.
+    pub fn node_inner_products_with(be: Backend, a: [&[Self]; 4], b: [&[Self]; 4]) -> [Self; 2] {
+        backend::gf2p64_node_inner(
+            be,
+            a.map(cast::gf2p64_as_words),
+            b.map(cast::gf2p64_as_words),
+        )
+        .map(Self)
+    }
+
     /// [`Bulk::local_inner_product`] on an explicit backend: `Σ a1 (b1 + b2) + a2 b1`, two
     /// carry-less products per index, reduced once.
     pub fn local_inner_product_with(

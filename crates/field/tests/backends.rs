@@ -641,6 +641,33 @@ fn fp_inner_products_at_their_bounds() {
     }
 }
 
+/// The fused sums of a halving level in `GF(2^64)` (shares of `H(1)` and `H(u)`) on every
+/// backend against their definition, with the upper half shorter than, equal to or empty
+/// against the lower one.
+#[test]
+fn gf2p64_node_inner_products_agree() {
+    let mut r = rng(14);
+    let lp = |v: [Gf2p64; 4]| v[0] * (v[2] + v[3]) + v[1] * v[2];
+    for n in LENGTHS {
+        let a: [Vec<Gf2p64>; 4] = core::array::from_fn(|_| vec_of(&mut r, n));
+        let b_full: [Vec<Gf2p64>; 4] = core::array::from_fn(|_| vec_of(&mut r, n));
+        for m in [0, n / 2, n.saturating_sub(3), n] {
+            let b: [&[Gf2p64]; 4] = core::array::from_fn(|j| &b_full[j][..m]);
+            let h1 = (0..m).fold(Gf2p64::ZERO, |s, k| s + lp(b.map(|v| v[k])));
+            let bk = |j: usize, k: usize| if k < m { b[j][k] } else { Gf2p64::ZERO };
+            let hu = (0..n).fold(Gf2p64::ZERO, |s, k| {
+                s + lp(core::array::from_fn(|j| {
+                    a[j][k] + (bk(j, k) - a[j][k]) * Gf2p64::U
+                }))
+            });
+            for be in Backend::ALL {
+                let got = Gf2p64::node_inner_products_with(be, a.each_ref().map(|v| &v[..]), b);
+                assert_eq!(got, [h1, hu], "{be}, n = {n}, m = {m}");
+            }
+        }
+    }
+}
+
 /// The nibble-table embeddings into `GF(2^64)` in bulk (`vpshufb` transpose on AVX2)
 /// against the element-wise maps, for every byte value and many lengths.
 #[test]

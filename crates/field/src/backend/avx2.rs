@@ -686,6 +686,91 @@ fn gf2p64_local_inner_vpclmul_impl(a1: &[u64], a2: &[u64], b1: &[u64], b2: &[u64
     reduce128(sum)
 }
 
+pub(crate) fn gf2p64_node_inner_pclmul(_t: Avx2, a: [&[u64]; 4], b: [&[u64]; 4]) -> [u64; 2] {
+    // SAFETY: the token proves AVX2 and PCLMULQDQ.
+    unsafe { node_inner_pclmul_impl(a, b) }
+}
+
+/// [`portable::gf2p64_node_inner`] with one PCLMULQDQ per carry-less product.
+#[target_feature(enable = "avx2,pclmulqdq")]
+fn node_inner_pclmul_impl(a: [&[u64]; 4], b: [&[u64]; 4]) -> [u64; 2] {
+    let (n, m) = portable::node_lengths(a, b);
+    let [h1, hu] = portable::node_pairs_with(a, b, 0..m, |x, y| clmul_one(x, y));
+    let rest = gf2p64_local_inner_pclmul_impl(&a[0][m..n], &a[1][m..n], &a[2][m..n], &a[3][m..n]);
+    [
+        reduce128(h1),
+        reduce128(hu) ^ mul_one_impl(rest, portable::ONE_PLUS_U_SQUARED),
+    ]
+}
+
+pub(crate) fn gf2p64_node_inner_vpclmul(_t: Vpclmul, a: [&[u64]; 4], b: [&[u64]; 4]) -> [u64; 2] {
+    // SAFETY: the token proves AVX2, PCLMULQDQ and VPCLMULQDQ.
+    unsafe { node_inner_vpclmul_impl(a, b) }
+}
+
+/// `x · u` in four lanes.
+#[inline]
+#[target_feature(enable = "avx2")]
+fn times_u4(x: __m256i) -> __m256i {
+    let top = _mm256_cmpgt_epi64(_mm256_setzero_si256(), x);
+    _mm256_xor_si256(
+        _mm256_slli_epi64::<1>(x),
+        _mm256_and_si256(top, _mm256_set1_epi64x(0x1b)),
+    )
+}
+
+/// Adds the unreduced `lp(x1, x2, y1, y2) = x1 (y1 + y2) + x2 y1` of four lanes to `acc`
+/// (lanes 0 and 2 in `acc[0]`, 1 and 3 in `acc[1]`).
+#[inline]
+#[target_feature(enable = "avx2,pclmulqdq,vpclmulqdq")]
+fn add_lp4(acc: &mut [__m256i; 2], [x1, x2, y1, y2]: [__m256i; 4]) {
+    let t = _mm256_xor_si256(y1, y2);
+    acc[0] = _mm256_xor_si256(acc[0], _mm256_clmulepi64_epi128::<0x00>(x1, t));
+    acc[1] = _mm256_xor_si256(acc[1], _mm256_clmulepi64_epi128::<0x11>(x1, t));
+    acc[0] = _mm256_xor_si256(acc[0], _mm256_clmulepi64_epi128::<0x00>(x2, y1));
+    acc[1] = _mm256_xor_si256(acc[1], _mm256_clmulepi64_epi128::<0x11>(x2, y1));
+}
+
+/// The 128-bit XOR of the four unreduced products held in `acc`.
+#[inline]
+#[target_feature(enable = "avx2")]
+fn fold_acc(acc: [__m256i; 2]) -> u128 {
+    let x = _mm256_xor_si256(acc[0], acc[1]);
+    halves(_mm_xor_si128(
+        _mm256_castsi256_si128(x),
+        _mm256_extracti128_si256::<1>(x),
+    ))
+}
+
+/// [`portable::gf2p64_node_inner`] four lanes at a time: the line at `u` is formed in registers
+/// (shift and conditional `0x1b`) and never written.
+#[target_feature(enable = "avx2,pclmulqdq,vpclmulqdq")]
+fn node_inner_vpclmul_impl(a: [&[u64]; 4], b: [&[u64]; 4]) -> [u64; 2] {
+    let (n, m) = portable::node_lengths(a, b);
+    let whole = m / 4 * 4;
+    let z = _mm256_setzero_si256();
+    let (mut h1, mut hu) = ([z; 2], [z; 2]);
+    for k in (0..whole).step_by(4) {
+        let word = |v: &[u64]| {
+            // SAFETY: `k + 4 <= whole <= v.len()`; `loadu` has no alignment requirement.
+            unsafe { _mm256_loadu_si256(v.as_ptr().add(k).cast()) }
+        };
+        let bv = b.map(word);
+        add_lp4(&mut h1, bv);
+        let f: [__m256i; 4] = core::array::from_fn(|j| {
+            let av = word(a[j]);
+            _mm256_xor_si256(av, times_u4(_mm256_xor_si256(av, bv[j])))
+        });
+        add_lp4(&mut hu, f);
+    }
+    let [t1, tu] = portable::node_pairs_with(a, b, whole..m, |x, y| clmul_one(x, y));
+    let rest = gf2p64_local_inner_vpclmul_impl(&a[0][m..n], &a[1][m..n], &a[2][m..n], &a[3][m..n]);
+    [
+        reduce128(fold_acc(h1) ^ t1),
+        reduce128(fold_acc(hu) ^ tu) ^ mul_one_impl(rest, portable::ONE_PLUS_U_SQUARED),
+    ]
+}
+
 pub(crate) fn gf2p64_lerp_pclmul(_t: Avx2, out: &mut [u64], lo: &[u64], hi: &[u64], s: u64) {
     // SAFETY: the token proves AVX2 and PCLMULQDQ.
     unsafe { lerp_pclmul_impl(out, lo, hi, s) }

@@ -157,6 +157,55 @@ pub(crate) fn gf2p64_local_inner(a1: &[u64], a2: &[u64], b1: &[u64], b2: &[u64])
     reduce128(acc)
 }
 
+/// `x · u` in GF(2^64) (`u^64 = u^4 + u^3 + u + 1`).
+#[inline(always)]
+pub(crate) fn gf2p64_times_u(x: u64) -> u64 {
+    (x << 1) ^ (0x1b & 0u64.wrapping_sub(x >> 63))
+}
+
+/// The lengths of a node-sum operand pair: `a`'s common length `n` and `b`'s `m <= n`.
+pub(crate) fn node_lengths(a: [&[u64]; 4], b: [&[u64]; 4]) -> (usize, usize) {
+    let n = a.iter().fold(usize::MAX, |m, x| m.min(x.len()));
+    (n, b.iter().fold(n, |m, x| m.min(x.len())))
+}
+
+/// The unreduced `[Σ lp(b), Σ lp(a + (a + b) u)]` over positions `range` (all below `b`'s
+/// length), `lp(x1, x2, y1, y2) = x1 (y1 + y2) + x2 y1`, with the carry-less product `clmul`.
+#[inline(always)]
+pub(crate) fn node_pairs_with(
+    a: [&[u64]; 4],
+    b: [&[u64]; 4],
+    range: core::ops::Range<usize>,
+    clmul: impl Fn(u64, u64) -> u128,
+) -> [u128; 2] {
+    let lp = |x: [u64; 4]| clmul(x[0], x[2] ^ x[3]) ^ clmul(x[1], x[2]);
+    let (mut h1, mut hu) = (0u128, 0u128);
+    for k in range {
+        let bk = b.map(|v| v[k]);
+        h1 ^= lp(bk);
+        let ak = a.map(|v| v[k]);
+        hu ^= lp(core::array::from_fn(|j| {
+            ak[j] ^ gf2p64_times_u(ak[j] ^ bk[j])
+        }));
+    }
+    [h1, hu]
+}
+
+/// `(1 + u)^2 = 1 + u^2`: where `b` is zero the line is `a (1 + u)`, and `lp(c x) = c^2 lp(x)`.
+pub(crate) const ONE_PLUS_U_SQUARED: u64 = 0b101;
+
+/// `[Σ lp(b), Σ lp(a + (a + b) u)]` over the positions of `a` (four slices; `b`'s four
+/// slices zero from their length on): the halving level's sums at 1 and at the node `u`.
+pub(crate) fn gf2p64_node_inner(a: [&[u64]; 4], b: [&[u64]; 4]) -> [u64; 2] {
+    let (n, m) = node_lengths(a, b);
+    let [h1, hu] = node_pairs_with(a, b, 0..m, clmul64);
+    let rest = gf2p64_local_inner(&a[0][m..n], &a[1][m..n], &a[2][m..n], &a[3][m..n]);
+    [
+        reduce128(h1),
+        reduce128(hu) ^ gf2p64_mul_one(rest, ONE_PLUS_U_SQUARED),
+    ]
+}
+
 /// `out[k] = lo[k] + (lo[k] + hi[k]) s` in GF(2^64) on the common prefix.
 pub(crate) fn gf2p64_lerp(out: &mut [u64], lo: &[u64], hi: &[u64], s: u64) {
     for ((o, l), h) in out.iter_mut().zip(lo).zip(hi) {
