@@ -3,7 +3,10 @@
 //! * [`Prg`]: AES-128 in counter mode; of a 32-byte seed, 16 bytes key the
 //!   cipher and 16 bytes set the initial counter. It expands the secret
 //!   randomness of one protocol run (noise, secret bits, masks), so each run
-//!   draws only 32 bytes from the caller's RNG. AES-128 key search is the
+//!   draws only 32 bytes from the caller's RNG; the batch ROT protocol keys
+//!   one generator per chunk of up to 256 runs (about 3 MB of keystream,
+//!   2^18 blocks: far inside AES-CTR's bounds), which saves a key schedule
+//!   and its wipe per run and party. AES-128 key search is the
 //!   yardstick of NIST's post-quantum security category 1, the level of the
 //!   `n = 512` ring, so the PRG is not the weak link; it is 40% faster than
 //!   AES-256 and the noise PRG is a visible share of a ROT's cost. The
@@ -20,6 +23,7 @@ use aes::cipher::{
 use aes::Aes128;
 use rand_core::CryptoRng;
 use std::sync::OnceLock;
+use subtle::{Choice, ConstantTimeEq};
 use zeroize::Zeroize;
 
 /// The block cipher behind [`Prg`].
@@ -34,15 +38,24 @@ enum Cipher {
 /// AES-128-CTR pseudorandom generator.
 pub(crate) struct Prg {
     cipher: Cipher,
+    /// The counter of the next block to encrypt.
     counter: u128,
+    /// Keystream generated ahead: `buf[pos..end]` is the next part of the
+    /// stream.
     buf: [u8; BUF],
     pos: usize,
+    end: usize,
 }
 
-/// Bytes of keystream generated at a time for requests that are not whole multiples of it
-/// (and kept for the next requests): one 16-block step of the VAES keystream, so that the
-/// stream always comes in whole steps, whatever the sizes asked for.
-const BUF: usize = 256;
+/// Bytes of keystream generated at a time (one 16-block step of the VAES
+/// keystream): the stream always comes in whole steps, whatever the sizes
+/// asked for.
+const STEP: usize = 256;
+
+/// Capacity of the buffer of keystream generated ahead: the randomness of a
+/// whole Gaussian polynomial (4096 bytes, read with [`Prg::block`]) after
+/// up to a step of earlier keystream.
+const BUF: usize = 4096 + 2 * STEP;
 
 impl core::fmt::Debug for Prg {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
@@ -74,7 +87,8 @@ impl Prg {
             cipher,
             counter: u128::from_le_bytes(iv),
             buf: [0; BUF],
-            pos: BUF,
+            pos: 0,
+            end: 0,
         }
     }
 
@@ -87,23 +101,58 @@ impl Prg {
         prg
     }
 
+    /// Makes at least `want` bytes (at most `BUF - STEP`) of keystream
+    /// ready in the buffer: moves the unread part to the front and adds the
+    /// whole steps missing, with one call to the cipher.
+    fn refill(&mut self, want: usize) {
+        let left = self.end - self.pos;
+        self.buf.copy_within(self.pos..self.end, 0);
+        let steps = want.saturating_sub(left).div_ceil(STEP) * STEP;
+        keystream(
+            &self.cipher,
+            &mut self.counter,
+            &mut self.buf[left..left + steps],
+        );
+        self.pos = 0;
+        self.end = left + steps;
+    }
+
     /// Fills `out` with pseudorandom bytes.
     pub(crate) fn fill_bytes(&mut self, out: &mut [u8]) {
         // Serve what is left in the buffer.
-        let n = out.len().min(BUF - self.pos);
+        let n = out.len().min(self.end - self.pos);
         let (head, rest) = out.split_at_mut(n);
         head.copy_from_slice(&self.buf[self.pos..self.pos + n]);
         self.pos += n;
-        // Whole steps straight into the output.
-        let bulk = rest.len() / BUF * BUF;
+        if rest.is_empty() {
+            return;
+        }
+        // The buffer is empty: whole steps straight into the output.
+        let bulk = rest.len() / STEP * STEP;
         let (body, tail) = rest.split_at_mut(bulk);
-        keystream(&self.cipher, &mut self.counter, body);
+        if !body.is_empty() {
+            keystream(&self.cipher, &mut self.counter, body);
+        }
         // The tail from a fresh buffer.
         if !tail.is_empty() {
-            keystream(&self.cipher, &mut self.counter, &mut self.buf);
+            self.refill(tail.len());
             tail.copy_from_slice(&self.buf[..tail.len()]);
             self.pos = tail.len();
         }
+    }
+
+    /// The next `L` bytes of the stream, read in place from the buffer (no
+    /// copy for the caller to wipe: the buffer is overwritten by later
+    /// keystream and wiped on drop). `L` is at most `BUF - STEP`.
+    pub(crate) fn block<const L: usize>(&mut self) -> &[u8; L] {
+        const { assert!(L <= BUF - STEP) };
+        if self.end - self.pos < L {
+            self.refill(L);
+        }
+        let at = self.pos;
+        self.pos += L;
+        // Exactly one chunk of `L` bytes (in bounds: `at + L <= end`).
+        &self.buf[at..at + L].as_chunks::<L>().0[0]
     }
 
     /// 32 pseudorandom bytes.
@@ -250,6 +299,17 @@ pub(crate) fn ct_select_32(a: &[u8; 32], b: &[u8; 32], bit: u8) -> [u8; 32] {
     out
 }
 
+/// Constant-time equality of 32-byte strings: their 64-bit words XORed and
+/// ORed together, then one comparison with 0 (`subtle`'s comparison of
+/// slices makes a `Choice`, through an optimization barrier, per byte).
+pub(crate) fn ct_eq_32(a: &[u8; 32], b: &[u8; 32]) -> Choice {
+    let mut acc = 0u64;
+    for (x, y) in a.as_chunks::<8>().0.iter().zip(b.as_chunks::<8>().0) {
+        acc |= u64::from_le_bytes(*x) ^ u64::from_le_bytes(*y);
+    }
+    acc.ct_eq(&0)
+}
+
 /// Constant-time conditional swap: returns `(a, b)` if `bit == 0`, else `(b, a)`.
 pub(crate) fn ct_swap_32(a: &[u8; 32], b: &[u8; 32], bit: u8) -> ([u8; 32], [u8; 32]) {
     (ct_select_32(a, b, bit), ct_select_32(b, a, bit))
@@ -296,7 +356,7 @@ mod tests {
     /// The stream is AES-128-CTR: key `seed[..16]`, block `i` the encryption
     /// of `u128::from_le_bytes(seed[16..]) + i` in little-endian, whatever
     /// the sizes of the requests (here block by block with `encrypt_block`,
-    /// against buffered, bulk and mixed requests).
+    /// against buffered, bulk and mixed requests, and blocks read in place).
     #[test]
     fn prg_is_aes_ctr() {
         let mut seed = [0u8; 32];
@@ -307,7 +367,7 @@ mod tests {
         seed[16..24].fill(0xff);
         let cipher = Aes128::new(GenericArray::from_slice(&seed[..16]));
         let mut ctr = u128::from_le_bytes(seed[16..].try_into().unwrap());
-        let mut want = vec![0u8; 16 * 700];
+        let mut want = vec![0u8; 16 * 1200];
         for b in want.chunks_exact_mut(16) {
             let mut block = GenericArray::clone_from_slice(&ctr.to_le_bytes());
             cipher.encrypt_block(&mut block);
@@ -323,12 +383,41 @@ mod tests {
         for mut prg in [Prg::from_seed(&seed), soft] {
             let mut got = vec![0u8; want.len()];
             let mut at = 0;
-            for len in [1, 31, 32, 1, 1024, 4160, 5, 16, 100, 2000, 9] {
-                prg.fill_bytes(&mut got[at..at + len]);
+            for len in [
+                1, 31, 32, 1, 1024, 4160, 5, 16, 100, 2000, 9, 512, 3, 512, 512,
+            ] {
+                if len == 512 {
+                    // In place, from the buffer.
+                    got[at..at + len].copy_from_slice(prg.block::<512>());
+                } else {
+                    prg.fill_bytes(&mut got[at..at + len]);
+                }
                 at += len;
+            }
+            got[at..at + 4096].copy_from_slice(prg.block::<4096>());
+            at += 4096;
+            for _ in 0..4 {
+                got[at..at + 512].copy_from_slice(prg.block::<512>());
+                at += 512;
             }
             prg.fill_bytes(&mut got[at..]);
             assert_eq!(got, want);
+        }
+    }
+
+    /// Equal strings compare equal; a change of any single bit does not.
+    #[test]
+    fn eq_32() {
+        let mut a = [0u8; 32];
+        for (i, x) in a.iter_mut().enumerate() {
+            *x = (i as u8).wrapping_mul(29) ^ 0x5c;
+        }
+        assert!(bool::from(ct_eq_32(&a, &a)));
+        for bit in 0..256 {
+            let mut b = a;
+            b[bit / 8] ^= 1 << (bit % 8);
+            assert!(!bool::from(ct_eq_32(&a, &b)), "bit {bit}");
+            assert!(!bool::from(ct_eq_32(&b, &a)), "bit {bit}");
         }
     }
 

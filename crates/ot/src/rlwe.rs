@@ -19,6 +19,8 @@
 
 pub mod bdgm;
 pub(crate) mod encode;
+#[cfg(target_arch = "x86_64")]
+pub(crate) mod encode_avx512;
 pub(crate) mod hash;
 #[cfg(target_arch = "x86_64")]
 pub(crate) mod lanes_avx2;
@@ -96,22 +98,34 @@ impl KeyPair {
 }
 
 /// Samples `s, e, e'` into `kp` (overwriting it) and returns `p = a s + 2
-/// e` (NTT domain).
+/// e` (NTT domain); see [`keygen_into`].
+pub(crate) fn keygen(noise: NoiseDistribution, prg: &mut Prg, kp: &mut KeyPair) -> NttPoly {
+    let mut p = NttPoly([0; ring::N]);
+    keygen_into(noise, prg, kp, &mut p);
+    p
+}
+
+/// Samples `s, e, e'` into `kp` and sets `p = a s + 2 e` (NTT domain),
+/// overwriting both.
 ///
 /// Every value is sampled straight into the array that keeps it and
 /// transformed in place: `s` into the key pair (where it becomes
 /// `NTT(s) * 2^16`), `e'` into the key pair, and `e` into `p`'s array,
 /// which the product-sum then overwrites with `p`. The key pair is the
 /// caller's (a receiver keeps it boxed in its state), so that the secrets
-/// are never moved, which would leave copies on the stack.
-pub(crate) fn keygen(noise: NoiseDistribution, prg: &mut Prg, kp: &mut KeyPair) -> NttPoly {
-    let mut p = NttPoly([0; ring::N]);
+/// are never moved, which would leave copies on the stack; `p` too (a
+/// message that the batch protocols reuse), so that it is not copied.
+pub(crate) fn keygen_into(
+    noise: NoiseDistribution,
+    prg: &mut Prg,
+    kp: &mut KeyPair,
+    p: &mut NttPoly,
+) {
     sample::sample_into(noise, prg, 1, &mut kp.s.0);
     sample::sample_into(noise, prg, 2, &mut p.0);
     sample::sample_into(noise, prg, 2, &mut kp.e2.0);
     kp.s.ntt_mont_in_place();
     p.set_rlwe_sample(public_a(), &kp.s);
-    p
 }
 
 /// `k = INTT(p * s) + 2 e'`, the value both sides reconcile, computed in
@@ -125,16 +139,31 @@ pub(crate) fn shared_value(k: &mut Poly, p: &NttPoly, kp: &KeyPair) {
 /// The sender's side of the two-branch key exchange that ROTed and BDGM19
 /// share: its own sample `p` (returned, to send) and, for the receiver's
 /// sample `p_r` and seed, the reconciliation hints and keys of both branches
-/// `p_r` and `p_r + H(seed)` (one of which the receiver can also compute).
-/// The key pair and the shared values are wiped when they go out of scope.
+/// `p_r` and `p_r + H(seed)` (one of which the receiver can also compute);
+/// see [`sender_branches_into`].
 pub(crate) fn sender_branches(
     noise: NoiseDistribution,
     prg: &mut Prg,
     p_r: &NttPoly,
     seed: &[u8; SEED_BYTES],
 ) -> (NttPoly, [reconcile::Hint; 2], [reconcile::ReconciledKey; 2]) {
+    let mut p = NttPoly([0; ring::N]);
+    let (hints, rkeys) = sender_branches_into(noise, prg, p_r, seed, &mut p);
+    (p, hints, rkeys)
+}
+
+/// [`sender_branches`] with the sender's sample written into `p` (the
+/// caller's message). The key pair and the shared values are wiped when
+/// they go out of scope.
+pub(crate) fn sender_branches_into(
+    noise: NoiseDistribution,
+    prg: &mut Prg,
+    p_r: &NttPoly,
+    seed: &[u8; SEED_BYTES],
+    p: &mut NttPoly,
+) -> ([reconcile::Hint; 2], [reconcile::ReconciledKey; 2]) {
     let mut keys = KeyPair::zero();
-    let p = keygen(noise, prg, &mut keys);
+    keygen_into(noise, prg, &mut keys, p);
     let mut k = [Poly::zero(), Poly::zero()];
     shared_value(&mut k[0], p_r, &keys);
     // `p_r + H(seed)`, summed in place into the hash's array.
@@ -146,7 +175,7 @@ pub(crate) fn sender_branches(
         reconcile::extract(&k[0], &hints[0]),
         reconcile::extract(&k[1], &hints[1]),
     ];
-    (p, hints, rkeys)
+    (hints, rkeys)
 }
 
 #[cfg(test)]

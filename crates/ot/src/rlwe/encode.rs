@@ -1,5 +1,6 @@
 //! Compact encodings: 14 bits per coefficient, 1 bit per reconciliation hint.
 
+use super::ntt::Backend;
 use super::ring::{NttPoly, N, Q};
 use crate::error::{Error, Result};
 
@@ -8,37 +9,62 @@ pub const POLY_BYTES: usize = N * 14 / 8;
 /// Bytes of a packed hint vector: `512 / 8`.
 pub const HINT_BYTES: usize = N / 8;
 
-/// Packs canonical values, four coefficients into seven bytes.
+/// Packs canonical values, four coefficients into seven bytes, appended to
+/// `out`.
 pub(crate) fn pack_poly(p: &NttPoly, out: &mut Vec<u8>) {
-    // Whole 8-byte words into a fixed buffer (the eighth byte of each is
-    // overwritten by the next group), then one append.
-    let mut buf = [0u8; POLY_BYTES + 1];
-    let mut at = 0;
-    for quad in p.values().chunks_exact(4) {
+    let at = out.len();
+    out.resize(at + POLY_BYTES, 0);
+    if let Some(dst) = out.get_mut(at..).and_then(|o| o.first_chunk_mut()) {
+        pack_on(Backend::current(), p.values(), dst);
+    }
+}
+
+/// Packs values in `[0, 2^14)` on `backend` (AVX-512 with VBMI, else
+/// portable).
+pub(crate) fn pack_on(backend: Backend, values: &[i16; N], out: &mut [u8; POLY_BYTES]) {
+    #[cfg(target_arch = "x86_64")]
+    if let Some(t) = backend.vbmi() {
+        return t.pack(values, out);
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = backend;
+    pack_portable(values, out);
+}
+
+/// Value `4 g + j` goes to bits `14 j ..` of the seven bytes `7 g ..`
+/// (little-endian).
+pub(crate) fn pack_portable(values: &[i16; N], out: &mut [u8; POLY_BYTES]) {
+    let (groups, _) = out.as_chunks_mut::<7>();
+    for (dst, quad) in groups.iter_mut().zip(values.as_chunks::<4>().0) {
         let mut bits = 0u64;
         for (j, &c) in quad.iter().enumerate() {
             bits |= (c as u64) << (14 * j);
         }
-        if let Some(dst) = buf.get_mut(at..at + 8) {
-            dst.copy_from_slice(&bits.to_le_bytes());
-        }
-        at += 7;
+        dst.copy_from_slice(&bits.to_le_bytes()[..7]);
     }
-    out.extend_from_slice(&buf[..POLY_BYTES]);
 }
 
-/// Unpacks a polynomial, rejecting wrong lengths and unreduced coefficients.
-pub(crate) fn unpack_poly(bytes: &[u8], what: &'static str) -> Result<NttPoly> {
-    if bytes.len() != POLY_BYTES {
-        return Err(Error::LengthMismatch {
-            what,
-            expected: POLY_BYTES,
-            got: bytes.len(),
-        });
+/// The 14-bit values packed in `bytes` (unreduced) on `backend` (AVX-512
+/// with VBMI, else portable).
+pub(crate) fn unpack_on(backend: Backend, bytes: &[u8; POLY_BYTES], out: &mut [i16; N]) {
+    #[cfg(target_arch = "x86_64")]
+    if let Some(t) = backend.vbmi() {
+        return t.unpack(bytes, out);
     }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = backend;
+    unpack_portable(bytes, out);
+}
+
+/// The inverse of [`pack_portable`] on any bytes: values in `[0, 2^14)`.
+pub(crate) fn unpack_portable(bytes: &[u8; POLY_BYTES], out: &mut [i16; N]) {
     const M: u64 = 0x3fff;
-    let mut v = [0i16; N];
-    for (quad, group) in v.chunks_exact_mut(4).zip(bytes.chunks_exact(7)) {
+    for (quad, group) in out
+        .as_chunks_mut::<4>()
+        .0
+        .iter_mut()
+        .zip(bytes.as_chunks::<7>().0)
+    {
         let mut w = [0u8; 8];
         w[..7].copy_from_slice(group);
         let w = u64::from_le_bytes(w);
@@ -48,9 +74,32 @@ pub(crate) fn unpack_poly(bytes: &[u8], what: &'static str) -> Result<NttPoly> {
             *c = (t >> (16 * j)) as i16;
         }
     }
+}
+
+/// Unpacks a polynomial, rejecting wrong lengths and unreduced coefficients.
+pub(crate) fn unpack_poly(bytes: &[u8], what: &'static str) -> Result<NttPoly> {
+    let mut p = NttPoly([0; N]);
+    unpack_poly_into(bytes, what, &mut p)?;
+    Ok(p)
+}
+
+/// [`unpack_poly`] into `p` (a message that the batch protocols reuse), in
+/// place; on an error `p` is left zero.
+pub(crate) fn unpack_poly_into(bytes: &[u8], what: &'static str, p: &mut NttPoly) -> Result<()> {
+    let Ok(bytes) = <&[u8; POLY_BYTES]>::try_from(bytes) else {
+        return Err(Error::LengthMismatch {
+            what,
+            expected: POLY_BYTES,
+            got: bytes.len(),
+        });
+    };
+    let v = &mut p.0;
+    unpack_on(Backend::current(), bytes, v);
     // One branch-free range check; the position only on failure.
     if v.iter().fold(0i16, |acc, &x| acc | (Q - 1 - x)) < 0 {
-        if let Some((index, &x)) = v.iter().enumerate().find(|(_, &x)| x >= Q) {
+        let found = v.iter().enumerate().find(|(_, &x)| x >= Q);
+        if let Some((index, &x)) = found {
+            *v = [0; N];
             return Err(Error::CoefficientOutOfRange {
                 what,
                 index,
@@ -59,7 +108,7 @@ pub(crate) fn unpack_poly(bytes: &[u8], what: &'static str) -> Result<NttPoly> {
             });
         }
     }
-    Ok(NttPoly::from_canonical(v))
+    Ok(())
 }
 
 #[cfg(test)]
@@ -71,8 +120,41 @@ mod tests {
         clippy::needless_range_loop
     )]
     use super::*;
-    use crate::prg::Domain;
+    use crate::prg::{Domain, Prg};
     use crate::rlwe::hash::hash_to_ntt;
+
+    /// Packing and unpacking on every backend this CPU runs give the
+    /// portable values and bytes: unpacking any bytes gives 14-bit values
+    /// (also above `q`), which pack back to the same bytes. Extreme, sparse
+    /// and random bytes.
+    #[test]
+    fn backends_agree() {
+        for backend in crate::rlwe::ntt::tests::skip_missing() {
+            #[cfg(target_arch = "x86_64")]
+            if backend == Backend::Avx512 && backend.vbmi().is_none() {
+                eprintln!("no AVX-512 VBMI on this CPU: its portable packing is tested");
+            }
+            let mut prg = Prg::from_seed(&[21; 32]);
+            for round in 0..300 {
+                let mut bytes = [0u8; POLY_BYTES];
+                match round {
+                    0 => {}
+                    1 => bytes.fill(0xff),
+                    2..=57 => bytes[(round - 2) * 16 % POLY_BYTES..][..16].fill(0xa5),
+                    _ => prg.fill_bytes(&mut bytes),
+                }
+                let (mut want, mut got) = ([0i16; N], [0i16; N]);
+                unpack_portable(&bytes, &mut want);
+                unpack_on(backend, &bytes, &mut got);
+                assert_eq!(want, got, "unpack, {backend}, round {round}");
+                let mut packed = [0u8; POLY_BYTES];
+                pack_on(backend, &want, &mut packed);
+                assert_eq!(packed, bytes, "pack, {backend}, round {round}");
+                pack_portable(&want, &mut packed);
+                assert_eq!(packed, bytes, "portable pack, round {round}");
+            }
+        }
+    }
 
     #[test]
     fn round_trip_and_rejections() {

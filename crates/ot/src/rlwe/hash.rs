@@ -12,21 +12,27 @@ use super::ring::{NttPoly, N, Q};
 use crate::prg::Domain;
 
 /// First read: 1008 bytes = 144 groups of 7 bytes = 576 chunks (about 540
-/// accepted, 512 needed; fewer than 512 with probability about 2^-20), 16
-/// BLAKE3 output blocks. Further groups, rarely needed, are read 7 bytes at
-/// a time.
-const FIRST: usize = 1008;
+/// accepted, 512 needed; fewer than 512 with probability about 2^-20).
+/// Further groups, rarely needed, are read 7 bytes at a time from the
+/// stream's position 1008.
+pub(crate) const FIRST: usize = 1008;
+
+/// Bytes taken from the XOF at first: the 16 whole BLAKE3 output blocks
+/// that hold the first read. BLAKE3 computes whole blocks in parallel (16
+/// at a time with AVX-512), while the 15 blocks and a part of one of
+/// exactly 1008 bytes went through a call for 8, one for 4 and four single
+/// compressions. The AVX2 rejection step reads 2 bytes past `FIRST` (and
+/// ignores them), also within these.
+const XOF_BYTES: usize = 1024;
 
 /// 14-bit chunks in the first read.
 const CHUNKS: usize = FIRST / 7 * 4;
-/// Zero bytes after the first read: the AVX2 path loads 30 bytes per
-/// 28-byte block.
-const PAD: usize = 2;
 
-#[cfg(target_arch = "x86_64")]
-use super::lanes_avx2::ACCEPT_CAPACITY;
-#[cfg(not(target_arch = "x86_64"))]
-const ACCEPT_CAPACITY: usize = N + 16;
+/// Capacity of the output of the rejection step: values go to
+/// `out[*filled..]` while `*filled < N`, a block at a time, whose last
+/// store ends below `N + 32` (the AVX-512 step stores 32 lanes, the AVX2
+/// one 8).
+pub(crate) const ACCEPT_CAPACITY: usize = N + 32;
 
 #[inline(always)]
 fn accept_group(bits: u64, out: &mut [i16; ACCEPT_CAPACITY], filled: &mut usize) {
@@ -49,17 +55,22 @@ fn accept_portable(chunks: &[i16], out: &mut [i16; ACCEPT_CAPACITY], filled: &mu
 }
 
 /// The chunks of `buf[..FIRST]` below `q`, in order, into `out`, on
-/// `backend` (the AVX-512 backend runs the AVX2 code: a 512-bit version
-/// would save little next to the BLAKE3 output it consumes).
+/// `backend` (the AVX-512 backend runs the AVX2 code where the CPU lacks
+/// VBMI).
 fn accept(
     backend: Backend,
-    buf: &[u8; FIRST + PAD],
+    buf: &[u8; XOF_BYTES],
     out: &mut [i16; ACCEPT_CAPACITY],
     filled: &mut usize,
 ) {
     #[cfg(target_arch = "x86_64")]
-    if let Some(t) = backend.avx2() {
-        return t.accept_below_q(buf, out, filled);
+    if let Some(first) = buf.first_chunk::<FIRST>() {
+        if let Some(t) = backend.vbmi() {
+            return t.accept_below_q(first, out, filled);
+        }
+        if let Some(t) = backend.avx2() {
+            return t.accept_below_q(&buf[..FIRST + 2], out, filled);
+        }
     }
     #[cfg(not(target_arch = "x86_64"))]
     let _ = backend;
@@ -67,7 +78,7 @@ fn accept(
 }
 
 /// Cuts 7-byte groups into four 14-bit chunks each.
-fn chunks_of(buf: &[u8; FIRST + PAD]) -> [i16; CHUNKS] {
+fn chunks_of(buf: &[u8; XOF_BYTES]) -> [i16; CHUNKS] {
     const M: u64 = 0x3fff;
     let mut chunks = [0i16; CHUNKS];
     for (c, g) in chunks.chunks_exact_mut(4).zip(buf.chunks_exact(7)) {
@@ -88,11 +99,14 @@ pub(crate) fn hash_to_ntt(domain: Domain, seed: &[u8]) -> NttPoly {
     let mut h = domain.hasher();
     h.update(seed);
     let mut xof = h.finalize_xof();
-    let mut buf = [0u8; FIRST + PAD];
-    xof.fill(&mut buf[..FIRST]);
+    let mut buf = [0u8; XOF_BYTES];
+    xof.fill(&mut buf);
     let mut out = [0i16; ACCEPT_CAPACITY];
     let mut filled = 0usize;
     accept(Backend::current(), &buf, &mut out, &mut filled);
+    if filled < N {
+        xof.set_position(FIRST as u64);
+    }
     while filled < N {
         let mut w = [0u8; 8];
         xof.fill(&mut w[..7]);
@@ -149,8 +163,8 @@ mod tests {
     fn check_accept(backend: Backend) {
         let mut state = 7u64;
         for round in 0..300 {
-            let mut buf = [0u8; FIRST + PAD];
-            for (i, b) in buf[..FIRST].iter_mut().enumerate() {
+            let mut buf = [0u8; XOF_BYTES];
+            for (i, b) in buf.iter_mut().enumerate() {
                 state = state
                     .wrapping_mul(6_364_136_223_846_793_005)
                     .wrapping_add(1);

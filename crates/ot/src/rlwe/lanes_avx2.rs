@@ -20,6 +20,7 @@
 #![allow(unsafe_code)]
 
 use super::encode::HINT_BYTES;
+use super::hash::ACCEPT_CAPACITY;
 use super::ntt_avx2::Avx2;
 use super::reconcile::{extract_body, signal_body, SignBits, BLOCK};
 use super::ring::{
@@ -34,10 +35,6 @@ use core::arch::x86_64::{
     _mm256_shuffle_epi8, _mm256_slli_epi64, _mm256_storeu_si256, _mm_loadu_si128, _mm_shuffle_epi8,
     _mm_storeu_si128,
 };
-
-/// Capacity of the output of [`Avx2::accept_below_q`]: every 128-bit store
-/// starts below `N + 8`, so it ends below `N + 16`.
-pub(crate) const ACCEPT_CAPACITY: usize = N + 16;
 
 /// `COMPRESS[m]` is the byte shuffle that moves the 16-bit lanes `i` with
 /// bit `i` of `m` set to the front of a 128-bit register, in order.
@@ -259,7 +256,7 @@ fn accept_avx2(bytes: &[u8], out: &mut [i16; ACCEPT_CAPACITY], filled: &mut usiz
                 continue;
             };
             // In bounds: `*filled < N + 8` here (it was below `N` before
-            // this block and grows by at most 8), and `out` has `N + 16`.
+            // this block and grows by at most 8), and `out` has `N + 32`.
             let Some(dst) = out.get_mut(*filled..*filled + 8) else {
                 continue;
             };

@@ -10,9 +10,11 @@
 //!   lanes is one register, so packing its sign bits is one `vpmovw2m`
 //!   and expanding 32 hint bits to lane masks one `vpmovm2w`.
 //!
-//! The rejection step of hashing to a polynomial and the noise samplers
-//! have no AVX-512 version: the AVX-512 backend runs their AVX2 code, with
-//! the AVX2 token that [`Avx512::avx2`] hands out. The tests in the modules
+//! The Gaussian sampler (`sample_avx512`), the 14-bit packing and the
+//! rejection step of hashing to a polynomial (`encode_avx512`, with VBMI)
+//! have AVX-512 versions of their own; the binomial sampler has none: the
+//! AVX-512 backend runs its AVX2 code, with the AVX2 token that
+//! [`Avx512::avx2`] hands out. The tests in the modules
 //! that dispatch (ring, reconciliation) compare every backend with the
 //! portable code. Everything here is reached only through the [`Avx512`]
 //! token, which exists only after run-time detection found AVX-512F,

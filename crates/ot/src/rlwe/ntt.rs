@@ -20,9 +20,11 @@
 //! exactly the same operations on every value as the portable code, so all
 //! backends give bit-identical results (tested on the same inputs). The
 //! same choice covers the ring's coefficient-wise passes, reconciliation,
-//! hashing to a polynomial and the noise samplers; the AVX-512 backend runs
-//! the AVX2 code of the samplers and of the hash's rejection step, which
-//! have no 512-bit version.
+//! hashing to a polynomial, the 14-bit packing of messages and the noise
+//! samplers; the AVX-512 backend runs the AVX2 code of the binomial sampler,
+//! which has no 512-bit version, and its packing and the hash's rejection
+//! step need AVX-512 VBMI and VBMI2 (`encode_avx512.rs`; without them, the
+//! portable packing and the AVX2 rejection step).
 //!
 //! The backend is chosen once per process ([`Backend::current`]): the best
 //! the CPU supports (AVX-512F and AVX-512BW, with AVX2; else AVX2; else
@@ -248,8 +250,8 @@ pub enum Backend {
     Portable,
     /// AVX2 intrinsics, 16 lanes of 16 bits; bit-identical to portable.
     Avx2,
-    /// AVX-512F/BW intrinsics, 32 lanes of 16 bits (with the AVX2 samplers);
-    /// bit-identical to portable.
+    /// AVX-512F/BW intrinsics, 32 lanes of 16 bits (with the AVX2 binomial
+    /// sampler, and VBMI where the CPU has it); bit-identical to portable.
     Avx512,
 }
 
@@ -324,6 +326,15 @@ impl Backend {
             Backend::Avx512 => super::ntt_avx512::Avx512::detect(),
             Backend::Portable | Backend::Avx2 => None,
         }
+    }
+
+    /// The AVX-512 VBMI token if `self` is the AVX-512 backend and the CPU
+    /// also runs AVX-512 VBMI and VBMI2 (the byte permutes of the 14-bit
+    /// packing and the compress of the hash's rejection step); without them
+    /// the AVX-512 backend runs the AVX2 or portable code of those steps.
+    #[cfg(target_arch = "x86_64")]
+    pub(crate) fn vbmi(self) -> Option<super::encode_avx512::Vbmi> {
+        self.avx512().and_then(super::ntt_avx512::Avx512::vbmi)
     }
 
     /// The AVX2 token if `self` is the AVX2 backend, or the AVX-512 one

@@ -21,10 +21,10 @@
 //!   `2^-63`.
 //!
 //! Randomness is drawn in blocks of `BLOCK_BYTES` = 512 bytes (256 binomial or 64
-//! Gaussian coefficients at a time) into one small stack buffer, used at
-//! once and wiped at the end, so a polynomial's kilobytes of secret
-//! randomness are never zeroed, written and wiped as a whole (that cost a
-//! tenth of a ROT).
+//! Gaussian coefficients at a time), read in place from the generator's
+//! buffer of keystream (no copy; the generator overwrites it with new
+//! keystream and wipes it when dropped), so a polynomial's kilobytes of
+//! secret randomness are never copied, zeroed or wiped separately.
 //!
 //! Layout of a block (little-endian words):
 //!
@@ -39,16 +39,16 @@
 //! Backends: the portable code below (byte-wise SWAR popcount; the 63-bit
 //! comparisons split into 32-bit halves, both vectorized by LLVM across
 //! coefficients), on x86-64 with AVX2 `sample_avx2` (intrinsics), and with
-//! AVX-512 `sample_avx512` for the Gaussian (a binary search over the
-//! table's high halves in a register; the binomial stays on AVX2, where the
-//! PRG that feeds it costs more than it does), chosen with the NTT's
+//! AVX-512 `sample_avx512` for the Gaussian (a binary search over 32-bit
+//! keys of the table's entries in two registers, a polynomial's blocks per
+//! call; the binomial stays on AVX2, where the PRG that feeds it costs more
+//! than it does), chosen with the NTT's
 //! [`super::ntt::Backend`], so `TRISKELE_BACKEND=portable` forces the
 //! portable samplers too. All give the same coefficients from the same
 //! random bytes.
 
 use super::ntt::{on_backend, Backend};
 use super::ring::{Poly, N};
-use crate::prg::wipe_bytes;
 use crate::prg::Prg;
 use std::sync::OnceLock;
 
@@ -197,47 +197,47 @@ pub(crate) fn gaussian_portable(
     core::hint::black_box((&mut h, &mut l, &mut neg, &mut c));
 }
 
-/// [`gaussian_portable`] with the table [`cdt`] on `backend`.
+/// [`gaussian_portable`] with the table [`cdt`] on `backend`, for each
+/// block of `rand` and of `out`.
 fn gaussian(
     backend: Backend,
-    rand: &[u8; BLOCK_BYTES],
+    rand: &[[u8; BLOCK_BYTES]],
     scale: i16,
-    out: &mut [i16; GAUSSIAN_BLOCK],
+    out: &mut [[i16; GAUSSIAN_BLOCK]],
 ) {
     on_backend!(
         backend,
-        |t| t.gaussian(rand, scale, out),
-        gaussian_portable(rand, cdt(), scale, out)
+        |t| t.gaussian_blocks(rand, scale, out),
+        for (r, o) in rand.iter().zip(out) {
+            gaussian_portable(r, cdt(), scale, o)
+        }
     )
 }
 
-/// Fills `out` block by block: `B` coefficients from each `BLOCK_BYTES` of
-/// the PRG's stream, through one stack buffer that is wiped at the end.
-fn sample_blocks<const B: usize>(
-    prg: &mut Prg,
-    out: &mut [i16; N],
-    block: impl Fn(&[u8; BLOCK_BYTES], &mut [i16; B]),
-) {
-    let mut rand = [0u8; BLOCK_BYTES];
-    for o in out.as_chunks_mut::<B>().0 {
-        prg.fill_bytes(&mut rand);
-        block(&rand, o);
-    }
-    wipe_bytes(&mut rand);
-}
+/// Bytes of randomness of a binomial polynomial.
+const BINOMIAL_BYTES: usize = N / BINOMIAL_BLOCK * BLOCK_BYTES;
+
+/// Bytes of randomness of a Gaussian polynomial.
+const GAUSSIAN_BYTES: usize = N / GAUSSIAN_BLOCK * BLOCK_BYTES;
 
 /// Samples coefficients drawn from `dist`, multiplied by `scale` (1 for
 /// secrets, 2 for the errors of Ding's key exchange), straight into `out`
 /// (every coefficient is written; `out` is usually the array of the
-/// polynomial that keeps them, so that no copy is left to wipe).
+/// polynomial that keeps them, so that no copy is left to wipe). The
+/// polynomial's randomness is read in place from the generator's buffer,
+/// `BLOCK_BYTES` per block of coefficients.
 pub(crate) fn sample_into(dist: NoiseDistribution, prg: &mut Prg, scale: i16, out: &mut [i16; N]) {
     let b = Backend::current();
     match dist {
         NoiseDistribution::CenteredBinomial => {
-            sample_blocks::<BINOMIAL_BLOCK>(prg, out, |r, o| binomial(b, r, scale, o))
+            let rand = prg.block::<BINOMIAL_BYTES>().as_chunks().0;
+            for (r, o) in rand.iter().zip(out.as_chunks_mut().0) {
+                binomial(b, r, scale, o);
+            }
         }
         NoiseDistribution::DiscreteGaussian => {
-            sample_blocks::<GAUSSIAN_BLOCK>(prg, out, |r, o| gaussian(b, r, scale, o))
+            let rand = prg.block::<GAUSSIAN_BYTES>().as_chunks().0;
+            gaussian(b, rand, scale, out.as_chunks_mut().0);
         }
     }
 }
@@ -500,9 +500,40 @@ pub(crate) mod tests {
                     let mut want = [0i16; GAUSSIAN_BLOCK];
                     let mut got = [0i16; GAUSSIAN_BLOCK];
                     gaussian_portable(&rand, table, scale, &mut want);
-                    gaussian(backend, &rand, scale, &mut got);
+                    gaussian(
+                        backend,
+                        core::slice::from_ref(&rand),
+                        scale,
+                        core::slice::from_mut(&mut got),
+                    );
                     assert_eq!(want, got, "{backend}, round {round}, scale {scale}");
                 }
+            }
+        }
+    }
+
+    /// A polynomial's blocks in one call (the table set up once) give the
+    /// coefficients of the portable sampler run block by block, on every
+    /// backend this CPU runs.
+    #[test]
+    fn gaussian_blocks_in_one_call() {
+        const BLOCKS: usize = N / GAUSSIAN_BLOCK;
+        let table = cdt();
+        for backend in crate::rlwe::ntt::tests::skip_missing() {
+            let mut prg = Prg::from_seed(&[15; 32]);
+            for round in 0..40 {
+                let mut rand = [[0u8; BLOCK_BYTES]; BLOCKS];
+                for r in rand.iter_mut() {
+                    prg.fill_bytes(r);
+                }
+                let scale = [1, 2, -3][round % 3];
+                let mut want = [[0i16; GAUSSIAN_BLOCK]; BLOCKS];
+                for (r, w) in rand.iter().zip(want.iter_mut()) {
+                    gaussian_portable(r, table, scale, w);
+                }
+                let mut got = [[0i16; GAUSSIAN_BLOCK]; BLOCKS];
+                gaussian(backend, &rand, scale, &mut got);
+                assert_eq!(want, got, "{backend}, round {round}");
             }
         }
     }

@@ -57,15 +57,17 @@ impl Avx2 {
     }
 
     /// Same output as [`super::sample::gaussian_portable`] with the sampler's table
-    /// ([`cdt`]).
-    pub(crate) fn gaussian(
+    /// ([`cdt`]), for each block of `rand` and of `out`.
+    pub(crate) fn gaussian_blocks(
         self,
-        rand: &[u8; BLOCK_BYTES],
+        rand: &[[u8; BLOCK_BYTES]],
         scale: i16,
-        out: &mut [i16; GAUSSIAN_BLOCK],
+        out: &mut [[i16; GAUSSIAN_BLOCK]],
     ) {
-        // SAFETY: as above, the token proves AVX2 support.
-        unsafe { gaussian_avx2(rand, scale, out) }
+        for (r, o) in rand.iter().zip(out) {
+            // SAFETY: as above, the token proves AVX2 support.
+            unsafe { gaussian_avx2(r, scale, o) }
+        }
     }
 }
 
@@ -123,7 +125,7 @@ fn binomial_avx2(rand: &[u8; BLOCK_BYTES], scale: i16, out: &mut [i16; BINOMIAL_
 pub(crate) const HEAD_MAX: usize = 16;
 
 /// The table's entries by class, as 32-bit halves (see the module
-/// documentation), computed at first use; also the AVX-512 sampler's.
+/// documentation), computed at first use.
 pub(crate) struct CdtLanes {
     /// High halves of the entries whose high half is not 0 (in table order,
     /// so decreasing), then -1, which no high half of a magnitude equals

@@ -2,9 +2,9 @@
 
 use super::Block32;
 use crate::error::{Error, Result};
-use crate::rlwe::encode::{pack_poly, unpack_poly, HINT_BYTES, POLY_BYTES};
+use crate::rlwe::encode::{pack_poly, unpack_poly_into, HINT_BYTES, POLY_BYTES};
 use crate::rlwe::reconcile::Hint;
-use crate::rlwe::ring::NttPoly;
+use crate::rlwe::ring::{NttPoly, N};
 use crate::rlwe::SEED_BYTES;
 
 /// Receiver to sender: the shifted sample, the seed, the commitment to the masks.
@@ -52,14 +52,29 @@ impl RotMsg1 {
 
     /// Decodes exactly [`Self::LEN`] bytes.
     pub fn decode(b: &[u8]) -> Result<Self> {
+        let mut m = Self::zero();
+        m.decode_into(b)?;
+        Ok(m)
+    }
+
+    /// All zero, to be overwritten (the batch protocols reuse one message).
+    pub(crate) fn zero() -> Self {
+        RotMsg1 {
+            p: NttPoly([0; N]),
+            seed: [0; SEED_BYTES],
+            commitment: [0; 32],
+        }
+    }
+
+    /// [`Self::decode`] into `self`, in place.
+    pub(crate) fn decode_into(&mut self, b: &[u8]) -> Result<()> {
         check_len(b, Self::LEN, "ROT message 1")?;
         let (p, rest) = b.split_at(POLY_BYTES);
         let (seed, c) = rest.split_at(SEED_BYTES);
-        Ok(RotMsg1 {
-            p: unpack_poly(p, "ROT message 1 polynomial")?,
-            seed: to_array(seed),
-            commitment: to_array(c),
-        })
+        unpack_poly_into(p, "ROT message 1 polynomial", &mut self.p)?;
+        self.seed = to_array(seed);
+        self.commitment = to_array(c);
+        Ok(())
     }
 }
 
@@ -79,21 +94,37 @@ impl RotMsg2 {
 
     /// Decodes exactly [`Self::LEN`] bytes.
     pub fn decode(b: &[u8]) -> Result<Self> {
+        let mut m = Self::zero();
+        m.decode_into(b)?;
+        Ok(m)
+    }
+
+    /// All zero, to be overwritten (the batch protocols reuse one message).
+    pub(crate) fn zero() -> Self {
+        RotMsg2 {
+            p: NttPoly([0; N]),
+            hints: [Hint([0; HINT_BYTES]), Hint([0; HINT_BYTES])],
+            mask: [0; 32],
+            confirmations: [[0; 32]; 2],
+        }
+    }
+
+    /// [`Self::decode`] into `self`, in place.
+    pub(crate) fn decode_into(&mut self, b: &[u8]) -> Result<()> {
         check_len(b, Self::LEN, "ROT message 2")?;
         let (p, rest) = b.split_at(POLY_BYTES);
         let (h0, rest) = rest.split_at(HINT_BYTES);
         let (h1, rest) = rest.split_at(HINT_BYTES);
         let (u, rest) = rest.split_at(32);
         let (t0, t1) = rest.split_at(32);
-        Ok(RotMsg2 {
-            p: unpack_poly(p, "ROT message 2 polynomial")?,
-            hints: [
-                Hint::from_bytes(&to_array(h0)),
-                Hint::from_bytes(&to_array(h1)),
-            ],
-            mask: to_array(u),
-            confirmations: [to_array(t0), to_array(t1)],
-        })
+        unpack_poly_into(p, "ROT message 2 polynomial", &mut self.p)?;
+        self.hints = [
+            Hint::from_bytes(&to_array(h0)),
+            Hint::from_bytes(&to_array(h1)),
+        ];
+        self.mask = to_array(u);
+        self.confirmations = [to_array(t0), to_array(t1)];
+        Ok(())
     }
 }
 

@@ -5,14 +5,13 @@ use super::{
     RotMsg3, RotReceiverOutput, WINDOW,
 };
 use crate::error::{AbortReason, Error, Result};
-use crate::prg::{ct_select_32, Domain, Prg};
+use crate::prg::{ct_eq_32, ct_select_32, Domain, Prg};
 use crate::rlwe::hash::hash_to_ntt;
 use crate::rlwe::reconcile::{extract, Hint};
 use crate::rlwe::ring::Poly;
-use crate::rlwe::{keygen, shared_value, KeyPair, NoiseDistribution, SEED_BYTES};
+use crate::rlwe::{keygen_into, shared_value, KeyPair, NoiseDistribution, SEED_BYTES};
 use rand_core::CryptoRng;
 use std::collections::VecDeque;
-use subtle::ConstantTimeEq;
 use zeroize::Zeroize;
 
 /// The receiver between its first and second round.
@@ -44,30 +43,35 @@ pub fn receiver_round1<R: CryptoRng + ?Sized>(
     rng: &mut R,
 ) -> (RotReceiverRound1, RotMsg1) {
     let mut prg = Prg::from_rng(rng);
+    let mut msg = RotMsg1::zero();
+    let state = round1_into(noise, &mut prg, &mut msg);
+    (state, msg)
+}
+
+/// [`receiver_round1`] with the randomness of `prg`, the message written
+/// into `msg` (overwritten: the batch protocol reuses one message and one
+/// generator for a chunk).
+fn round1_into(noise: NoiseDistribution, prg: &mut Prg, msg: &mut RotMsg1) -> RotReceiverRound1 {
     let bit = prg.gen_bit();
     let seed = prg.gen_32();
     let masks = [prg.gen_32(), prg.gen_32()];
     // Boxed: the state moves between rounds (and into batch vectors)
     // without copying the secrets.
     let mut keys = Box::new(KeyPair::zero());
-    let mut p = keygen(noise, &mut prg, &mut keys);
+    keygen_into(noise, prg, &mut keys, &mut msg.p);
     // Always hash and always subtract; the bit only selects through a mask.
     let h = hash_to_ntt(Domain::HashToPoly, &seed);
-    p.sub_masked_assign(&h, bit);
+    msg.p.sub_masked_assign(&h, bit);
     let commitment = commit(&seed, &masks);
-    let msg = RotMsg1 {
-        p,
-        seed,
-        commitment,
-    };
-    let state = RotReceiverRound1 {
+    msg.seed = seed;
+    msg.commitment = commitment;
+    RotReceiverRound1 {
         bit,
         keys,
         seed,
         masks,
         commitment,
-    };
-    (state, msg)
+    }
 }
 
 impl RotReceiverRound1 {
@@ -86,8 +90,8 @@ impl RotReceiverRound1 {
         let key = extract(&k, &hint);
         let t = transcript(&self.seed, &self.commitment, &msg.mask);
         let (c, mut pad) = key_material(&t, &key);
-        let eq0 = c.ct_eq(&msg.confirmations[0]);
-        let eq1 = c.ct_eq(&msg.confirmations[1]);
+        let eq0 = ct_eq_32(&c, &msg.confirmations[0]);
+        let eq1 = ct_eq_32(&c, &msg.confirmations[1]);
         // Exactly one slot must match; failure is public (the run aborts).
         if !bool::from(eq0 ^ eq1) {
             return Err(Error::Abort(AbortReason::KeyConfirmation));
@@ -108,7 +112,9 @@ impl crate::RotReceiver for RlweRot {
 
     /// The receiver's side of `WINDOW`-chunk pipelining: the first
     /// round-1 chunks, then per chunk the sender's answer, the reply and the
-    /// round-1 chunk `WINDOW` ahead.
+    /// round-1 chunk `WINDOW` ahead. A chunk's round 1 draws its randomness
+    /// from one generator keyed by 32 bytes of `rng`, and every chunk reuses
+    /// one message of each kind.
     fn receive_random<C: crate::Channel + ?Sized, R: CryptoRng + ?Sized>(
         &mut self,
         ch: &mut C,
@@ -117,13 +123,14 @@ impl crate::RotReceiver for RlweRot {
     ) -> Result<crate::RotReceiverOutputs<Block32>> {
         let sizes: Vec<usize> = chunk_sizes(count).collect();
         let mut pending = VecDeque::with_capacity(WINDOW);
+        let mut m1 = RotMsg1::zero();
         let mut round1 = |ch: &mut C, n: usize| -> Result<Vec<RotReceiverRound1>> {
+            let mut prg = Prg::from_rng(rng);
             let mut out = Vec::with_capacity(n * RotMsg1::LEN);
             let mut states = Vec::with_capacity(n);
             for _ in 0..n {
-                let (state, m1) = receiver_round1(self.noise, rng);
+                states.push(round1_into(self.noise, &mut prg, &mut m1));
                 m1.encode(&mut out);
-                states.push(state);
             }
             ch.send(out)?;
             Ok(states)
@@ -133,6 +140,7 @@ impl crate::RotReceiver for RlweRot {
         }
         let mut choices = Vec::with_capacity(count);
         let mut messages = Vec::with_capacity(count);
+        let mut m2 = RotMsg2::zero();
         for (k, &n) in sizes.iter().enumerate() {
             let states = pending
                 .pop_front()
@@ -143,7 +151,8 @@ impl crate::RotReceiver for RlweRot {
                 crate::channel::split_batch(&bytes, n, RotMsg2::LEN, "ROT message 2 batch")?
                     .zip(states)
             {
-                let (o, m3) = state.round2(&RotMsg2::decode(chunk)?)?;
+                m2.decode_into(chunk)?;
+                let (o, m3) = state.round2(&m2)?;
                 m3.encode(&mut out);
                 choices.push(o.choice);
                 messages.push(o.message);

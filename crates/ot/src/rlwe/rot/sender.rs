@@ -6,10 +6,9 @@ use super::{
     RotMsg2, RotMsg3, RotSenderOutput,
 };
 use crate::error::{AbortReason, Error, Result};
-use crate::prg::{ct_swap_32, Prg};
-use crate::rlwe::{sender_branches, NoiseDistribution, SEED_BYTES};
+use crate::prg::{ct_eq_32, ct_swap_32, Prg};
+use crate::rlwe::{sender_branches_into, NoiseDistribution, SEED_BYTES};
 use rand_core::CryptoRng;
-use subtle::ConstantTimeEq;
 use zeroize::Zeroize;
 
 /// The sender between its round and the final message.
@@ -42,33 +41,43 @@ pub fn sender_round<R: CryptoRng + ?Sized>(
     msg: &RotMsg1,
 ) -> (RotSenderRound, RotMsg2) {
     let mut prg = Prg::from_rng(rng);
+    let mut reply = RotMsg2::zero();
+    let state = round_into(noise, &mut prg, msg, &mut reply);
+    (state, reply)
+}
+
+/// [`sender_round`] with the randomness of `prg`, the answer written into
+/// `reply` (overwritten: the batch protocol reuses one message and one
+/// generator for a chunk).
+fn round_into(
+    noise: NoiseDistribution,
+    prg: &mut Prg,
+    msg: &RotMsg1,
+    reply: &mut RotMsg2,
+) -> RotSenderRound {
     let flip = prg.gen_bit();
     let mask = prg.gen_32();
-    let (p, hints, rkeys) = sender_branches(noise, &mut prg, &msg.p, &msg.seed);
+    let (hints, rkeys) = sender_branches_into(noise, prg, &msg.p, &msg.seed, &mut reply.p);
     let t = transcript(&msg.seed, &msg.commitment, &mask);
     let (c0, pad0) = key_material(&t, &rkeys[0]);
     let (c1, pad1) = key_material(&t, &rkeys[1]);
     let (slot0, slot1) = ct_swap_32(&c0, &c1, flip);
-    let reply = RotMsg2 {
-        p,
-        hints,
-        mask,
-        confirmations: [slot0, slot1],
-    };
-    let state = RotSenderRound {
+    reply.hints = hints;
+    reply.mask = mask;
+    reply.confirmations = [slot0, slot1];
+    RotSenderRound {
         flip,
         pads: [pad0, pad1],
         transcript: t,
         seed: msg.seed,
         commitment: msg.commitment,
-    };
-    (state, reply)
+    }
 }
 
 impl RotSenderRound {
     /// Sender, finish: checks the openings and outputs `(M_0, M_1)`.
     pub fn finish(self, msg: &RotMsg3) -> Result<RotSenderOutput> {
-        let ok = commit(&self.seed, &msg.openings).ct_eq(&self.commitment);
+        let ok = ct_eq_32(&commit(&self.seed, &msg.openings), &self.commitment);
         if !bool::from(ok) {
             return Err(Error::Abort(AbortReason::CommitmentMismatch));
         }
@@ -84,7 +93,9 @@ impl crate::RotSender for RlweRot {
 
     /// The sender's side of `WINDOW`-chunk pipelining: per chunk
     /// the receiver's round-1 chunk and the answer, and from chunk `WINDOW`
-    /// on first the receiver's reply for the chunk `WINDOW` behind.
+    /// on first the receiver's reply for the chunk `WINDOW` behind. A
+    /// chunk's answers draw their randomness from one generator keyed by 32
+    /// bytes of `rng`, and every chunk reuses one message of each kind.
     fn send_random<C: crate::Channel + ?Sized, R: CryptoRng + ?Sized>(
         &mut self,
         ch: &mut C,
@@ -93,19 +104,21 @@ impl crate::RotSender for RlweRot {
     ) -> Result<crate::RotSenderOutputs<Block32>> {
         let sizes: Vec<usize> = chunk_sizes(count).collect();
         let mut messages = Vec::with_capacity(count);
+        let (mut m1, mut m2) = (RotMsg1::zero(), RotMsg2::zero());
         lagged(
             ch,
             &sizes,
             |ch: &mut C, _, n| {
                 let bytes = ch.recv()?;
+                let mut prg = Prg::from_rng(rng);
                 let mut out = Vec::with_capacity(n * RotMsg2::LEN);
                 let mut states = Vec::with_capacity(n);
                 for chunk in
                     crate::channel::split_batch(&bytes, n, RotMsg1::LEN, "ROT message 1 batch")?
                 {
-                    let (state, m2) = sender_round(self.noise, rng, &RotMsg1::decode(chunk)?);
+                    m1.decode_into(chunk)?;
+                    states.push(round_into(self.noise, &mut prg, &m1, &mut m2));
                     m2.encode(&mut out);
-                    states.push(state);
                 }
                 ch.send(out)?;
                 Ok(states)
