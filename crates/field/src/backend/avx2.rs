@@ -1241,7 +1241,10 @@ fn aes128_ctr_vaes_impl<const XOR: bool>(rk: &[[u8; 16]; 11], start: u128, out: 
         }
         ctr = ctr.wrapping_add(16);
     }
-    aes128_ctr_aesni_impl::<XOR>(rk, ctr, tail);
+    // The AES-NI tail loads all round keys first: skipped when there is no tail.
+    if !tail.is_empty() {
+        aes128_ctr_aesni_impl::<XOR>(rk, ctr, tail);
+    }
 }
 
 /// Each 16-byte block `b` of `buf` (whole blocks; a partial last block is left as it is)
