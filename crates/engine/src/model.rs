@@ -461,6 +461,28 @@ macro_rules! lift_identity {
             fn as_check(src: &[Self]) -> Option<&[$t]> {
                 Some(src)
             }
+            /// The recorded `x`, `y` read in place by the field's fused fold, if it has one
+            /// ([`crate::verify::VerifyField::fold_lines`]).
+            fn fold_pairs(
+                t: &Triples<Self>,
+                lo: usize,
+                hi: Option<usize>,
+                c: [&[$t]; 2],
+                s: $t,
+                out: [&mut [$t]; 4],
+            ) -> bool {
+                let k = out[0].len();
+                let xy = |at: usize| {
+                    let r = at..at.checked_add(k).filter(|&e| e <= t.len())?;
+                    Some([&t.x.first, &t.x.second, &t.y.first, &t.y.second].map(|v| &v[r.clone()]))
+                };
+                let Some(l) = xy(lo) else { return false };
+                let h = match hi.map(xy) {
+                    Some(None) => return false,
+                    h => h.flatten(),
+                };
+                <$t as crate::verify::VerifyField>::fold_lines(out, l, h, c, s)
+            }
         }
     };
 }

@@ -155,6 +155,22 @@ pub trait VerifyField: Field + Encode + Random + Bulk {
     /// `lp(x1, x2, y1, y2) = x1 (y1 + y2) + x2 y1`, over the positions of `a = [x1, x2, y1, y2]`
     /// (`b` zero from `b[0].len()` on); `f` is scratch for the line at the node. A field may do
     /// it in one pass without writing the line (the default writes it into `f`).
+    /// Internal (level 1, pass B, for triples recorded in this field): writes `out[j] = X_lo
+    /// + (X_hi - X_lo) s` with `X = c x` for `j < 2` and `lo[j] + (hi[j] - lo[j]) s` for `j >=
+    /// 2`, where `lo`, `hi` are `[x1, x2, y1, y2]` of the lower and upper positions (`hi` zero
+    /// if `None`), and returns `true`; `false` (the default), with nothing written, if the
+    /// field has no fused fold.
+    #[doc(hidden)]
+    fn fold_lines(
+        out: [&mut [Self]; 4],
+        lo: [&[Self]; 4],
+        hi: Option<[&[Self]; 4]>,
+        c: [&[Self]; 2],
+        s: Self,
+    ) -> bool {
+        let _ = (out, lo, hi, c, s);
+        false
+    }
     #[doc(hidden)]
     fn node_sums(a: [&[Self]; 4], b: [&[Self]; 4], f: &mut [Vec<Self>; 4]) -> [Self; 2] {
         let k = a[0].len();
@@ -205,6 +221,17 @@ impl VerifyField for Fp {
     /// backend has it).
     fn node_sums(a: [&[Self]; 4], b: [&[Self]; 4], _f: &mut [Vec<Self>; 4]) -> [Self; 2] {
         Fp::node_inner_products_with(triskele_field::backend::active(), a, b)
+    }
+    /// [`Fp::fold_lines_with`] (AVX-512 IFMA where the backend has it).
+    fn fold_lines(
+        out: [&mut [Self]; 4],
+        lo: [&[Self]; 4],
+        hi: Option<[&[Self]; 4]>,
+        c: [&[Self]; 2],
+        s: Self,
+    ) -> bool {
+        Fp::fold_lines_with(triskele_field::backend::active(), out, lo, hi, c, s);
+        true
     }
 }
 

@@ -567,6 +567,65 @@ impl Fp {
     }
 }
 
+impl Fp {
+    /// A level-1 fold of the multiplication check for the pairs of positions `(lo_k, hi_k)`:
+    /// `out[j] = X_lo + (X_hi - X_lo) s` with `X = c x` (`c[0]` for the lower, `c[1]` for the
+    /// upper entries) for `j < 2` (`x_1`, `x_2`), and `out[j] = lo[j] + (hi[j] - lo[j]) s` for
+    /// `j >= 2` (`y_1`, `y_2`); the upper entries are zero if `hi` is `None` (and `c[1]` is
+    /// then not read). All slices are used up to `out[0]`'s length (which every slice must
+    /// have; shorter ones shorten it). On
+    /// an explicit backend; the IFMA kernel forms `c_lo (1 - s)` and `c_hi s` once per
+    /// position and reduces each output once.
+    pub fn fold_lines_with(
+        be: Backend,
+        out: [&mut [Self]; 4],
+        lo: [&[Self]; 4],
+        hi: Option<[&[Self]; 4]>,
+        c: [&[Self]; 2],
+        s: Self,
+    ) {
+        let n = out
+            .iter()
+            .map(|o| o.len())
+            .chain(lo.iter().map(|v| v.len()))
+            .chain(hi.iter().flatten().map(|v| v.len()))
+            .chain([c[0].len()])
+            .chain(hi.map(|_| c[1].len()))
+            .min()
+            .unwrap_or(0);
+        let out = out.map(|o| &mut o[..n]);
+        #[cfg(target_arch = "x86_64")]
+        if let Some(t) = ifma(be) {
+            fn words(v: [&[Fp]; 4], n: usize) -> [&[u128]; 4] {
+                v.map(|x| crate::backend::cast::fp_as_words(&x[..n]))
+            }
+            return fp_ifma::fold_lines(
+                t,
+                out.map(fp_as_words_mut),
+                words(lo, n),
+                hi.map(|h| words(h, n)),
+                c.map(|x| crate::backend::cast::fp_as_words(&x[..n.min(x.len())])),
+                s.0,
+                (Fp(1) - s).0,
+            );
+        }
+        let _ = be;
+        let [o1, o2, o3, o4] = out;
+        for (j, o) in [o1, o2].into_iter().enumerate() {
+            for (k, o) in o.iter_mut().enumerate() {
+                let xl = mul_rt(c[0][k].0, lo[j][k].0);
+                let xh = hi.map_or(0, |h| mul_rt(c[1][k].0, h[j][k].0));
+                o.0 = line(xl, xh, s.0);
+            }
+        }
+        for (j, o) in [o3, o4].into_iter().enumerate() {
+            for (k, o) in o.iter_mut().enumerate() {
+                o.0 = line(lo[j + 2][k].0, hi.map_or(0, |h| h[j + 2][k].0), s.0);
+            }
+        }
+    }
+}
+
 /// Run-time dispatch ([`crate::backend::active`]) to the `*_with` methods above.
 impl Bulk for Fp {
     fn mul_slice(out: &mut [Self], a: &[Self], b: &[Self]) {

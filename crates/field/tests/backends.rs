@@ -620,6 +620,50 @@ fn fp_node_inner_products_agree() {
     }
 }
 
+/// The fused level-1 fold of the multiplication check on every backend against its
+/// definition (products by the coefficients, then lines at `s`), with and without an upper
+/// half, over vector tails and edge values.
+#[test]
+fn fp_fold_lines_agree() {
+    let mut r = rng(15);
+    for n in LENGTHS {
+        let lo: [Vec<Fp>; 4] = core::array::from_fn(|_| fp_vec(&mut r, n));
+        let hi: [Vec<Fp>; 4] = core::array::from_fn(|_| fp_vec(&mut r, n));
+        let c: [Vec<Fp>; 2] = core::array::from_fn(|_| fp_vec(&mut r, n));
+        let s = fp_vec(&mut r, 1).first().copied().unwrap_or(Fp::from(3u64));
+        for s in [s, Fp::ZERO, Fp::from(1u64)] {
+            for upper in [true, false] {
+                let h = |j: usize, k: usize| if upper { hi[j][k] } else { Fp::ZERO };
+                let want: [Vec<Fp>; 4] = core::array::from_fn(|j| {
+                    (0..n)
+                        .map(|k| {
+                            let (l, u) = if j < 2 {
+                                (c[0][k] * lo[j][k], c[1][k] * h(j, k))
+                            } else {
+                                (lo[j][k], h(j, k))
+                            };
+                            l + (u - l) * s
+                        })
+                        .collect()
+                });
+                for be in Backend::ALL {
+                    let mut got: [Vec<Fp>; 4] = core::array::from_fn(|_| vec![Fp::from(7u64); n]);
+                    let [g1, g2, g3, g4] = &mut got;
+                    Fp::fold_lines_with(
+                        be,
+                        [g1, g2, g3, g4],
+                        lo.each_ref().map(|v| &v[..]),
+                        upper.then(|| hi.each_ref().map(|v| &v[..])),
+                        [&c[0][..], if upper { &c[1][..] } else { &[] }],
+                        s,
+                    );
+                    assert_eq!(got, want, "{be}, n = {n}, upper = {upper}");
+                }
+            }
+        }
+    }
+}
+
 /// The inner products at their column bounds: long runs of the elements with the largest limbs
 /// (`2^127 - 1`: two all-ones limbs; `p - 1`: the largest sum `b1 + b2`), past several flushes.
 #[test]

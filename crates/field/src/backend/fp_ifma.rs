@@ -379,6 +379,103 @@ fn lerp_assign_impl(v: &mut [u128], w: &[u128], s: u128) {
     });
 }
 
+/// A level-1 fold of `Verify` for the pairs `(lo_k, hi_k)`: `out[j] = X_lo + (X_hi - X_lo) s`
+/// with `X = c x` (`c[0]` for the lower, `c[1]` for the upper entries) for `j < 2`, and `out[j]
+/// = lo[j] + (hi[j] - lo[j]) s` for `j >= 2` (`hi` zero if `None`). `one_minus_s = 1 - s`.
+pub(crate) fn fold_lines(
+    _t: Ifma,
+    out: [&mut [u128]; 4],
+    lo: [&[u128]; 4],
+    hi: Option<[&[u128]; 4]>,
+    c: [&[u128]; 2],
+    s: u128,
+    one_minus_s: u128,
+) {
+    // SAFETY: the token proves AVX-512F, AVX-512DQ and AVX-512 IFMA.
+    unsafe { fold_lines_impl(out, lo, hi, c, s, one_minus_s) }
+}
+
+/// `X_lo + (X_hi - X_lo) s = x_lo c_lo (1 - s) + x_hi c_hi s`: the two coefficients are formed
+/// once per position and shared by `x_1` and `x_2`; each output is reduced once.
+#[target_feature(enable = "avx512f,avx512dq,avx512ifma")]
+fn fold_lines_impl(
+    out: [&mut [u128]; 4],
+    lo: [&[u128]; 4],
+    hi: Option<[&[u128]; 4]>,
+    c: [&[u128]; 2],
+    s: u128,
+    one_minus_s: u128,
+) {
+    let (sv, tv) = (broadcast(s), broadcast(one_minus_s));
+    let [o1, o2, o3, o4] = out;
+    let n = o1.len();
+    let whole = n / LANES * LANES;
+    let mut i = 0;
+    while i < n {
+        let m = LANES.min(n - i);
+        // Eight elements from position `i` of `v` (length `n`), zero-padded at the end.
+        let ld = |v: &[u128]| {
+            if i < whole {
+                load(&v[i..].as_chunks::<LANES>().0[0])
+            } else {
+                let mut b = [0u128; LANES];
+                b[..m].copy_from_slice(&v[i..i + m]);
+                load(&b)
+            }
+        };
+        let l = lo.map(ld);
+        let d_lo = {
+            let mut t = Cols::zero();
+            t.mul_add(ld(c[0]), tv);
+            reduce(t.cols())
+        };
+        let res: [Limbs; 4] = match hi {
+            Some(hi) => {
+                let h = hi.map(ld);
+                let d_hi = {
+                    let mut t = Cols::zero();
+                    t.mul_add(ld(c[1]), sv);
+                    reduce(t.cols())
+                };
+                let x = |j: usize| {
+                    let mut t = Cols::zero();
+                    t.mul_add(l[j], d_lo);
+                    t.mul_add(h[j], d_hi);
+                    reduce(t.cols())
+                };
+                let y = |j: usize| {
+                    let mut t = Cols::of(l[j]);
+                    t.mul_add(sub_raw(h[j], l[j]), sv);
+                    reduce(t.cols())
+                };
+                [x(0), x(1), y(2), y(3)]
+            }
+            None => {
+                let x = |j: usize, d: Limbs| {
+                    let mut t = Cols::zero();
+                    t.mul_add(l[j], d);
+                    reduce(t.cols())
+                };
+                [x(0, d_lo), x(1, d_lo), x(2, tv), x(3, tv)]
+            }
+        };
+        for (o, r) in [&mut *o1, &mut *o2, &mut *o3, &mut *o4]
+            .into_iter()
+            .zip(res)
+        {
+            if i < whole {
+                let (c, _) = o[i..].as_chunks_mut::<LANES>();
+                store(&mut c[0], r);
+            } else {
+                let mut b = [0u128; LANES];
+                store(&mut b, r);
+                o[i..i + m].copy_from_slice(&b[..m]);
+            }
+        }
+        i += LANES;
+    }
+}
+
 /// `out[k] = a1[k] (b1[k] + b2[k]) + a2[k] b1[k] mod p`.
 pub(crate) fn local_product(
     _t: Ifma,
