@@ -351,6 +351,48 @@ impl<M: SecurityModel> Party<M> {
         self.additive_to_rss(t, ReshareTo::Prev)
     }
 
+    /// [`Party::mul_covered`] on operands given as their two components, with the product
+    /// appended to `out` (both components; its earlier entries are kept): the local product
+    /// is formed in `out`'s first component and the received share decoded straight into its
+    /// second, so no vectors are allocated or copied. Same messages as [`Party::mul`].
+    pub fn mul_covered_append<F: Encode + Random + Bulk>(
+        &mut self,
+        x: [&[F]; 2],
+        y: [&[F]; 2],
+        out: &mut RssVec<F>,
+    ) -> Result<(), EngineError> {
+        let n = x[0].len();
+        for len in [x[1].len(), y[0].len(), y[1].len()] {
+            if len != n {
+                return Err(EngineError::LengthMismatch {
+                    expected: n,
+                    got: len,
+                });
+            }
+        }
+        let at = out.first.len();
+        if out.second.len() != at {
+            return Err(EngineError::LengthMismatch {
+                expected: at,
+                got: out.second.len(),
+            });
+        }
+        out.first.resize(at + n, F::ZERO);
+        let t = &mut out.first[at..];
+        F::local_product_slice(t, x[0], x[1], y[0], y[1]);
+        let mut scratch = Vec::new();
+        self.prss.add_zero_share(t, &mut scratch);
+        self.send_elems(Direction::Prev, t)?;
+        let bytes = self.recv_bytes(Direction::Next, F::encoded_len(n))?;
+        out.second.resize(at + n, F::ZERO);
+        F::decode_slice(&bytes, &mut out.second[at..]).map_err(|source| {
+            self.malformed(EngineError::Decode {
+                peer: self.id.neighbour(Direction::Next),
+                source,
+            })
+        })
+    }
+
     /// Input sharing by `owner` (PROTOCOLS.md §1.4, one-round variant): the owner takes the
     /// components it shares with each neighbour from the pairwise PRGs and sends the third
     /// component `x - x_i - x_{i+1}` to both neighbours. Other parties pass `None`.

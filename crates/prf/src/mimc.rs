@@ -19,7 +19,7 @@
 //! `u^2` and `u s` together, then `u^3` and the opening of `u s` (`[u^{-1}] = (us)^{-1} [s]`).
 
 use triskele_engine::{EngineError, Party, SecurityModel};
-use triskele_share::RssVec;
+use triskele_share::{PartyId, RssVec};
 
 use crate::clear::{cube_root, MimcParams};
 use crate::ops::{
@@ -118,6 +118,9 @@ impl<F: PrfField> Mimc<F> {
             self.records.reserve::<M>(n.saturating_mul(rounds));
         }
         let id = party.id();
+        if M::MALICIOUS && self.variant == Variant::Basic {
+            return self.encrypt_recorded(party, key, x);
+        }
         let mut y = x.clone();
         for i in 0..rounds {
             // z = y + k + c_i
@@ -135,6 +138,49 @@ impl<F: PrfField> Mimc<F> {
                 Variant::Cube => self.cube_with_tuple(party, &z)?,
             };
         }
+        add_shared_scalar(&mut y, key);
+        Ok(y)
+    }
+
+    /// [`Mimc::encrypt`] of the basic variant in the malicious model: each round's chain
+    /// `(z, z^2, z^3)` is computed straight into the records ([`CubeRecords::append_round`]),
+    /// and the next round reads its input from there; a copy of the round's output is made
+    /// only when the records are handed to a segment check.
+    fn encrypt_recorded<M: SecurityModel>(
+        &mut self,
+        party: &mut Party<M>,
+        key: &RssVec<F>,
+        x: &RssVec<F>,
+    ) -> Result<RssVec<F>, EngineError> {
+        let id = party.id();
+        let (k1, k2) = (key.first[0], key.second[0]);
+        let mut input = Some(x.clone());
+        let mut last = 0..0;
+        for &c in &self.params.constants[..self.params.rounds()] {
+            // z = y + k + c: the constant goes into the components that hold x_1.
+            let shift = match id {
+                PartyId::P1 => [k1 + c, k2],
+                PartyId::P2 => [k1, k2],
+                PartyId::P3 => [k1, k2 + c],
+            };
+            last = self
+                .records
+                .append_round(party, input.take().as_ref(), shift, last)?;
+            if self.records.is_due(party) {
+                input = self.records.cubes(last.clone());
+                self.records.commit(party)?;
+            }
+        }
+        let mut y = match input {
+            Some(y) => y,
+            None => self
+                .records
+                .cubes(last.clone())
+                .ok_or(EngineError::LengthMismatch {
+                    expected: last.end,
+                    got: self.records.len(),
+                })?,
+        };
         add_shared_scalar(&mut y, key);
         Ok(y)
     }

@@ -49,6 +49,55 @@ pub struct CubeRecords<F> {
 }
 
 impl<F: PrfField> CubeRecords<F> {
+    /// Computes the cube chains `(z, z^2, z^3)` of `z = y + shift` (per component: `shift[0]`
+    /// added to the first, `shift[1]` to the second) straight into the records, with both
+    /// products appended by [`Party::mul_covered_append`]: nothing is allocated or copied
+    /// (a malicious MiMC round). `y` is the given sharing, or with `None` the cubes of the
+    /// chains last appended (the previous round's output). Returns the range of the new
+    /// chains. Same messages as two [`Party::mul_covered`] calls.
+    pub fn append_round<M: SecurityModel>(
+        &mut self,
+        party: &mut Party<M>,
+        y: Option<&RssVec<F>>,
+        shift: [F; 2],
+        last: core::ops::Range<usize>,
+    ) -> Result<core::ops::Range<usize>, EngineError> {
+        let CubeRecords { v, v2, v3 } = self;
+        let at = v.len();
+        let (y1, y2) = match y {
+            Some(y) => (&y.first[..], &y.second[..]),
+            None => {
+                let cubes = v3.first.get(last.clone()).zip(v3.second.get(last.clone()));
+                cubes.ok_or(EngineError::LengthMismatch {
+                    expected: last.end,
+                    got: v3.len(),
+                })?
+            }
+        };
+        v.first.extend(y1.iter().map(|&a| a + shift[0]));
+        v.second.extend(y2.iter().map(|&a| a + shift[1]));
+        let z = [&v.first[at..], &v.second[at..]];
+        party.mul_covered_append(z, z, v2)?;
+        party.mul_covered_append([&v2.first[at..], &v2.second[at..]], z, v3)?;
+        Ok(at..v.len())
+    }
+
+    /// The cubes `v^3` of the chains `r` as a sharing of their own.
+    pub fn cubes(&self, r: core::ops::Range<usize>) -> Option<RssVec<F>> {
+        Some(RssVec {
+            first: self.v3.first.get(r.clone())?.to_vec(),
+            second: self.v3.second.get(r)?.to_vec(),
+        })
+    }
+
+    /// Whether the kept chains reach the model's segment size ([`CubeRecords::commit_if_due`]).
+    pub fn is_due<M: SecurityModel>(&self, party: &mut Party<M>) -> bool {
+        party
+            .model()
+            .segment_size()
+            .is_some_and(|s| self.bytes() >= s)
+    }
+
     /// Reserves room for `n` chains (malicious model only).
     pub fn reserve<M: SecurityModel>(&mut self, n: usize) {
         if M::MALICIOUS {
