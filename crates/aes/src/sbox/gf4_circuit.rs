@@ -138,14 +138,15 @@ fn mul<M: SecurityModel>(
 /// The gf4p4 relations of a batch (PROTOCOLS.md §5.5),
 /// `(a_h + α a_l) · (a_l + α d^-1) = p + α (b_h + a_l^2) + α^2 (b_l + b_h)`, kept compact: the
 /// seven nibbles of `X`, `Y`, `Z` packed in three bytes per instance and component (6 bytes per
-/// instance and party, against 48 for a lifted `GF(2^64)` triple), embedded by `φ_0`, `α ↦ A`
+/// instance and party, against 48 for a lifted `GF(2^64)` triple; one byte plane per byte, so
+/// that packing is a byte-wise loop the compiler vectorises), embedded by `φ_0`, `α ↦ A`
 /// (PROTOCOLS.md §2.4, [`GF4P4_TABLES`]) while `Verify` streams over them. Triple `k` is
 /// instance `k`. The `α`-degree is at most 2, so the embedded relation holds iff
 /// `p = a_h a_l`, `b_h = a_h d^-1` and `b_l + b_h = a_l d^-1`.
 pub(crate) struct Gf4p4Relations {
-    /// Per component and instance: `a_h ‖ a_l`, `d^-1 ‖ p`, `z_1 ‖ z_2` (high ‖ low nibble)
-    /// with `z_1 = b_h + a_l^2`, `z_2 = b_l + b_h`.
-    packed: [Vec<[u8; 3]>; 2],
+    /// Per component, three planes with a byte per instance: `a_h ‖ a_l`, `d^-1 ‖ p`,
+    /// `z_1 ‖ z_2` (high ‖ low nibble) with `z_1 = b_h + a_l^2`, `z_2 = b_l + b_h`.
+    packed: [[Vec<u8>; 3]; 2],
 }
 
 impl Gf4p4Relations {
@@ -161,18 +162,21 @@ impl Gf4p4Relations {
     ) -> Self {
         let pack = |a_h: &[Gf2p4], a_l: &[Gf2p4], dinv: &[Gf2p4], p: &[Gf2p4], b: &[Gf2p4]| {
             let n = a_l.len();
-            let nib = |x: Gf2p4| x.0 & 0x0f;
-            (0..n)
-                .map(|k| {
-                    let (b_h, b_l) = (nib(b[k]), nib(b[n + k]));
-                    let z1 = b_h ^ SQUARE.get(a_l[k]);
-                    [
-                        (nib(a_h[k]) << 4) | nib(a_l[k]),
-                        (nib(dinv[k]) << 4) | nib(p[k]),
-                        (z1 << 4) | (b_h ^ b_l),
-                    ]
-                })
-                .collect()
+            // `(h << 4) | (l & 15)`: the shift drops `h`'s high nibble.
+            let join = |h: &[Gf2p4], l: &[Gf2p4]| -> Vec<u8> {
+                h.iter()
+                    .zip(l)
+                    .map(|(h, l)| (h.0 << 4) | (l.0 & 0x0f))
+                    .collect()
+            };
+            let (b_h, b_l) = b.split_at(n);
+            let z: Vec<u8> = b_h
+                .iter()
+                .zip(b_l)
+                .zip(a_l)
+                .map(|((h, l), a)| ((h.0 ^ SQUARE.get(*a)) << 4) | ((h.0 ^ l.0) & 0x0f))
+                .collect();
+            [join(&a_h[..n], a_l), join(dinv, p), z]
         };
         Gf4p4Relations {
             packed: [
@@ -198,16 +202,16 @@ impl Gf4p4Relations {
 
 impl TripleSource<Gf2p64> for Gf4p4Relations {
     fn len(&self) -> usize {
-        self.packed[0].len()
+        self.packed[0][0].len()
     }
 
     /// `Y = a_l + α d^-1` by table lookups, so `Verify` recomputes it instead of storing it.
     fn lift_y(&self, start: usize, out: [&mut [Gf2p64]; 2]) -> bool {
         let [t0, t1, _] = &GF4P4_TABLES;
-        for (packed, o) in self.packed.iter().zip(out) {
-            let src = packed.get(start..).unwrap_or(&[]);
-            let n = o.len().min(src.len());
-            for (yo, [a, d, _]) in o.iter_mut().zip(&src[..n]) {
+        for ([a, d, _], o) in self.packed.iter().zip(out) {
+            let (a, d) = (a.get(start..).unwrap_or(&[]), d.get(start..).unwrap_or(&[]));
+            let n = o.len().min(a.len());
+            for ((yo, a), d) in o.iter_mut().zip(&a[..n]).zip(&d[..n]) {
                 *yo = Gf2p64(t0[usize::from(a & 0x0f)] ^ t1[usize::from(d >> 4)]);
             }
             o[n..].fill(Gf2p64(0));
@@ -218,22 +222,22 @@ impl TripleSource<Gf2p64> for Gf4p4Relations {
     fn lift(&self, start: usize, parts: Parts, out: &mut LiftedTriples<Gf2p64>) {
         let [t0, t1, t2] = &GF4P4_TABLES;
         let (hi, lo) = (|b: u8| usize::from(b >> 4), |b: u8| usize::from(b & 0x0f));
-        for (c, packed) in self.packed.iter().enumerate() {
-            let src = packed.get(start..).unwrap_or(&[]);
+        for (c, planes) in self.packed.iter().enumerate() {
+            let [a, d, w] = planes.each_ref().map(|v| v.get(start..).unwrap_or(&[]));
             let (x, y, z) = if c == 0 {
                 (&mut out.x.first, &mut out.y.first, &mut out.z.first)
             } else {
                 (&mut out.x.second, &mut out.y.second, &mut out.z.second)
             };
-            let n = x.len().min(src.len());
-            for ((xo, yo), [a, d, _]) in x.iter_mut().zip(y.iter_mut()).zip(&src[..n]) {
+            let n = x.len().min(a.len());
+            for (((xo, yo), a), d) in x.iter_mut().zip(y.iter_mut()).zip(&a[..n]).zip(&d[..n]) {
                 *xo = Gf2p64(t0[hi(*a)] ^ t1[lo(*a)]);
                 *yo = Gf2p64(t0[lo(*a)] ^ t1[hi(*d)]);
             }
             x[n..].fill(Gf2p64(0));
             y[n..].fill(Gf2p64(0));
             if parts == Parts::Xyz {
-                for (zo, [_, d, w]) in z.iter_mut().zip(&src[..n]) {
+                for ((zo, d), w) in z.iter_mut().zip(&d[..n]).zip(&w[..n]) {
                     *zo = Gf2p64(t0[lo(*d)] ^ t1[hi(*w)] ^ t2[lo(*w)]);
                 }
                 z[n..].fill(Gf2p64(0));
