@@ -273,6 +273,26 @@ fn reduce(c: [__m512i; 5]) -> Limbs {
     ])
 }
 
+/// `l + (h - l) s`, reduced.
+#[inline]
+#[target_feature(enable = "avx512f,avx512dq,avx512ifma")]
+fn line(l: Limbs, h: Limbs, s: Limbs) -> Limbs {
+    let mut c = Cols::of(l);
+    c.mul_add(sub_raw(h, l), s);
+    reduce(c.cols())
+}
+
+/// `Σ a_i b_i` over the given pairs (at most two), reduced.
+#[inline]
+#[target_feature(enable = "avx512f,avx512dq,avx512ifma")]
+fn products<const K: usize>(pairs: [(Limbs, Limbs); K]) -> Limbs {
+    let mut c = Cols::zero();
+    for (a, b) in pairs {
+        c.mul_add(a, b);
+    }
+    reduce(c.cols())
+}
+
 /// Runs `f` on every block of eight positions of `n`, the last one zero-padded: `f` gets the
 /// block's inputs (`ins`, copied into padded buffers for the tail) and writes its output into
 /// the block of `out`.
@@ -355,10 +375,7 @@ pub(crate) fn lerp(_t: Ifma, out: &mut [u128], lo: &[u128], hi: &[u128], s: u128
 fn lerp_impl(out: &mut [u128], lo: &[u128], hi: &[u128], s: u128) {
     let s = broadcast(s);
     blocks(out, [lo, hi], |o, [l, h]| {
-        let l = load(l);
-        let mut c = Cols::of(l);
-        c.mul_add(sub_raw(load(h), l), s);
-        store(o, reduce(c.cols()));
+        store(o, line(load(l), load(h), s))
     });
 }
 
@@ -371,12 +388,7 @@ pub(crate) fn lerp_assign(_t: Ifma, v: &mut [u128], w: &[u128], s: u128) {
 #[target_feature(enable = "avx512f,avx512dq,avx512ifma")]
 fn lerp_assign_impl(v: &mut [u128], w: &[u128], s: u128) {
     let s = broadcast(s);
-    blocks(v, [w], |o, [h]| {
-        let l = load(o);
-        let mut c = Cols::of(l);
-        c.mul_add(sub_raw(load(h), l), s);
-        store(o, reduce(c.cols()));
-    });
+    blocks(v, [w], |o, [h]| store(o, line(load(o), load(h), s)));
 }
 
 /// A level-1 fold of `Verify` for the pairs `(lo_k, hi_k)`: `out[j] = X_lo + (X_hi - X_lo) s`
@@ -424,39 +436,17 @@ fn fold_lines_impl(
             }
         };
         let l = lo.map(ld);
-        let d_lo = {
-            let mut t = Cols::zero();
-            t.mul_add(ld(c[0]), tv);
-            reduce(t.cols())
-        };
+        let d_lo = products([(ld(c[0]), tv)]);
         let res: [Limbs; 4] = match hi {
             Some(hi) => {
                 let h = hi.map(ld);
-                let d_hi = {
-                    let mut t = Cols::zero();
-                    t.mul_add(ld(c[1]), sv);
-                    reduce(t.cols())
-                };
-                let x = |j: usize| {
-                    let mut t = Cols::zero();
-                    t.mul_add(l[j], d_lo);
-                    t.mul_add(h[j], d_hi);
-                    reduce(t.cols())
-                };
-                let y = |j: usize| {
-                    let mut t = Cols::of(l[j]);
-                    t.mul_add(sub_raw(h[j], l[j]), sv);
-                    reduce(t.cols())
-                };
-                [x(0), x(1), y(2), y(3)]
+                let d_hi = products([(ld(c[1]), sv)]);
+                let x = |j: usize| products([(l[j], d_lo), (h[j], d_hi)]);
+                [x(0), x(1), line(l[2], h[2], sv), line(l[3], h[3], sv)]
             }
             None => {
-                let x = |j: usize, d: Limbs| {
-                    let mut t = Cols::zero();
-                    t.mul_add(l[j], d);
-                    reduce(t.cols())
-                };
-                [x(0, d_lo), x(1, d_lo), x(2, tv), x(3, tv)]
+                let d = [d_lo, d_lo, tv, tv];
+                core::array::from_fn(|j| products([(l[j], d[j])]))
             }
         };
         for (o, r) in [&mut *o1, &mut *o2, &mut *o3, &mut *o4]
@@ -493,10 +483,10 @@ pub(crate) fn local_product(
 fn local_product_impl(out: &mut [u128], a1: &[u128], a2: &[u128], b1: &[u128], b2: &[u128]) {
     blocks(out, [a1, a2, b1, b2], |o, [x1, x2, y1, y2]| {
         let y1 = load(y1);
-        let mut c = Cols::zero();
-        c.mul_add(load(x1), add_raw(y1, load(y2)));
-        c.mul_add(load(x2), y1);
-        store(o, reduce(c.cols()));
+        store(
+            o,
+            products([(load(x1), add_raw(y1, load(y2))), (load(x2), y1)]),
+        );
     });
 }
 
