@@ -153,7 +153,12 @@ impl<F: PrfField> Mimc<F> {
         x: &RssVec<F>,
     ) -> Result<RssVec<F>, EngineError> {
         let id = party.id();
-        let (k1, k2) = (key.first[0], key.second[0]);
+        let (Some(&k1), Some(&k2)) = (key.first.first(), key.second.first()) else {
+            return Err(EngineError::LengthMismatch {
+                expected: 1,
+                got: 0,
+            });
+        };
         let mut input = Some(x.clone());
         let mut last = 0..0;
         for &c in &self.params.constants[..self.params.rounds()] {
