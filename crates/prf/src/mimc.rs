@@ -19,7 +19,7 @@
 //! `u^2` and `u s` together, then `u^3` and the opening of `u s` (`[u^{-1}] = (us)^{-1} [s]`).
 
 use triskele_engine::{EngineError, Party, SecurityModel};
-use triskele_share::{PartyId, RssVec};
+use triskele_share::RssVec;
 
 use crate::clear::{cube_root, MimcParams};
 use crate::ops::{
@@ -153,21 +153,19 @@ impl<F: PrfField> Mimc<F> {
         x: &RssVec<F>,
     ) -> Result<RssVec<F>, EngineError> {
         let id = party.id();
-        let (Some(&k1), Some(&k2)) = (key.first.first(), key.second.first()) else {
-            return Err(EngineError::LengthMismatch {
-                expected: 1,
-                got: 0,
-            });
-        };
         let mut input = Some(x.clone());
         let mut last = 0..0;
         for &c in &self.params.constants[..self.params.rounds()] {
-            // z = y + k + c: the constant goes into the components that hold x_1.
-            let shift = match id {
-                PartyId::P1 => [k1 + c, k2],
-                PartyId::P2 => [k1, k2],
-                PartyId::P3 => [k1, k2 + c],
+            // z = y + k + c: the shift is the sharing `k + c` (one element).
+            let mut kc = key.clone();
+            kc.add_constant_scalar(id, c);
+            let (Some(&s1), Some(&s2)) = (kc.first.first(), kc.second.first()) else {
+                return Err(EngineError::LengthMismatch {
+                    expected: 1,
+                    got: 0,
+                });
             };
+            let shift = [s1, s2];
             last = self
                 .records
                 .append_round(party, input.take().as_ref(), shift, last)?;

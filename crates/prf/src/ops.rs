@@ -145,9 +145,10 @@ impl<F: PrfField> CubeRecords<F> {
         &mut self,
         party: &mut Party<M>,
     ) -> Result<(), EngineError> {
-        match party.model().segment_size() {
-            Some(s) if self.bytes() >= s => self.commit(party),
-            _ => Ok(()),
+        if self.is_due(party) {
+            self.commit(party)
+        } else {
+            Ok(())
         }
     }
 

@@ -24,13 +24,14 @@
 
 use super::encode::POLY_BYTES;
 use super::hash::{ACCEPT_CAPACITY, FIRST};
-use super::ntt_avx512::Avx512;
+use super::ntt_avx512::{load32, store32, Avx512};
 use super::ring::{N, Q};
+use super::sample_avx512::load64;
 use core::arch::x86_64::{
-    __m512i, _mm512_and_si512, _mm512_cmplt_epu16_mask, _mm512_loadu_si512, _mm512_madd_epi16,
-    _mm512_mask_storeu_epi8, _mm512_maskz_compress_epi16, _mm512_maskz_loadu_epi8,
-    _mm512_multishift_epi64_epi8, _mm512_permutexvar_epi8, _mm512_set1_epi16, _mm512_set1_epi32,
-    _mm512_set1_epi64, _mm512_srli_epi64, _mm512_storeu_si512, _mm512_ternarylogic_epi64,
+    __m512i, _mm512_and_si512, _mm512_cmplt_epu16_mask, _mm512_madd_epi16, _mm512_mask_storeu_epi8,
+    _mm512_maskz_compress_epi16, _mm512_maskz_loadu_epi8, _mm512_multishift_epi64_epi8,
+    _mm512_permutexvar_epi8, _mm512_set1_epi16, _mm512_set1_epi32, _mm512_set1_epi64,
+    _mm512_srli_epi64, _mm512_ternarylogic_epi64,
 };
 
 /// Bytes of 32 packed values.
@@ -125,13 +126,6 @@ impl Vbmi {
     }
 }
 
-#[target_feature(enable = "avx512f")]
-#[inline]
-fn load_table(t: &[u8; 64]) -> __m512i {
-    // SAFETY: `t` is 64 readable bytes; `loadu` has no alignment requirement.
-    unsafe { _mm512_loadu_si512(t.as_ptr().cast()) }
-}
-
 /// The 32 values packed in `group`, one per 16-bit lane.
 #[target_feature(enable = "avx512f,avx512bw,avx512vbmi")]
 #[inline]
@@ -143,17 +137,9 @@ fn unpack32(group: &[u8; GROUP], spread: __m512i, shifts: __m512i) -> __m512i {
     _mm512_and_si512(words, _mm512_set1_epi16(0x3fff))
 }
 
-#[target_feature(enable = "avx512f")]
-#[inline]
-fn store32(out: &mut [i16; LANES], v: __m512i) {
-    // SAFETY: `out` is 64 writable bytes; `storeu` has no alignment
-    // requirement.
-    unsafe { _mm512_storeu_si512(out.as_mut_ptr().cast(), v) }
-}
-
 #[target_feature(enable = "avx512f,avx512bw,avx512vbmi")]
 fn unpack_vbmi(bytes: &[u8; POLY_BYTES], out: &mut [i16; N]) {
-    let (spread, shifts) = (load_table(&SPREAD), load_table(&SHIFTS));
+    let (spread, shifts) = (load64(&SPREAD), load64(&SHIFTS));
     let (groups, _) = bytes.as_chunks::<GROUP>();
     let (lanes, _) = out.as_chunks_mut::<LANES>();
     for (o, g) in lanes.iter_mut().zip(groups) {
@@ -163,16 +149,14 @@ fn unpack_vbmi(bytes: &[u8; POLY_BYTES], out: &mut [i16; N]) {
 
 #[target_feature(enable = "avx512f,avx512bw,avx512vbmi")]
 fn pack_vbmi(values: &[i16; N], out: &mut [u8; POLY_BYTES]) {
-    let compact = load_table(&COMPACT);
+    let compact = load64(&COMPACT);
     // Lane pairs (x0, x1) -> x0 + 2^14 x1.
     let weights = _mm512_set1_epi32(1 | (1 << 30));
     let low28 = _mm512_set1_epi64((1 << 28) - 1);
     let (groups, _) = out.as_chunks_mut::<GROUP>();
     let (lanes, _) = values.as_chunks::<LANES>();
     for (o, v) in groups.iter_mut().zip(lanes) {
-        // SAFETY: `v` is 64 readable bytes; `loadu` has no alignment
-        // requirement.
-        let v = unsafe { _mm512_loadu_si512(v.as_ptr().cast()) };
+        let v = load32(v);
         // 64-bit lanes y0 + 2^32 y1 with 28-bit y0, y1.
         let d = _mm512_madd_epi16(v, weights);
         // Bits 0-27 from d (y0), the others from d >> 4 (y1 at bit 28):
@@ -187,7 +171,7 @@ fn pack_vbmi(values: &[i16; N], out: &mut [u8; POLY_BYTES]) {
 
 #[target_feature(enable = "avx512f,avx512bw,avx512vbmi,avx512vbmi2")]
 fn accept_vbmi(bytes: &[u8; FIRST], out: &mut [i16; ACCEPT_CAPACITY], filled: &mut usize) {
-    let (spread, shifts) = (load_table(&SPREAD), load_table(&SHIFTS));
+    let (spread, shifts) = (load64(&SPREAD), load64(&SHIFTS));
     let q = _mm512_set1_epi16(Q);
     let (groups, _) = bytes.as_chunks::<GROUP>();
     for g in groups {

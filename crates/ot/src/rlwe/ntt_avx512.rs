@@ -290,16 +290,17 @@ fn load(l: &Lanes) -> __m512i {
     unsafe { _mm512_load_si512(l.0.as_ptr().cast::<__m512i>()) }
 }
 
+/// Loads 32 lanes of 16 bits (also used by `encode_avx512`).
 #[target_feature(enable = "avx512f,avx512bw")]
 #[inline]
-fn load32(c: &[i16; 32]) -> __m512i {
+pub(crate) fn load32(c: &[i16; 32]) -> __m512i {
     // SAFETY: `c` is 64 readable bytes; the load needs no alignment.
     unsafe { _mm512_loadu_si512(c.as_ptr().cast::<__m512i>()) }
 }
 
 #[target_feature(enable = "avx512f,avx512bw")]
 #[inline]
-fn store32(c: &mut [i16; 32], v: __m512i) {
+pub(crate) fn store32(c: &mut [i16; 32], v: __m512i) {
     // SAFETY: `c` is 64 writable bytes; the store needs no alignment.
     unsafe { _mm512_storeu_si512(c.as_mut_ptr().cast::<__m512i>(), v) }
 }

@@ -114,10 +114,10 @@ impl Avx512 {
     }
 }
 
-/// Loads 16 lanes of 32 bits from 64 bytes.
+/// Loads 16 lanes of 32 bits from 64 bytes (also used by `encode_avx512`).
 #[target_feature(enable = "avx512f")]
 #[inline]
-fn load64(b: &[u8; 64]) -> __m512i {
+pub(crate) fn load64(b: &[u8; 64]) -> __m512i {
     // SAFETY: `b` is 64 readable bytes and `loadu` has no alignment
     // requirement.
     unsafe { _mm512_loadu_si512(b.as_ptr().cast()) }
