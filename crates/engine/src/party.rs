@@ -384,8 +384,7 @@ impl<M: SecurityModel> Party<M> {
         self.prss.add_zero_share(t, &mut scratch);
         self.send_elems(Direction::Prev, t)?;
         let bytes = self.recv_bytes(Direction::Next, F::encoded_len(n))?;
-        out.second.resize(at + n, F::ZERO);
-        F::decode_slice(&bytes, &mut out.second[at..]).map_err(|source| {
+        F::decode_append(&bytes, n, &mut out.second).map_err(|source| {
             self.malformed(EngineError::Decode {
                 peer: self.id.neighbour(Direction::Next),
                 source,

@@ -1320,6 +1320,10 @@ fn fold_x_only<V: VerifyField>(
                     src.y_bytes(q + h, [&mut b3[..n], &mut b4[..n]]);
                     V::lerp_bytes(&b1[..n], Some(&b3[..n]), s1, &mut out[0][..n]);
                     V::lerp_bytes(&b2[..n], Some(&b4[..n]), s1, &mut out[1][..n]);
+                } else if let (Some(a), Some(b)) = (src.slices(q, n), src.slices(q + h, n)) {
+                    // Stored check-field triples: `y` read in place, not copied.
+                    V::lerp_slice(&mut out[0][..n], a[2], b[2], s1);
+                    V::lerp_slice(&mut out[1][..n], a[3], b[3], s1);
                 } else {
                     let ([a1, a2], [b1, b2]) = (&mut y_q, &mut y_qh);
                     src.lift_y(q, [&mut a1[..n], &mut a2[..n]]);

@@ -286,11 +286,58 @@ impl Encode for Fp {
         n.saturating_mul(16)
     }
     fn encode_slice(src: &[Self], out: &mut Vec<u8>) {
-        crate::prime::encode_words(src.iter().map(|x| x.0), out);
+        if cfg!(target_endian = "little") {
+            // The wire format is the memory of the words: one copy.
+            out.extend_from_slice(crate::backend::cast::fp_as_bytes(src));
+        } else {
+            crate::prime::encode_words(src.iter().map(|x| x.0), out);
+        }
     }
+    // Decoding copies every word and then checks them all at once (branch-free, so it
+    // vectorises) instead of testing each word as it is read.
     fn decode_slice(bytes: &[u8], out: &mut [Self]) -> Result<(), FieldError> {
-        crate::prime::decode_words(bytes, out, Self::NAME, Self::new)
+        let words = fp_words(bytes, out.len())?;
+        for (o, w) in out.iter_mut().zip(words) {
+            *o = Self(u128::from_le_bytes(*w));
+        }
+        all_below_p(out)
     }
+    fn decode_to_vec(bytes: &[u8], n: usize) -> Result<Vec<Self>, FieldError> {
+        let mut out = Vec::new();
+        Self::decode_append(bytes, n, &mut out)?;
+        Ok(out)
+    }
+    /// Extends `out` straight from the words (no zero fill first).
+    fn decode_append(bytes: &[u8], n: usize, out: &mut Vec<Self>) -> Result<(), FieldError> {
+        let words = fp_words(bytes, n)?;
+        let at = out.len();
+        out.extend(words.iter().map(|w| Self(u128::from_le_bytes(*w))));
+        let res = all_below_p(&out[at..]);
+        if res.is_err() {
+            out.truncate(at);
+        }
+        res
+    }
+}
+
+/// The `n` 16-byte words of an `F_p` encoding, or a length error.
+fn fp_words(bytes: &[u8], n: usize) -> Result<&[[u8; 16]], FieldError> {
+    let expected = Fp::encoded_len(n);
+    if bytes.len() != expected {
+        return Err(FieldError::LengthMismatch {
+            expected,
+            got: bytes.len(),
+        });
+    }
+    Ok(bytes.as_chunks::<16>().0)
+}
+
+/// `Ok` if every decoded word is below `p` (a canonical element), else the range error.
+fn all_below_p(xs: &[Fp]) -> Result<(), FieldError> {
+    if xs.iter().fold(false, |bad, x| bad | (x.0 >= P)) {
+        return Err(FieldError::OutOfRange { field: Fp::NAME });
+    }
+    Ok(())
 }
 
 /// Sampling without rejection: 16 bytes read little-endian with the top bit cleared, a value

@@ -193,6 +193,24 @@ pub trait Encode: Field {
         Self::decode_slice(bytes, &mut out)?;
         Ok(out)
     }
+    /// Decodes `n` elements from `bytes` (which must have length `encoded_len(n)`) and appends
+    /// them to `out`; on an error `out` is left as it was.
+    fn decode_append(bytes: &[u8], n: usize, out: &mut Vec<Self>) -> Result<(), FieldError> {
+        let expected = Self::encoded_len(n);
+        if bytes.len() != expected {
+            return Err(FieldError::LengthMismatch {
+                expected,
+                got: bytes.len(),
+            });
+        }
+        let at = out.len();
+        out.resize(at + n, Self::ZERO);
+        let res = Self::decode_slice(bytes, &mut out[at..]);
+        if res.is_err() {
+            out.truncate(at);
+        }
+        res
+    }
 }
 
 /// Uniform sampling from a byte stream (PROTOCOLS.md §1.2).

@@ -92,7 +92,15 @@ pub fn encoding<F: Encode + Random>() {
         assert_eq!(F::decode_owned(bytes.clone(), n).unwrap(), xs);
         let mut longer = bytes.clone();
         longer.push(0);
-        assert!(F::decode_owned(longer, n).is_err());
+        assert!(F::decode_owned(longer.clone(), n).is_err());
+        // Appends after what is there; a wrong length leaves the vector as it was.
+        let head: Vec<F> = randoms(&mut r, 3);
+        let mut appended = head.clone();
+        F::decode_append(&bytes, n, &mut appended).unwrap();
+        assert_eq!(&appended[..3], &head[..]);
+        assert_eq!(&appended[3..], &xs[..]);
+        assert!(F::decode_append(&longer, n, &mut appended).is_err());
+        assert_eq!(appended.len(), 3 + n);
         // Appends, does not overwrite.
         let mut out = vec![0xAA];
         F::encode_slice(&xs, &mut out);
@@ -315,6 +323,18 @@ mod details {
             Fp::decode_to_vec(&(Fp::MODULUS - 1).to_le_bytes(), 1).unwrap(),
             vec![-Fp::from(1)]
         );
+        // A word out of range anywhere in a longer message is rejected by every decoder, and
+        // an append then leaves the vector as it was.
+        let good: Vec<Fp> = (0..37u64).map(|v| Fp::from(v * 1_000_003)).collect();
+        for at in [0, 5, 36] {
+            let mut bytes = Fp::encode_to_vec(&good);
+            bytes[16 * at..16 * at + 16].copy_from_slice(&u128::MAX.to_le_bytes());
+            assert!(Fp::decode_to_vec(&bytes, 37).is_err());
+            assert!(Fp::decode_slice(&bytes, &mut [Fp::from(0); 37]).is_err());
+            let mut out = vec![Fp::from(7)];
+            assert!(Fp::decode_append(&bytes, 37, &mut out).is_err());
+            assert_eq!(out, vec![Fp::from(7)]);
+        }
     }
 
     #[test]

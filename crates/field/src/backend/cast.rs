@@ -115,6 +115,14 @@ pub(crate) fn fp_as_bytes_mut(s: &mut [Fp]) -> &mut [u8] {
     unsafe { core::slice::from_raw_parts_mut(s.as_mut_ptr().cast::<u8>(), s.len() * 16) }
 }
 
+/// `Fp` slices as their `16 * len` bytes in memory (native byte order), for the wire encoding.
+#[inline]
+pub(crate) fn fp_as_bytes(s: &[Fp]) -> &[u8] {
+    // SAFETY: `Fp` is `#[repr(transparent)]` over `u128`: a slice of length `n` is `16 n`
+    // initialised bytes (no padding), `u8` has alignment 1, and the view borrows `s`.
+    unsafe { core::slice::from_raw_parts(s.as_ptr().cast::<u8>(), s.len() * 16) }
+}
+
 /// `Fp` slices as their `u128` values, for the `F_p` kernels.
 #[inline]
 pub(crate) fn fp_as_words(s: &[Fp]) -> &[u128] {
