@@ -25,8 +25,8 @@ pub mod verify;
 pub use error::{AbortReason, EngineError};
 pub use measure::PhaseMeasure;
 pub use model::{
-    set_verify_segment, verify_segment, CustomSource, Lift, Malicious, Recorder, SecurityModel,
-    SemiHonest, Triples, View, DEFAULT_VERIFY_SEGMENT, MAX_SEGMENTS,
+    set_verify_segment, verify_segment, Chained, CustomSource, Lift, Malicious, Recorder,
+    SecurityModel, SemiHonest, Triples, View, DEFAULT_VERIFY_SEGMENT, MAX_SEGMENTS,
 };
 pub use party::{Party, ReshareTo};
 pub use triskele_net::Phase;

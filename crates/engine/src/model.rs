@@ -21,6 +21,8 @@
 //! the check streams over it ([`Lift`]): `GF(2^8)` by `E_8`, `GF(2^4)` by `E_4`, bit-sliced
 //! `GF(2)^16` lane-wise as 16 triples with entries 0/1, `GF(2^64)` as is (all checked in
 //! `GF(2^64)`), and `F_p` ([`Fp`] or the run-time [`FpRt`]) as is (checked in the same field).
+//! Cube chains of the PRFs are kept as [`Chained`] triples under a coin, combined by the check
+//! while it streams ([`SecurityModel::on_chained`]).
 //!
 //! # Segments
 //!
@@ -79,6 +81,23 @@ pub trait SecurityModel: Default + Debug + Send + 'static {
     ) {
         self.on_product(x, y, z);
         clear_all([x, y, z]);
+    }
+
+    /// Chained triples ([`Chained`]) under the coin `r`, handed over like
+    /// [`SecurityModel::on_product_swap`] (the caller's vectors are left empty, with the
+    /// store's memory if it had some): a malicious model records them and returns `true`.
+    /// `false`, with nothing taken: the model does not record chained triples over `F` (the
+    /// default), or it holds some under another coin; the caller then records the combined
+    /// triples `(x + r y, y, z + r x)` itself.
+    fn on_chained<F: Lift>(
+        &mut self,
+        x: &mut RssVec<F>,
+        y: &mut RssVec<F>,
+        z: &mut RssVec<F>,
+        r: F,
+    ) -> bool {
+        let _ = (x, y, z, r);
+        false
     }
 
     /// Announces `n` more products over `F` (a hint: malicious models reserve room for their
@@ -181,6 +200,30 @@ impl<F: Field> Triples<F> {
     }
 }
 
+/// Triples recorded under a public coin `r`: each stored `(x, y, z)` stands for the triple
+/// `(x + r y, y, z + r x)`, which `Verify` forms while it streams over the store (no pass
+/// over the records to combine them first). For a cube chain `(v, v^2, v^3)` stored as `x =
+/// v^2`, `y = v`, `z = v^3` that triple is `(v^2 + r v) v = v^3 + r v^2`, which holds for
+/// every `r` iff `r (v v - v^2) + (v^2 v - v^3) = 0`; with `r` tossed after the chains'
+/// messages, errors in the two products pass with probability at most `1/|F|` (see
+/// `triskele_prf`'s `CubeRecords`).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Chained<F> {
+    pub t: Triples<F>,
+    pub r: F,
+}
+
+impl<F: Field> Chained<F> {
+    /// Number of chained triples.
+    pub fn len(&self) -> usize {
+        self.t.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.t.is_empty()
+    }
+}
+
 /// A protocol's own store of relations, kept in a compact form and lifted to `GF(2^64)`
 /// triples only while `Verify` streams over it (e.g. the packed one-hot-vector relations of
 /// PROTOCOLS.md §5.5, a few bytes per relation instead of 48 per lifted triple).
@@ -198,6 +241,10 @@ pub struct Recorder {
     /// Products over the run-time prime field, checked in `F_p` for the modulus installed
     /// when [`crate::Party::verify_recorded`] runs (the one they were computed with).
     pub fp_rt: Triples<FpRt>,
+    /// Chained triples ([`Chained`]) over `F_p`, checked with [`Recorder::fp`].
+    pub fp_chained: Chained<Fp>,
+    /// Chained triples over the run-time prime field, checked with [`Recorder::fp_rt`].
+    pub fp_rt_chained: Chained<FpRt>,
     /// Compact stores of protocols, checked in `GF(2^64)` with the binary sources
     /// ([`SecurityModel::record_source`]).
     pub custom: Vec<CustomSource>,
@@ -213,6 +260,8 @@ impl Debug for Recorder {
             .field("gf2p64", &self.gf2p64.len())
             .field("fp", &self.fp.len())
             .field("fp_rt", &self.fp_rt.len())
+            .field("fp_chained", &self.fp_chained.len())
+            .field("fp_rt_chained", &self.fp_rt_chained.len())
             .field("custom", &self.custom.len())
             .finish()
     }
@@ -245,12 +294,18 @@ impl Recorder {
             + bytes(&self.gf2p64)
             + bytes(&self.fp)
             + bytes(&self.fp_rt)
+            + bytes(&self.fp_chained.t)
+            + bytes(&self.fp_rt_chained.t)
             + CUSTOM_BYTES_PER_TRIPLE * self.custom.iter().map(|s| s.len()).sum::<usize>()
     }
 
     /// True if nothing is recorded.
     pub fn is_empty(&self) -> bool {
-        self.gf2p64_triples() == 0 && self.fp.is_empty() && self.fp_rt.is_empty()
+        self.gf2p64_triples() == 0
+            && self.fp.is_empty()
+            && self.fp_rt.is_empty()
+            && self.fp_chained.is_empty()
+            && self.fp_rt_chained.is_empty()
     }
 
     /// Forgets every record but keeps the stores' memory for the next ones.
@@ -265,6 +320,8 @@ impl Recorder {
         clear(&mut self.gf2p64);
         clear(&mut self.fp);
         clear(&mut self.fp_rt);
+        clear(&mut self.fp_chained.t);
+        clear(&mut self.fp_rt_chained.t);
         self.custom.clear();
     }
 
@@ -294,6 +351,13 @@ pub trait Lift: Field {
     fn lift_slice(src: &[Self], dst: &mut [Self::Check]);
     /// The recorder's store for this field.
     fn store(rec: &mut Recorder) -> &mut Triples<Self>;
+
+    /// The recorder's store of chained triples ([`Chained`]) for this field, if it has one
+    /// (the prime fields); `None` (the default) otherwise.
+    fn chained(rec: &mut Recorder) -> Option<&mut Chained<Self>> {
+        let _ = rec;
+        None
+    }
 
     /// `src` itself, if this field is its own check field (the lift is the identity), so
     /// that `Verify` reads recorded triples in place instead of lifting copies; `None` (the
@@ -448,7 +512,7 @@ lift_embedded!(Gf2p4, gf2p4, |src: &[Gf2p4], dst: &mut [u8]| {
 /// A field that is its own check field: the lift is the identity, and `Verify` reads the
 /// recorded triples in place.
 macro_rules! lift_identity {
-    ($t:ty, $slot:ident) => {
+    ($t:ty, $slot:ident $(, $chained:ident)?) => {
         impl Lift for $t {
             type Check = $t;
             const LANES: usize = 1;
@@ -458,6 +522,11 @@ macro_rules! lift_identity {
             fn store(rec: &mut Recorder) -> &mut Triples<Self> {
                 &mut rec.$slot
             }
+            $(
+                fn chained(rec: &mut Recorder) -> Option<&mut Chained<Self>> {
+                    Some(&mut rec.$chained)
+                }
+            )?
             fn as_check(src: &[Self]) -> Option<&[$t]> {
                 Some(src)
             }
@@ -481,15 +550,15 @@ macro_rules! lift_identity {
                     Some(None) => return false,
                     h => h.flatten(),
                 };
-                <$t as crate::verify::VerifyField>::fold_lines(out, l, h, c, s)
+                <$t as crate::verify::VerifyField>::fold_lines(out, l, h, c, s, None)
             }
         }
     };
 }
 
 lift_identity!(Gf2p64, gf2p64);
-lift_identity!(Fp, fp);
-lift_identity!(FpRt, fp_rt);
+lift_identity!(Fp, fp, fp_chained);
+lift_identity!(FpRt, fp_rt, fp_rt_chained);
 
 /// Bit-sliced `GF(2)`: lane `l` becomes the element 0 or 1 of `GF(2^64)` (`GF(2)` is a
 /// subfield, so the lift is a ring homomorphism per lane).
@@ -669,6 +738,30 @@ impl SecurityModel for Malicious {
         clear_all([x, y, z]);
     }
 
+    fn on_chained<F: Lift>(
+        &mut self,
+        x: &mut RssVec<F>,
+        y: &mut RssVec<F>,
+        z: &mut RssVec<F>,
+        r: F,
+    ) -> bool {
+        let Some(store) = F::chained(&mut self.recorder) else {
+            return false;
+        };
+        if store.is_empty() {
+            core::mem::swap(&mut store.t.x, x);
+            core::mem::swap(&mut store.t.y, y);
+            core::mem::swap(&mut store.t.z, z);
+            store.r = r;
+        } else if store.r == r {
+            store.t.push(x, y, z);
+        } else {
+            return false;
+        }
+        clear_all([x, y, z]);
+        true
+    }
+
     fn take_view_digests(&mut self) -> Option<[[u8; 32]; 2]> {
         let prev = core::mem::take(&mut self.prev);
         let next = core::mem::take(&mut self.next);
@@ -746,5 +839,31 @@ mod tests {
         m.on_product_swap(&mut x, &mut y, &mut z);
         assert!(x.is_empty() && x.first.capacity() == cap);
         assert_eq!(m.recorder.fp.z, rss(&[12]));
+    }
+
+    /// Chained triples: taken into an empty store with their coin, appended under the same
+    /// coin, refused (nothing taken) under another one; the semi-honest model takes none.
+    #[test]
+    fn on_chained_keeps_one_coin_per_store() {
+        let mut m = Malicious::default();
+        let r = Fp::from_u64(5);
+        let (mut x, mut y, mut z) = (rss(&[1, 2]), rss(&[3, 4]), rss(&[5, 6]));
+        assert!(m.on_chained(&mut x, &mut y, &mut z, r));
+        assert!(x.is_empty() && y.is_empty() && z.is_empty());
+        let (mut x, mut y, mut z) = (rss(&[7]), rss(&[8]), rss(&[9]));
+        assert!(m.on_chained(&mut x, &mut y, &mut z, r));
+        let (mut x, mut y, mut z) = (rss(&[10]), rss(&[11]), rss(&[12]));
+        assert!(!m.on_chained(&mut x, &mut y, &mut z, Fp::from_u64(6)));
+        assert_eq!((x.len(), y.len(), z.len()), (1, 1, 1));
+        let ch = &m.recorder.fp_chained;
+        assert_eq!(ch.r, r);
+        assert_eq!(ch.t.x, rss(&[1, 2, 7]));
+        assert_eq!(ch.t.y, rss(&[3, 4, 8]));
+        assert_eq!(ch.t.z, rss(&[5, 6, 9]));
+        assert!(m.recorder.fp.is_empty());
+        assert_eq!(m.recorder.recorded_bytes(), 6 * 3 * 16);
+        let mut s = SemiHonest;
+        assert!(!s.on_chained(&mut x, &mut y, &mut z, r));
+        assert_eq!(x.len(), 1);
     }
 }

@@ -658,13 +658,25 @@ impl<M: SecurityModel> Party<M> {
         if !binary.is_empty() {
             ok &= verify(self, &binary)?;
         }
-        if !rec.fp.is_empty() {
-            ok &= verify::<triskele_field::Fp, _>(self, &rec.fp)?;
-        }
-        if !rec.fp_rt.is_empty() {
-            ok &= verify::<triskele_field::FpRt, _>(self, &rec.fp_rt)?;
-        }
+        let fp: [&dyn TripleSource<triskele_field::Fp>; 2] = [&rec.fp, &rec.fp_chained];
+        ok &= self.verify_sources(fp)?;
+        let fp_rt: [&dyn TripleSource<triskele_field::FpRt>; 2] = [&rec.fp_rt, &rec.fp_rt_chained];
+        ok &= self.verify_sources(fp_rt)?;
         Ok(ok)
+    }
+
+    /// One run of Protocol 2 over the non-empty sources among `srcs`, one after the other
+    /// (none if all are empty: `true`).
+    fn verify_sources<V: VerifyField>(
+        &mut self,
+        srcs: [&dyn TripleSource<V>; 2],
+    ) -> Result<bool, EngineError> {
+        let parts: Vec<_> = srcs.into_iter().filter(|s| !s.is_empty()).collect();
+        match parts[..] {
+            [] => Ok(true),
+            [one] => verify(self, one),
+            _ => verify(self, &Concat(parts)),
+        }
     }
 }
 

@@ -57,7 +57,10 @@
 //! bytes per triple) and level 2 recomputes the folded `y` from the bytes
 //! (`fold_x_only`). Recorded `GF(2^64)` and `F_p` triples are their own lift and are read in
 //! place ([`TripleSource::slices`]); other sources (custom relations, bit-sliced words) are
-//! lifted ([`TripleSource::lift`]) into per-job buffers. Both are combined with
+//! lifted ([`TripleSource::lift`]) into per-job buffers. Chained `F_p` triples
+//! ([`crate::Chained`], cube chains under a coin `r`) are read in place too, with `x + r y`
+//! and `z + r x` formed as level 1 streams ([`TripleSource::scaled_x`],
+//! [`VerifyField::chain_scale`], and [`VerifyField::fold_lines`] with `r`). Both are combined with
 //! [`Bulk::mul_slice`], [`Bulk::local_inner_product`] (two carry-less products per term in
 //! `GF(2^64)`; in `F_p` two 256-bit products, reduced once per sum) and
 //! [`Bulk::lerp_assign_slice`]. Every path computes the same field elements, hence the same
@@ -128,7 +131,7 @@ use triskele_field::{Bulk, Encode, Field, Fp, FpRt, Gf2p64, PrimeField, Random};
 use triskele_share::RssVec;
 
 use crate::error::EngineError;
-use crate::model::{Lift, SecurityModel, Triples};
+use crate::model::{Chained, Lift, SecurityModel, Triples};
 use crate::party::{Party, ReshareTo};
 
 /// A field in which [`verify`] runs.
@@ -151,15 +154,12 @@ pub trait VerifyField: Field + Encode + Random + Bulk {
         let _ = (a, b, s, out);
         false
     }
-    /// Internal (the sums of a halving level): `[Σ lp(b), Σ lp(b + (b - a) · node())]` with
-    /// `lp(x1, x2, y1, y2) = x1 (y1 + y2) + x2 y1`, over the positions of `a = [x1, x2, y1, y2]`
-    /// (`b` zero from `b[0].len()` on); `f` is scratch for the line at the node. A field may do
-    /// it in one pass without writing the line (the default writes it into `f`).
     /// Internal (level 1, pass B, for triples recorded in this field): writes `out[j] = X_lo
     /// + (X_hi - X_lo) s` with `X = c x` for `j < 2` and `lo[j] + (hi[j] - lo[j]) s` for `j >=
     /// 2`, where `lo`, `hi` are `[x1, x2, y1, y2]` of the lower and upper positions (`hi` zero
     /// if `None`), and returns `true`; `false` (the default), with nothing written, if the
-    /// field has no fused fold.
+    /// field has no fused fold. With `r` the triples are chained ([`crate::Chained`]): `x + r
+    /// y` stands for `x`.
     #[doc(hidden)]
     fn fold_lines(
         out: [&mut [Self]; 4],
@@ -167,10 +167,26 @@ pub trait VerifyField: Field + Encode + Random + Bulk {
         hi: Option<[&[Self]; 4]>,
         c: [&[Self]; 2],
         s: Self,
+        r: Option<Self>,
     ) -> bool {
-        let _ = (out, lo, hi, c, s);
+        let _ = (out, lo, hi, c, s, r);
         false
     }
+    /// Internal (level 1 of chained triples, [`crate::Chained`]): `out[j][k] = c[k] (x[j][k] +
+    /// r y[j][k])` for `j = 0, 1` (slices of one length). A field may form `c r` once per
+    /// position and reduce each output once (the default computes it per element).
+    #[doc(hidden)]
+    fn chain_scale(out: [&mut [Self]; 2], x: [&[Self]; 2], y: [&[Self]; 2], c: &[Self], r: Self) {
+        for (j, o) in out.into_iter().enumerate() {
+            for (k, o) in o.iter_mut().enumerate() {
+                *o = c[k] * (x[j][k] + r * y[j][k]);
+            }
+        }
+    }
+    /// Internal (the sums of a halving level): `[Σ lp(b), Σ lp(b + (b - a) · node())]` with
+    /// `lp(x1, x2, y1, y2) = x1 (y1 + y2) + x2 y1`, over the positions of `a = [x1, x2, y1, y2]`
+    /// (`b` zero from `b[0].len()` on); `f` is scratch for the line at the node. A field may do
+    /// it in one pass without writing the line (the default writes it into `f`).
     #[doc(hidden)]
     fn node_sums(a: [&[Self]; 4], b: [&[Self]; 4], f: &mut [Vec<Self>; 4]) -> [Self; 2] {
         let k = a[0].len();
@@ -229,9 +245,14 @@ impl VerifyField for Fp {
         hi: Option<[&[Self]; 4]>,
         c: [&[Self]; 2],
         s: Self,
+        r: Option<Self>,
     ) -> bool {
-        Fp::fold_lines_with(triskele_field::backend::active(), out, lo, hi, c, s);
+        Fp::fold_lines_with(triskele_field::backend::active(), out, lo, hi, c, s, r);
         true
+    }
+    /// [`Fp::chain_scale_with`] (AVX-512 IFMA where the backend has it).
+    fn chain_scale(out: [&mut [Self]; 2], x: [&[Self]; 2], y: [&[Self]; 2], c: &[Self], r: Self) {
+        Fp::chain_scale_with(triskele_field::backend::active(), out, x, y, c, r);
     }
 }
 
@@ -318,6 +339,24 @@ pub trait TripleSource<V>: Sync {
     /// lifts.
     fn slices(&self, start: usize, k: usize) -> Option<[&[V]; 6]> {
         let _ = (start, k);
+        None
+    }
+
+    /// Optional: `[y_1, y_2]` of the triples `start .. start + k`, all inside the source,
+    /// borrowed; `None`: the caller lifts them. The default takes them from
+    /// [`TripleSource::slices`].
+    fn y_slices(&self, start: usize, k: usize) -> Option<[&[V]; 2]> {
+        self.slices(start, k).map(|s| [s[2], s[3]])
+    }
+
+    /// Optional fast path of level 1 for sources that form `x` and `z` from stored parts
+    /// ([`crate::Chained`]): for the triples `start .. start + k`, all inside the source
+    /// (`k = c.len()`, the length of both `out` slices), writes `X = c x` into `out` and
+    /// returns `[y_1, y_2]` (borrowed) and `[Σ c z_1, Σ c z_2]`; `None` (the default): the
+    /// caller uses [`TripleSource::slices`] or lifts.
+    #[allow(clippy::type_complexity)]
+    fn scaled_x(&self, start: usize, c: &[V], out: [&mut [V]; 2]) -> Option<([&[V]; 2], [V; 2])> {
+        let _ = (start, c, out);
         None
     }
 
@@ -512,6 +551,102 @@ impl<F: Lift> TripleSource<F::Check> for Triples<F> {
     }
 }
 
+/// Chained triples of a field that is its own check field: the stored `(x, y, z)` stand for
+/// `(x + r y, y, z + r x)`, formed while `Verify` streams. Level 1 scales `x + r y` by the
+/// coefficients in one step ([`VerifyField::chain_scale`]) and gets `Σ c (z + r x)` as
+/// `Σ c z + r Σ c x` from inner products, pass B folds with [`VerifyField::fold_lines`],
+/// and `y` is read in place.
+impl<V: VerifyField> TripleSource<V> for Chained<V> {
+    fn len(&self) -> usize {
+        Chained::len(self)
+    }
+
+    fn lift(&self, start: usize, parts: Parts, out: &mut LiftedTriples<V>) {
+        let n = out.len();
+        let start = start.min(self.len());
+        let m = (self.len() - start).min(n);
+        let r = self.r;
+        let t = &self.t;
+        let comps = [
+            (&t.x.first, &t.y.first, &t.z.first),
+            (&t.x.second, &t.y.second, &t.z.second),
+        ];
+        let LiftedTriples { x, y, z } = out;
+        let outs = [
+            (&mut x.first, &mut y.first, &mut z.first),
+            (&mut x.second, &mut y.second, &mut z.second),
+        ];
+        for ((xs, ys, zs), (xo, yo, zo)) in comps.into_iter().zip(outs) {
+            let (xs, ys, zs) = (
+                &xs[start..start + m],
+                &ys[start..start + m],
+                &zs[start..start + m],
+            );
+            for ((o, &a), &b) in xo.iter_mut().zip(xs).zip(ys) {
+                *o = a + r * b;
+            }
+            yo[..m].copy_from_slice(ys);
+            xo[m..].fill(V::ZERO);
+            yo[m..].fill(V::ZERO);
+            if parts == Parts::Xyz {
+                for ((o, &c), &a) in zo.iter_mut().zip(zs).zip(xs) {
+                    *o = c + r * a;
+                }
+                zo[m..].fill(V::ZERO);
+            }
+        }
+    }
+
+    fn y_slices(&self, start: usize, k: usize) -> Option<[&[V]; 2]> {
+        let r = start..start.checked_add(k).filter(|&e| e <= self.len())?;
+        Some([&self.t.y.first[r.clone()], &self.t.y.second[r]])
+    }
+
+    fn lift_y(&self, start: usize, out: [&mut [V]; 2]) -> bool {
+        let start = start.min(self.len());
+        for (o, y) in out.into_iter().zip([&self.t.y.first, &self.t.y.second]) {
+            let m = (self.len() - start).min(o.len());
+            o[..m].copy_from_slice(&y[start..start + m]);
+            o[m..].fill(V::ZERO);
+        }
+        true
+    }
+
+    fn scaled_x(&self, start: usize, c: &[V], out: [&mut [V]; 2]) -> Option<([&[V]; 2], [V; 2])> {
+        let k = c.len();
+        let r = start..start.checked_add(k).filter(|&e| e <= self.len())?;
+        let t = &self.t;
+        let x = [&t.x.first[r.clone()], &t.x.second[r.clone()]];
+        let y = [&t.y.first[r.clone()], &t.y.second[r.clone()]];
+        let z = [&t.z.first[r.clone()], &t.z.second[r]];
+        V::chain_scale(out, x, y, c, self.r);
+        let sums = [0, 1].map(|j| V::inner_product(c, z[j]) + self.r * V::inner_product(c, x[j]));
+        Some((y, sums))
+    }
+
+    fn fold_pairs(
+        &self,
+        lo: usize,
+        hi: Option<usize>,
+        c: [&[V]; 2],
+        s: V,
+        out: [&mut [V]; 4],
+    ) -> bool {
+        let k = out[0].len();
+        let t = &self.t;
+        let xy = |at: usize| {
+            let r = at..at.checked_add(k).filter(|&e| e <= self.len())?;
+            Some([&t.x.first, &t.x.second, &t.y.first, &t.y.second].map(|v| &v[r.clone()]))
+        };
+        let Some(l) = xy(lo) else { return false };
+        let h = match hi.map(xy) {
+            Some(None) => return false,
+            h => h.flatten(),
+        };
+        V::fold_lines(out, l, h, c, s, Some(self.r))
+    }
+}
+
 /// Several sources, one after the other.
 pub struct Concat<'a, V>(pub Vec<&'a dyn TripleSource<V>>);
 
@@ -568,6 +703,16 @@ impl<V: VerifyField> TripleSource<V> for Concat<'_, V> {
     fn slices(&self, start: usize, k: usize) -> Option<[&[V]; 6]> {
         let (s, base) = self.holder(start, None, k)?;
         s.slices(start - base, k)
+    }
+
+    fn y_slices(&self, start: usize, k: usize) -> Option<[&[V]; 2]> {
+        let (s, base) = self.holder(start, None, k)?;
+        s.y_slices(start - base, k)
+    }
+
+    fn scaled_x(&self, start: usize, c: &[V], out: [&mut [V]; 2]) -> Option<([&[V]; 2], [V; 2])> {
+        let (s, base) = self.holder(start, None, c.len())?;
+        s.scaled_x(start - base, c, out)
     }
 
     fn pair_sums(&self, lo: usize, hi: Option<usize>, c_lo: &[V], c_hi: &[V]) -> Option<[V; 4]> {
@@ -969,24 +1114,20 @@ fn source_sums_block<V: VerifyField>(
             };
         }
     }
-    let [x1, x2, y1, y2, z1, z2] = view(src, lo, k, Parts::Xyz, tl);
     let [xl1, xl2, xh1, xh2] = cx.each_mut().map(|v| {
         v.resize(SUB, V::ZERO);
         &mut v[..k]
     });
-    V::mul_slice(xl1, x1, c_lo);
-    V::mul_slice(xl2, x2, c_lo);
-    let mut z = [V::inner_product(c_lo, z1), V::inner_product(c_lo, z2)];
+    let (yl, mut z) = scaled_view(src, lo, c_lo, [xl1, xl2], tl);
     let mut yh: [&[V]; 2] = [&[], &[]];
     if kh > 0 {
-        let [x1, x2, y1, y2, z1, z2] = view(src, hi, k, Parts::Xyz, th);
-        V::mul_slice(xh1, x1, c_hi);
-        V::mul_slice(xh2, x2, c_hi);
-        z[0] += V::inner_product(c_hi, z1);
-        z[1] += V::inner_product(c_hi, z2);
-        yh = [y1, y2];
+        let (y, zh) = scaled_view(src, hi, c_hi, [xh1, xh2], th);
+        z[0] += zh[0];
+        z[1] += zh[1];
+        yh = y;
     }
     let kh = if kh > 0 { k } else { 0 };
+    let [y1, y2] = yl;
     let a = [&*xl1, &*xl2, y1, y2];
     let b = [&xh1[..kh], &xh2[..kh], yh[0], yh[1]];
     let s = pair_sums(a, b, f);
@@ -995,6 +1136,27 @@ fn source_sums_block<V: VerifyField>(
         h1: s.h1,
         hu: s.hu,
     }
+}
+
+/// `X = c x` of the triples `start .. start + c.len()` written into `out`, with their `y`
+/// and `[Σ c z_1, Σ c z_2]`: formed by the source ([`TripleSource::scaled_x`]) or from its
+/// triples ([`view`], lifted into `buf` if need be).
+#[allow(clippy::type_complexity)]
+fn scaled_view<'a, V: VerifyField>(
+    src: &'a dyn TripleSource<V>,
+    start: usize,
+    c: &[V],
+    out: [&mut [V]; 2],
+    buf: &'a mut LiftedTriples<V>,
+) -> ([&'a [V]; 2], [V; 2]) {
+    let [o1, o2] = out;
+    if let Some(r) = src.scaled_x(start, c, [&mut *o1, &mut *o2]) {
+        return r;
+    }
+    let [x1, x2, y1, y2, z1, z2] = view(src, start, c.len(), Parts::Xyz, buf);
+    V::mul_slice(o1, x1, c);
+    V::mul_slice(o2, x2, c);
+    ([y1, y2], [V::inner_product(c, z1), V::inner_product(c, z2)])
 }
 
 /// The folded vectors after a level: the claim is on their first `len` entries (`len` kept
@@ -1320,10 +1482,10 @@ fn fold_x_only<V: VerifyField>(
                     src.y_bytes(q + h, [&mut b3[..n], &mut b4[..n]]);
                     V::lerp_bytes(&b1[..n], Some(&b3[..n]), s1, &mut out[0][..n]);
                     V::lerp_bytes(&b2[..n], Some(&b4[..n]), s1, &mut out[1][..n]);
-                } else if let (Some(a), Some(b)) = (src.slices(q, n), src.slices(q + h, n)) {
-                    // Stored check-field triples: `y` read in place, not copied.
-                    V::lerp_slice(&mut out[0][..n], a[2], b[2], s1);
-                    V::lerp_slice(&mut out[1][..n], a[3], b[3], s1);
+                } else if let (Some(a), Some(b)) = (src.y_slices(q, n), src.y_slices(q + h, n)) {
+                    // Stored check-field `y`: read in place, not copied.
+                    V::lerp_slice(&mut out[0][..n], a[0], b[0], s1);
+                    V::lerp_slice(&mut out[1][..n], a[1], b[1], s1);
                 } else {
                     let ([a1, a2], [b1, b2]) = (&mut y_q, &mut y_qh);
                     src.lift_y(q, [&mut a1[..n], &mut a2[..n]]);
@@ -2241,6 +2403,40 @@ mod tests {
         assert!(cat.y_bytes(0, [&mut [], &mut []]));
         check::<Gf2p64>(&cat, 9);
         check::<Gf2p64>(&random_triples::<triskele_field::Bits16>(1001, 8), 8);
+        // Chained `F_p` triples: the streamed check (which forms `(x + r y, y, z + r x)` on
+        // the fly) against the naive one, whose transcript equals that of the combined triples
+        // stored as such; alone, and after plain triples.
+        for (i, n) in [2usize, 3, 1000, 2048, 2049, 4097].into_iter().enumerate() {
+            let seed = 2000 + i as u64;
+            let t = random_triples::<Fp>(n, seed);
+            let r = random_coins::<Fp>(1, seed)[0];
+            let comb = |a: &[Fp], b: &[Fp]| -> Vec<Fp> {
+                a.iter().zip(b).map(|(&a, &b)| a + r * b).collect()
+            };
+            let combined = Triples {
+                x: RssVec {
+                    first: comb(&t.x.first, &t.y.first),
+                    second: comb(&t.x.second, &t.y.second),
+                },
+                y: t.y.clone(),
+                z: RssVec {
+                    first: comb(&t.z.first, &t.x.first),
+                    second: comb(&t.z.second, &t.x.second),
+                },
+            };
+            let chained = Chained { t, r };
+            let key = [seed as u8; 16];
+            let coins = random_coins::<Fp>(64, seed);
+            assert!(
+                naive_transcript(&chained, &key, &coins)
+                    == naive_transcript(&combined, &key, &coins),
+                "length {n}"
+            );
+            check::<Fp>(&chained, seed);
+            let plain = random_triples::<Fp>(777, seed + 1);
+            check::<Fp>(&Concat(vec![&plain, &chained]), seed);
+            check::<Fp>(&Concat(vec![&chained, &plain]), seed);
+        }
     }
 
     fn three<T: Send>(f: impl Fn(Party<crate::Malicious>) -> T + Sync) -> [T; 3] {

@@ -619,10 +619,11 @@ impl Fp {
     /// `out[j] = X_lo + (X_hi - X_lo) s` with `X = c x` (`c[0]` for the lower, `c[1]` for the
     /// upper entries) for `j < 2` (`x_1`, `x_2`), and `out[j] = lo[j] + (hi[j] - lo[j]) s` for
     /// `j >= 2` (`y_1`, `y_2`); the upper entries are zero if `hi` is `None` (and `c[1]` is
-    /// then not read). All slices are used up to `out[0]`'s length (which every slice must
-    /// have; shorter ones shorten it). On
-    /// an explicit backend; the IFMA kernel forms `c_lo (1 - s)` and `c_hi s` once per
-    /// position and reduces each output once.
+    /// then not read). With `r`, the triples are chained: `x_j + r y_j` stands for `x_j`
+    /// (`X = c (x + r y)`). All slices are used up to `out[0]`'s length (which every slice
+    /// must have; shorter ones shorten it). On an explicit backend; the IFMA kernel forms
+    /// `c_lo (1 - s)` and `c_hi s` (and their products with `r`) once per position and
+    /// reduces each output once.
     pub fn fold_lines_with(
         be: Backend,
         out: [&mut [Self]; 4],
@@ -630,6 +631,7 @@ impl Fp {
         hi: Option<[&[Self]; 4]>,
         c: [&[Self]; 2],
         s: Self,
+        r: Option<Self>,
     ) {
         let n = out
             .iter()
@@ -652,22 +654,71 @@ impl Fp {
                 words(lo, n),
                 hi.map(|h| words(h, n)),
                 c.map(|x| crate::backend::cast::fp_as_words(&x[..n.min(x.len())])),
-                s.0,
-                (Fp(1) - s).0,
+                [s.0, (Fp(1) - s).0],
+                r.map(|r| r.0),
             );
         }
         let _ = be;
+        // `x_j + r y_j` at position `k` of `v = [x1, x2, y1, y2]`.
+        let x = |v: [&[Self]; 4], j: usize, k: usize| match r {
+            Some(r) => v[j][k] + r * v[j + 2][k],
+            None => v[j][k],
+        };
         let [o1, o2, o3, o4] = out;
         for (j, o) in [o1, o2].into_iter().enumerate() {
             for (k, o) in o.iter_mut().enumerate() {
-                let xl = mul_rt(c[0][k].0, lo[j][k].0);
-                let xh = hi.map_or(0, |h| mul_rt(c[1][k].0, h[j][k].0));
+                let xl = mul_rt(c[0][k].0, x(lo, j, k).0);
+                let xh = hi.map_or(0, |h| mul_rt(c[1][k].0, x(h, j, k).0));
                 o.0 = line(xl, xh, s.0);
             }
         }
         for (j, o) in [o3, o4].into_iter().enumerate() {
             for (k, o) in o.iter_mut().enumerate() {
                 o.0 = line(lo[j + 2][k].0, hi.map_or(0, |h| h[j + 2][k].0), s.0);
+            }
+        }
+    }
+}
+
+impl Fp {
+    /// `out[j][k] = c[k] (x[j][k] + r y[j][k])` for `j = 0, 1`: the coefficient-scaled `x` of
+    /// chained triples (whose `x` stands for `x + r y`) in the multiplication check. All
+    /// slices are used up to the shortest length. On an explicit backend; the IFMA kernel forms
+    /// `c r` once per position and reduces each output once.
+    pub fn chain_scale_with(
+        be: Backend,
+        out: [&mut [Self]; 2],
+        x: [&[Self]; 2],
+        y: [&[Self]; 2],
+        c: &[Self],
+        r: Self,
+    ) {
+        let n = out
+            .iter()
+            .map(|o| o.len())
+            .chain(x.iter().chain(&y).map(|v| v.len()))
+            .chain([c.len()])
+            .min()
+            .unwrap_or(0);
+        let out = out.map(|o| &mut o[..n]);
+        #[cfg(target_arch = "x86_64")]
+        if let Some(t) = ifma(be) {
+            fn words(v: [&[Fp]; 2], n: usize) -> [&[u128]; 2] {
+                v.map(|v| crate::backend::cast::fp_as_words(&v[..n]))
+            }
+            return fp_ifma::chain_scale(
+                t,
+                out.map(fp_as_words_mut),
+                words(x, n),
+                words(y, n),
+                crate::backend::cast::fp_as_words(&c[..n]),
+                r.0,
+            );
+        }
+        let _ = be;
+        for (j, o) in out.into_iter().enumerate() {
+            for (k, o) in o.iter_mut().enumerate() {
+                *o = c[k] * (x[j][k] + r * y[j][k]);
             }
         }
     }

@@ -622,7 +622,8 @@ fn fp_node_inner_products_agree() {
 
 /// The fused level-1 fold of the multiplication check on every backend against its
 /// definition (products by the coefficients, then lines at `s`), with and without an upper
-/// half, over vector tails and edge values.
+/// half, for plain and chained triples (`x + r y` in place of `x`), over vector tails and edge
+/// values.
 #[test]
 fn fp_fold_lines_agree() {
     let mut r = rng(15);
@@ -631,14 +632,25 @@ fn fp_fold_lines_agree() {
         let hi: [Vec<Fp>; 4] = core::array::from_fn(|_| fp_vec(&mut r, n));
         let c: [Vec<Fp>; 2] = core::array::from_fn(|_| fp_vec(&mut r, n));
         let s = fp_vec(&mut r, 1).first().copied().unwrap_or(Fp::from(3u64));
-        for s in [s, Fp::ZERO, Fp::from(1u64)] {
+        let coin = fp_vec(&mut r, 1).first().copied().unwrap_or(Fp::from(5u64));
+        for (s, chain) in [
+            (s, None),
+            (Fp::ZERO, None),
+            (Fp::from(1u64), None),
+            (s, Some(coin)),
+            (Fp::ZERO, Some(-Fp::from(1u64))),
+            (Fp::from(1u64), Some(coin)),
+        ] {
             for upper in [true, false] {
                 let h = |j: usize, k: usize| if upper { hi[j][k] } else { Fp::ZERO };
+                let x = |v: &dyn Fn(usize, usize) -> Fp, j: usize, k: usize| {
+                    v(j, k) + chain.map_or(Fp::ZERO, |t| t * v(j + 2, k))
+                };
                 let want: [Vec<Fp>; 4] = core::array::from_fn(|j| {
                     (0..n)
                         .map(|k| {
                             let (l, u) = if j < 2 {
-                                (c[0][k] * lo[j][k], c[1][k] * h(j, k))
+                                (c[0][k] * x(&|j, k| lo[j][k], j, k), c[1][k] * x(&h, j, k))
                             } else {
                                 (lo[j][k], h(j, k))
                             };
@@ -656,9 +668,40 @@ fn fp_fold_lines_agree() {
                         upper.then(|| hi.each_ref().map(|v| &v[..])),
                         [&c[0][..], if upper { &c[1][..] } else { &[] }],
                         s,
+                        chain,
                     );
-                    assert_eq!(got, want, "{be}, n = {n}, upper = {upper}");
+                    assert_eq!(got, want, "{be}, n = {n}, upper = {upper}, {chain:?}");
                 }
+            }
+        }
+    }
+}
+
+/// The scaled `x` of chained triples, `c (x + r y)`, on every backend against its definition,
+/// over vector tails and edge coins.
+#[test]
+fn fp_chain_scale_agrees() {
+    let mut r = rng(16);
+    for n in LENGTHS {
+        let x: [Vec<Fp>; 2] = core::array::from_fn(|_| fp_vec(&mut r, n));
+        let y: [Vec<Fp>; 2] = core::array::from_fn(|_| fp_vec(&mut r, n));
+        let c = fp_vec(&mut r, n);
+        let coin = fp_vec(&mut r, 1).first().copied().unwrap_or(Fp::from(5u64));
+        for t in [coin, Fp::ZERO, Fp::from(1u64), -Fp::from(1u64)] {
+            let want: [Vec<Fp>; 2] =
+                core::array::from_fn(|j| (0..n).map(|k| c[k] * (x[j][k] + t * y[j][k])).collect());
+            for be in Backend::ALL {
+                let mut got: [Vec<Fp>; 2] = core::array::from_fn(|_| vec![Fp::from(7u64); n]);
+                let [g1, g2] = &mut got;
+                Fp::chain_scale_with(
+                    be,
+                    [g1, g2],
+                    x.each_ref().map(|v| &v[..]),
+                    y.each_ref().map(|v| &v[..]),
+                    &c,
+                    t,
+                );
+                assert_eq!(got, want, "{be}, n = {n}, r = {t:?}");
             }
         }
     }

@@ -162,7 +162,9 @@ impl<F: PrfField> CubeRecords<F> {
     }
 
     /// Tosses the coin and records the combined relations with the party's security model
-    /// (the finalize checks then verify them). Must run after every message that touched the
+    /// (the finalize checks then verify them): as chained triples
+    /// ([`triskele_engine::Chained`], combined by the check as it streams) where the model
+    /// keeps them, else combined here. Must run after every message that touched the
     /// chains and before the finalize checks; empties the records but keeps their memory for
     /// the next chains. No communication when nothing was kept (semi-honest model). The coin's
     /// message counts in the finalize phase (it belongs to the check), wherever this runs.
@@ -176,6 +178,12 @@ impl<F: PrfField> CubeRecords<F> {
             got: 0,
         })?;
         let CubeRecords { v, v2, v3 } = self;
+        // Chained triples `(v^2, v, v^3)` under `r` stand for `(v^2 + r v, v, v^3 + r v^2)`,
+        // formed by the check as it streams: no pass here. A model that keeps none for this
+        // field, or some under another coin, gets the combined triples.
+        if party.model().on_chained(v2, v, v3, r) {
+            return party.checkpoint();
+        }
         // v3 <- r v2 + v3 first (it needs the old v2), then v2 <- r v + v2.
         F::scale_add_slice(&mut v3.first, &v2.first, r);
         F::scale_add_slice(&mut v3.second, &v2.second, r);

@@ -282,7 +282,8 @@ fn line(l: Limbs, h: Limbs, s: Limbs) -> Limbs {
     reduce(c.cols())
 }
 
-/// `Σ a_i b_i` over the given pairs (at most two), reduced.
+/// `Σ a_i b_i` over the given pairs (at most four: a column then holds at most twelve terms
+/// below `2^52` per half), reduced.
 #[inline]
 #[target_feature(enable = "avx512f,avx512dq,avx512ifma")]
 fn products<const K: usize>(pairs: [(Limbs, Limbs); K]) -> Limbs {
@@ -393,32 +394,42 @@ fn lerp_assign_impl(v: &mut [u128], w: &[u128], s: u128) {
 
 /// A level-1 fold of `Verify` for the pairs `(lo_k, hi_k)`: `out[j] = X_lo + (X_hi - X_lo) s`
 /// with `X = c x` (`c[0]` for the lower, `c[1]` for the upper entries) for `j < 2`, and `out[j]
-/// = lo[j] + (hi[j] - lo[j]) s` for `j >= 2` (`hi` zero if `None`). `one_minus_s = 1 - s`.
+/// = lo[j] + (hi[j] - lo[j]) s` for `j >= 2` (`hi` zero if `None`), given `[s, 1 - s]`.
+/// With `r`, `x` stands for `x + r y` (chained triples: `X = c (x + r y)`).
 pub(crate) fn fold_lines(
     _t: Ifma,
     out: [&mut [u128]; 4],
     lo: [&[u128]; 4],
     hi: Option<[&[u128]; 4]>,
     c: [&[u128]; 2],
-    s: u128,
-    one_minus_s: u128,
+    [s, one_minus_s]: [u128; 2],
+    r: Option<u128>,
 ) {
     // SAFETY: the token proves AVX-512F, AVX-512DQ and AVX-512 IFMA.
-    unsafe { fold_lines_impl(out, lo, hi, c, s, one_minus_s) }
+    unsafe {
+        match r {
+            None => fold_lines_impl::<false>(out, lo, hi, c, s, one_minus_s, 0),
+            Some(r) => fold_lines_impl::<true>(out, lo, hi, c, s, one_minus_s, r),
+        }
+    }
 }
 
 /// `X_lo + (X_hi - X_lo) s = x_lo c_lo (1 - s) + x_hi c_hi s`: the two coefficients are formed
-/// once per position and shared by `x_1` and `x_2`; each output is reduced once.
+/// once per position and shared by `x_1` and `x_2`; each output is reduced once. `CHAIN`:
+/// `x + r y` in place of `x`, with the coefficients times `r` also formed once per position
+/// (four products per output, still reduced once).
+#[allow(clippy::too_many_arguments)]
 #[target_feature(enable = "avx512f,avx512dq,avx512ifma")]
-fn fold_lines_impl(
+fn fold_lines_impl<const CHAIN: bool>(
     out: [&mut [u128]; 4],
     lo: [&[u128]; 4],
     hi: Option<[&[u128]; 4]>,
     c: [&[u128]; 2],
     s: u128,
     one_minus_s: u128,
+    r: u128,
 ) {
-    let (sv, tv) = (broadcast(s), broadcast(one_minus_s));
+    let (sv, tv, rv) = (broadcast(s), broadcast(one_minus_s), broadcast(r));
     let [o1, o2, o3, o4] = out;
     let n = o1.len();
     let whole = n / LANES * LANES;
@@ -437,16 +448,35 @@ fn fold_lines_impl(
         };
         let l = lo.map(ld);
         let d_lo = products([(ld(c[0]), tv)]);
+        let e_lo = if CHAIN { products([(d_lo, rv)]) } else { d_lo };
         let res: [Limbs; 4] = match hi {
             Some(hi) => {
                 let h = hi.map(ld);
                 let d_hi = products([(ld(c[1]), sv)]);
-                let x = |j: usize| products([(l[j], d_lo), (h[j], d_hi)]);
+                let e_hi = if CHAIN { products([(d_hi, rv)]) } else { d_hi };
+                let x = |j: usize| {
+                    if CHAIN {
+                        products([
+                            (l[j], d_lo),
+                            (l[j + 2], e_lo),
+                            (h[j], d_hi),
+                            (h[j + 2], e_hi),
+                        ])
+                    } else {
+                        products([(l[j], d_lo), (h[j], d_hi)])
+                    }
+                };
                 [x(0), x(1), line(l[2], h[2], sv), line(l[3], h[3], sv)]
             }
             None => {
-                let d = [d_lo, d_lo, tv, tv];
-                core::array::from_fn(|j| products([(l[j], d[j])]))
+                let x = |j: usize| {
+                    if CHAIN {
+                        products([(l[j], d_lo), (l[j + 2], e_lo)])
+                    } else {
+                        products([(l[j], d_lo)])
+                    }
+                };
+                [x(0), x(1), products([(l[2], tv)]), products([(l[3], tv)])]
             }
         };
         for (o, r) in [&mut *o1, &mut *o2, &mut *o3, &mut *o4]
@@ -459,6 +489,56 @@ fn fold_lines_impl(
             } else {
                 let mut b = [0u128; LANES];
                 store(&mut b, r);
+                o[i..i + m].copy_from_slice(&b[..m]);
+            }
+        }
+        i += LANES;
+    }
+}
+
+/// `out[j][k] = c[k] (x[j][k] + r y[j][k]) mod p` for `j = 0, 1` (the scaled `x` of chained
+/// triples).
+pub(crate) fn chain_scale(
+    _t: Ifma,
+    out: [&mut [u128]; 2],
+    x: [&[u128]; 2],
+    y: [&[u128]; 2],
+    c: &[u128],
+    r: u128,
+) {
+    // SAFETY: the token proves AVX-512F, AVX-512DQ and AVX-512 IFMA.
+    unsafe { chain_scale_impl(out, x, y, c, r) }
+}
+
+/// `c x + (c r) y`: `c r` is formed once per position and shared by both outputs, each
+/// reduced once.
+#[target_feature(enable = "avx512f,avx512dq,avx512ifma")]
+fn chain_scale_impl(out: [&mut [u128]; 2], x: [&[u128]; 2], y: [&[u128]; 2], c: &[u128], r: u128) {
+    let rv = broadcast(r);
+    let [o1, o2] = out;
+    let n = o1.len();
+    let whole = n / LANES * LANES;
+    let mut i = 0;
+    while i < n {
+        let m = LANES.min(n - i);
+        let ld = |v: &[u128]| {
+            if i < whole {
+                load(&v[i..].as_chunks::<LANES>().0[0])
+            } else {
+                let mut b = [0u128; LANES];
+                b[..m].copy_from_slice(&v[i..i + m]);
+                load(&b)
+            }
+        };
+        let cv = ld(c);
+        let cr = products([(cv, rv)]);
+        for (j, o) in [&mut *o1, &mut *o2].into_iter().enumerate() {
+            let res = products([(ld(x[j]), cv), (ld(y[j]), cr)]);
+            if i < whole {
+                store(&mut o[i..].as_chunks_mut::<LANES>().0[0], res);
+            } else {
+                let mut b = [0u128; LANES];
+                store(&mut b, res);
                 o[i..i + m].copy_from_slice(&b[..m]);
             }
         }
