@@ -2,7 +2,8 @@
 //! `GF(2^8)` triples (the byte fast path), `L = 2^16` and `2^20`, and recorded `GF(2^64)` and
 //! `F_p` triples (`p = 2^127 + 45`; read in place), `L = 2^20` (throughput in triples per
 //! second, all three parties sharing this machine's cores, including the copy into the
-//! record store), and the `GF(2^64)` inner product (terms per second on one core, active
+//! record store), `F_p` cube chains `L = 2^20` recorded as chained triples against combined
+//! first, and the `GF(2^64)` inner product (terms per second on one core, active
 //! backend). `TRISKELE_VERIFY_LOGS=16,20,23` chooses the `GF(2^8)` sizes.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -14,7 +15,7 @@ use criterion::{
 };
 use rand::SeedableRng;
 use rand_chacha::ChaCha20Rng;
-use triskele_engine::{Lift, Malicious, Party, Phase};
+use triskele_engine::{Lift, Malicious, Party, Phase, SecurityModel};
 use triskele_field::{Bulk, Field, Fp, Gf2p64, Gf2p8, Random};
 use triskele_net::NetOptions;
 use triskele_share::{deal, RssVec};
@@ -99,6 +100,69 @@ fn verify(c: &mut Criterion) {
         b.iter_custom(|iters| run(&triples, iters))
     });
     g.finish();
+    // Cube chains `(v, v^2, v^3)` under a coin: recorded as chained triples (combined while
+    // the check streams) against combining them first (four scale-adds, then plain triples).
+    let mut g = c.benchmark_group("verify_fp_chains");
+    g.sampling_mode(SamplingMode::Flat).sample_size(10);
+    let chains = dealt_chains(l);
+    g.throughput(Throughput::Elements(l as u64));
+    for combine in [false, true] {
+        let name = if combine { "combined" } else { "chained" };
+        g.bench_function(BenchmarkId::new(name, format!("2^{log}")), |b| {
+            b.iter_custom(|iters| run_chains(&chains, combine, iters))
+        });
+    }
+    g.finish();
+}
+
+/// Correct cube chains `(v^2, v, v^3)` (as chained triples store them), dealt.
+fn dealt_chains(n: usize) -> [Shares<Fp>; 3] {
+    let mut rng = ChaCha20Rng::seed_from_u64(8);
+    let mut v = vec![Fp::ZERO; n];
+    Fp::fill_random(&mut rng, &mut v);
+    let v2: Vec<Fp> = v.iter().map(|a| *a * *a).collect();
+    let v3: Vec<Fp> = v2.iter().zip(&v).map(|(a, b)| *a * *b).collect();
+    let (xs, ys, zs) = (deal(&v2, &mut rng), deal(&v, &mut rng), deal(&v3, &mut rng));
+    [0, 1, 2].map(|i| (xs[i].clone(), ys[i].clone(), zs[i].clone()))
+}
+
+/// `iters` rounds of record + finalize of the chains at each party, chained or combined
+/// first; the slowest party's time.
+fn run_chains(chains: &[Shares<Fp>; 3], combine: bool, iters: u64) -> Duration {
+    let nets = triskele_net::in_memory(&NetOptions::default());
+    std::thread::scope(|s| {
+        let hs: Vec<_> = nets
+            .into_iter()
+            .map(|n| {
+                s.spawn(move || {
+                    let mut p = Party::<Malicious>::setup(n).expect("setup");
+                    let r = Fp::from(0x5eed_u64);
+                    p.set_phase(Phase::Finalize);
+                    let t = Instant::now();
+                    for _ in 0..iters {
+                        let (mut x, mut y, mut z) = chains[p.id().index()].clone();
+                        if combine {
+                            for (a, b) in [(&mut z.first, &x.first), (&mut z.second, &x.second)] {
+                                Fp::scale_add_slice(a, b, r);
+                            }
+                            for (a, b) in [(&mut x.first, &y.first), (&mut x.second, &y.second)] {
+                                Fp::scale_add_slice(a, b, r);
+                            }
+                            p.model().on_product_swap(&mut x, &mut y, &mut z);
+                        } else {
+                            assert!(p.model().on_chained(&mut x, &mut y, &mut z, r));
+                        }
+                        p.verify_recorded().expect("honest chains verify");
+                    }
+                    t.elapsed()
+                })
+            })
+            .collect();
+        hs.into_iter()
+            .map(|h| h.join().expect("party thread"))
+            .max()
+            .unwrap_or_default()
+    })
 }
 
 fn inner_product(c: &mut Criterion) {
