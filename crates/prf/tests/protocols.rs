@@ -322,35 +322,44 @@ fn field_helpers() {
 }
 
 /// A cube chain with a wrong (but consistently shared) square or cube fails the combined
-/// relation: every party aborts; correct chains pass.
+/// relation: every party aborts; correct chains pass. Two batches under two coins: the first
+/// is kept as chained triples (combined by the check), the second, committed while the first
+/// is still kept, is combined at its commit; an error in either batch is caught.
 #[test]
 fn cube_records_catch_a_wrong_square_or_cube() {
     use triskele_prf::ops::CubeRecords;
     for (wrong_square, wrong_cube) in [(false, false), (true, false), (false, true), (true, true)] {
-        let outs = three(in_memory(&NetOptions::default()), |net| {
-            let mut p = Party::<Malicious>::setup(net).unwrap();
-            let id = p.id();
-            let v = p.random_rss::<Fp>(50);
-            let mut v2 = p.mul_covered(&v, &v).unwrap();
-            if wrong_square {
-                v2.add_constant_scalar(id, Fp::ONE);
-            }
-            let mut v3 = p.mul_covered(&v2, &v).unwrap();
-            if wrong_cube {
-                v3.add_constant_scalar(id, Fp::from(7u64));
-            }
-            let mut rec = CubeRecords::default();
-            rec.push::<Malicious>(&v, &v2, &v3);
-            assert_eq!(rec.len(), 50);
-            rec.commit(&mut p).unwrap();
-            assert!(rec.is_empty());
-            p.finalize_checks()
-        });
-        for o in outs {
-            if wrong_square || wrong_cube {
-                assert!(matches!(o, Err(EngineError::Abort(_))), "{o:?}");
-            } else {
-                o.unwrap();
+        for bad_batch in [0, 1] {
+            let outs = three(in_memory(&NetOptions::default()), |net| {
+                let mut p = Party::<Malicious>::setup(net).unwrap();
+                let id = p.id();
+                let mut rec = CubeRecords::default();
+                for batch in 0..2 {
+                    let bad = batch == bad_batch;
+                    let v = p.random_rss::<Fp>(50);
+                    let mut v2 = p.mul_covered(&v, &v).unwrap();
+                    if wrong_square && bad {
+                        v2.add_constant_scalar(id, Fp::ONE);
+                    }
+                    let mut v3 = p.mul_covered(&v2, &v).unwrap();
+                    if wrong_cube && bad {
+                        v3.add_constant_scalar(id, Fp::from(7u64));
+                    }
+                    rec.push::<Malicious>(&v, &v2, &v3);
+                    assert_eq!(rec.len(), 50);
+                    rec.commit(&mut p).unwrap();
+                    assert!(rec.is_empty());
+                }
+                let kept = p.model().recorder();
+                assert_eq!((kept.fp_chained.len(), kept.fp.len()), (50, 50));
+                p.finalize_checks()
+            });
+            for o in outs {
+                if wrong_square || wrong_cube {
+                    assert!(matches!(o, Err(EngineError::Abort(_))), "{o:?}");
+                } else {
+                    o.unwrap();
+                }
             }
         }
     }
