@@ -36,20 +36,29 @@ fn dealt<F: Field + Random>(n: usize) -> [Shares<F>; 3] {
 
 /// `iters` rounds of record + finalize at each party; the slowest party's time.
 fn run<F: Lift>(triples: &[Shares<F>; 3], iters: u64) -> Duration {
+    slowest(|p| {
+        let (x, y, z) = &triples[p.id().index()];
+        for _ in 0..iters {
+            p.model().record(x, y, z);
+            p.verify_recorded().expect("honest triples verify");
+        }
+    })
+}
+
+/// The slowest party's time for `work`, run by three parties over in-memory links (in the
+/// finalize phase).
+fn slowest(work: impl Fn(&mut Party<Malicious>) + Sync) -> Duration {
     let nets = triskele_net::in_memory(&NetOptions::default());
+    let work = &work;
     std::thread::scope(|s| {
         let hs: Vec<_> = nets
             .into_iter()
             .map(|n| {
                 s.spawn(move || {
                     let mut p = Party::<Malicious>::setup(n).expect("setup");
-                    let (x, y, z) = &triples[p.id().index()];
                     p.set_phase(Phase::Finalize);
                     let t = Instant::now();
-                    for _ in 0..iters {
-                        p.model().record(x, y, z);
-                        p.verify_recorded().expect("honest triples verify");
-                    }
+                    work(&mut p);
                     t.elapsed()
                 })
             })
@@ -129,39 +138,23 @@ fn dealt_chains(n: usize) -> [Shares<Fp>; 3] {
 /// `iters` rounds of record + finalize of the chains at each party, chained or combined
 /// first; the slowest party's time.
 fn run_chains(chains: &[Shares<Fp>; 3], combine: bool, iters: u64) -> Duration {
-    let nets = triskele_net::in_memory(&NetOptions::default());
-    std::thread::scope(|s| {
-        let hs: Vec<_> = nets
-            .into_iter()
-            .map(|n| {
-                s.spawn(move || {
-                    let mut p = Party::<Malicious>::setup(n).expect("setup");
-                    let r = Fp::from(0x5eed_u64);
-                    p.set_phase(Phase::Finalize);
-                    let t = Instant::now();
-                    for _ in 0..iters {
-                        let (mut x, mut y, mut z) = chains[p.id().index()].clone();
-                        if combine {
-                            for (a, b) in [(&mut z.first, &x.first), (&mut z.second, &x.second)] {
-                                Fp::scale_add_slice(a, b, r);
-                            }
-                            for (a, b) in [(&mut x.first, &y.first), (&mut x.second, &y.second)] {
-                                Fp::scale_add_slice(a, b, r);
-                            }
-                            p.model().on_product_swap(&mut x, &mut y, &mut z);
-                        } else {
-                            assert!(p.model().on_chained(&mut x, &mut y, &mut z, r));
-                        }
-                        p.verify_recorded().expect("honest chains verify");
-                    }
-                    t.elapsed()
-                })
-            })
-            .collect();
-        hs.into_iter()
-            .map(|h| h.join().expect("party thread"))
-            .max()
-            .unwrap_or_default()
+    let r = Fp::from(0x5eed_u64);
+    slowest(|p| {
+        for _ in 0..iters {
+            let (mut x, mut y, mut z) = chains[p.id().index()].clone();
+            if combine {
+                for (a, b) in [(&mut z.first, &x.first), (&mut z.second, &x.second)] {
+                    Fp::scale_add_slice(a, b, r);
+                }
+                for (a, b) in [(&mut x.first, &y.first), (&mut x.second, &y.second)] {
+                    Fp::scale_add_slice(a, b, r);
+                }
+                p.model().on_product_swap(&mut x, &mut y, &mut z);
+            } else {
+                assert!(p.model().on_chained(&mut x, &mut y, &mut z, r));
+            }
+            p.verify_recorded().expect("honest chains verify");
+        }
     })
 }
 

@@ -198,6 +198,29 @@ impl<F: Field> Triples<F> {
         self.y.extend(y);
         self.z.extend(z);
     }
+
+    /// `[x_1, x_2, y_1, y_2]` of the `k` triples from `lo` and, if given, from `hi`, for a
+    /// level-1 fold; `None` unless every range lies inside the store.
+    #[allow(clippy::type_complexity)]
+    pub(crate) fn pair_rows(
+        &self,
+        lo: usize,
+        hi: Option<usize>,
+        k: usize,
+    ) -> Option<([&[F]; 4], Option<[&[F]; 4]>)> {
+        let rows = |at: usize| {
+            let r = at..at.checked_add(k).filter(|&e| e <= self.len())?;
+            Some(
+                [&self.x.first, &self.x.second, &self.y.first, &self.y.second]
+                    .map(|v| &v[r.clone()]),
+            )
+        };
+        let h = match hi.map(rows) {
+            Some(None) => return None,
+            h => h.flatten(),
+        };
+        Some((rows(lo)?, h))
+    }
 }
 
 /// Triples recorded under a public coin `r`: each stored `(x, y, z)` stands for the triple
@@ -540,17 +563,12 @@ macro_rules! lift_identity {
                 s: $t,
                 out: [&mut [$t]; 4],
             ) -> bool {
-                let k = out[0].len();
-                let xy = |at: usize| {
-                    let r = at..at.checked_add(k).filter(|&e| e <= t.len())?;
-                    Some([&t.x.first, &t.x.second, &t.y.first, &t.y.second].map(|v| &v[r.clone()]))
-                };
-                let Some(l) = xy(lo) else { return false };
-                let h = match hi.map(xy) {
-                    Some(None) => return false,
-                    h => h.flatten(),
-                };
-                <$t as crate::verify::VerifyField>::fold_lines(out, l, h, c, s, None)
+                match t.pair_rows(lo, hi, out[0].len()) {
+                    Some((l, h)) => {
+                        <$t as crate::verify::VerifyField>::fold_lines(out, l, h, c, s, None)
+                    }
+                    None => false,
+                }
             }
         }
     };

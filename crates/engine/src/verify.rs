@@ -632,18 +632,10 @@ impl<V: VerifyField> TripleSource<V> for Chained<V> {
         s: V,
         out: [&mut [V]; 4],
     ) -> bool {
-        let k = out[0].len();
-        let t = &self.t;
-        let xy = |at: usize| {
-            let r = at..at.checked_add(k).filter(|&e| e <= self.len())?;
-            Some([&t.x.first, &t.x.second, &t.y.first, &t.y.second].map(|v| &v[r.clone()]))
-        };
-        let Some(l) = xy(lo) else { return false };
-        let h = match hi.map(xy) {
-            Some(None) => return false,
-            h => h.flatten(),
-        };
-        V::fold_lines(out, l, h, c, s, Some(self.r))
+        match self.t.pair_rows(lo, hi, out[0].len()) {
+            Some((l, h)) => V::fold_lines(out, l, h, c, s, Some(self.r)),
+            None => false,
+        }
     }
 }
 

@@ -329,6 +329,36 @@ fn blocks<const K: usize>(
     }
 }
 
+/// Eight elements from position `i` of `v[..n]`, zero-padded past `n`.
+#[inline]
+#[target_feature(enable = "avx512f")]
+fn load_at(v: &[u128], i: usize, n: usize) -> Limbs {
+    match v.get(i..i + LANES).filter(|_| i + LANES <= n) {
+        Some(w) => load(&w.as_chunks::<LANES>().0[0]),
+        None => {
+            let mut b = [0u128; LANES];
+            let m = n.saturating_sub(i).min(LANES);
+            b[..m].copy_from_slice(&v[i..i + m]);
+            load(&b)
+        }
+    }
+}
+
+/// Stores eight elements at position `i` of `o`, as many as fit.
+#[inline]
+#[target_feature(enable = "avx512f")]
+fn store_at(o: &mut [u128], i: usize, x: Limbs) {
+    match o.get_mut(i..i + LANES) {
+        Some(w) => store(&mut w.as_chunks_mut::<LANES>().0[0], x),
+        None => {
+            let mut b = [0u128; LANES];
+            store(&mut b, x);
+            let m = o.len().saturating_sub(i).min(LANES);
+            o[i..i + m].copy_from_slice(&b[..m]);
+        }
+    }
+}
+
 /// `out[k] = a[k] b[k] mod p`.
 pub(crate) fn mul(_t: Ifma, out: &mut [u128], a: &[u128], b: &[u128]) {
     // SAFETY: the token proves AVX-512F, AVX-512DQ and AVX-512 IFMA.
@@ -432,20 +462,9 @@ fn fold_lines_impl<const CHAIN: bool>(
     let (sv, tv, rv) = (broadcast(s), broadcast(one_minus_s), broadcast(r));
     let [o1, o2, o3, o4] = out;
     let n = o1.len();
-    let whole = n / LANES * LANES;
     let mut i = 0;
     while i < n {
-        let m = LANES.min(n - i);
-        // Eight elements from position `i` of `v` (length `n`), zero-padded at the end.
-        let ld = |v: &[u128]| {
-            if i < whole {
-                load(&v[i..].as_chunks::<LANES>().0[0])
-            } else {
-                let mut b = [0u128; LANES];
-                b[..m].copy_from_slice(&v[i..i + m]);
-                load(&b)
-            }
-        };
+        let ld = |v: &[u128]| load_at(v, i, n);
         let l = lo.map(ld);
         let d_lo = products([(ld(c[0]), tv)]);
         let e_lo = if CHAIN { products([(d_lo, rv)]) } else { d_lo };
@@ -483,14 +502,7 @@ fn fold_lines_impl<const CHAIN: bool>(
             .into_iter()
             .zip(res)
         {
-            if i < whole {
-                let (c, _) = o[i..].as_chunks_mut::<LANES>();
-                store(&mut c[0], r);
-            } else {
-                let mut b = [0u128; LANES];
-                store(&mut b, r);
-                o[i..i + m].copy_from_slice(&b[..m]);
-            }
+            store_at(o, i, r);
         }
         i += LANES;
     }
@@ -517,30 +529,13 @@ fn chain_scale_impl(out: [&mut [u128]; 2], x: [&[u128]; 2], y: [&[u128]; 2], c: 
     let rv = broadcast(r);
     let [o1, o2] = out;
     let n = o1.len();
-    let whole = n / LANES * LANES;
     let mut i = 0;
     while i < n {
-        let m = LANES.min(n - i);
-        let ld = |v: &[u128]| {
-            if i < whole {
-                load(&v[i..].as_chunks::<LANES>().0[0])
-            } else {
-                let mut b = [0u128; LANES];
-                b[..m].copy_from_slice(&v[i..i + m]);
-                load(&b)
-            }
-        };
+        let ld = |v: &[u128]| load_at(v, i, n);
         let cv = ld(c);
         let cr = products([(cv, rv)]);
         for (j, o) in [&mut *o1, &mut *o2].into_iter().enumerate() {
-            let res = products([(ld(x[j]), cv), (ld(y[j]), cr)]);
-            if i < whole {
-                store(&mut o[i..].as_chunks_mut::<LANES>().0[0], res);
-            } else {
-                let mut b = [0u128; LANES];
-                store(&mut b, res);
-                o[i..i + m].copy_from_slice(&b[..m]);
-            }
+            store_at(o, i, products([(ld(x[j]), cv), (ld(y[j]), cr)]));
         }
         i += LANES;
     }
