@@ -556,72 +556,38 @@ impl<F: Lift> TripleSource<F::Check> for Triples<F> {
 /// coefficients in one step ([`VerifyField::chain_scale`]) and gets `Σ c (z + r x)` as
 /// `Σ c z + r Σ c x` from inner products, pass B folds with [`VerifyField::fold_lines`],
 /// and `y` is read in place.
-impl<V: VerifyField> TripleSource<V> for Chained<V> {
+impl<V: VerifyField + Lift<Check = V>> TripleSource<V> for Chained<V> {
     fn len(&self) -> usize {
         Chained::len(self)
     }
 
+    /// The stored triples lifted, then combined in place: `z += r x` (with the stored `x`),
+    /// then `x += r y` (zero entries past the end stay zero).
     fn lift(&self, start: usize, parts: Parts, out: &mut LiftedTriples<V>) {
-        let n = out.len();
-        let start = start.min(self.len());
-        let m = (self.len() - start).min(n);
-        let r = self.r;
-        let t = &self.t;
-        let comps = [
-            (&t.x.first, &t.y.first, &t.z.first),
-            (&t.x.second, &t.y.second, &t.z.second),
-        ];
+        self.t.lift(start, parts, out);
         let LiftedTriples { x, y, z } = out;
-        let outs = [
-            (&mut x.first, &mut y.first, &mut z.first),
-            (&mut x.second, &mut y.second, &mut z.second),
-        ];
-        for ((xs, ys, zs), (xo, yo, zo)) in comps.into_iter().zip(outs) {
-            let (xs, ys, zs) = (
-                &xs[start..start + m],
-                &ys[start..start + m],
-                &zs[start..start + m],
-            );
-            for ((o, &a), &b) in xo.iter_mut().zip(xs).zip(ys) {
-                *o = a + r * b;
-            }
-            yo[..m].copy_from_slice(ys);
-            xo[m..].fill(V::ZERO);
-            yo[m..].fill(V::ZERO);
-            if parts == Parts::Xyz {
-                for ((o, &c), &a) in zo.iter_mut().zip(zs).zip(xs) {
-                    *o = c + r * a;
-                }
-                zo[m..].fill(V::ZERO);
-            }
+        if parts == Parts::Xyz {
+            V::scale_add_slice(&mut z.first, &x.first, self.r);
+            V::scale_add_slice(&mut z.second, &x.second, self.r);
         }
+        V::scale_add_slice(&mut x.first, &y.first, self.r);
+        V::scale_add_slice(&mut x.second, &y.second, self.r);
     }
 
     fn y_slices(&self, start: usize, k: usize) -> Option<[&[V]; 2]> {
-        let r = start..start.checked_add(k).filter(|&e| e <= self.len())?;
-        Some([&self.t.y.first[r.clone()], &self.t.y.second[r]])
+        self.t.y_slices(start, k)
     }
 
     fn lift_y(&self, start: usize, out: [&mut [V]; 2]) -> bool {
-        let start = start.min(self.len());
-        for (o, y) in out.into_iter().zip([&self.t.y.first, &self.t.y.second]) {
-            let m = (self.len() - start).min(o.len());
-            o[..m].copy_from_slice(&y[start..start + m]);
-            o[m..].fill(V::ZERO);
-        }
-        true
+        self.t.lift_y(start, out)
     }
 
     fn scaled_x(&self, start: usize, c: &[V], out: [&mut [V]; 2]) -> Option<([&[V]; 2], [V; 2])> {
-        let k = c.len();
-        let r = start..start.checked_add(k).filter(|&e| e <= self.len())?;
-        let t = &self.t;
-        let x = [&t.x.first[r.clone()], &t.x.second[r.clone()]];
-        let y = [&t.y.first[r.clone()], &t.y.second[r.clone()]];
-        let z = [&t.z.first[r.clone()], &t.z.second[r]];
-        V::chain_scale(out, x, y, c, self.r);
-        let sums = [0, 1].map(|j| V::inner_product(c, z[j]) + self.r * V::inner_product(c, x[j]));
-        Some((y, sums))
+        let [x1, x2, y1, y2, z1, z2] = self.t.slices(start, c.len())?;
+        V::chain_scale(out, [x1, x2], [y1, y2], c, self.r);
+        let sums = [(x1, z1), (x2, z2)]
+            .map(|(x, z)| V::inner_product(c, z) + self.r * V::inner_product(c, x));
+        Some(([y1, y2], sums))
     }
 
     fn fold_pairs(

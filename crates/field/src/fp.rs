@@ -302,11 +302,6 @@ impl Encode for Fp {
         }
         all_below_p(out)
     }
-    fn decode_to_vec(bytes: &[u8], n: usize) -> Result<Vec<Self>, FieldError> {
-        let mut out = Vec::new();
-        Self::decode_append(bytes, n, &mut out)?;
-        Ok(out)
-    }
     /// Extends `out` straight from the words (no zero fill first).
     fn decode_append(bytes: &[u8], n: usize, out: &mut Vec<Self>) -> Result<(), FieldError> {
         let words = fp_words(bytes, n)?;

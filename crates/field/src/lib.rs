@@ -182,15 +182,8 @@ pub trait Encode: Field {
     }
     /// Decodes `n` elements from `bytes` (which must have length `encoded_len(n)`).
     fn decode_to_vec(bytes: &[u8], n: usize) -> Result<Vec<Self>, FieldError> {
-        let expected = Self::encoded_len(n);
-        if bytes.len() != expected {
-            return Err(FieldError::LengthMismatch {
-                expected,
-                got: bytes.len(),
-            });
-        }
-        let mut out = vec![Self::ZERO; n];
-        Self::decode_slice(bytes, &mut out)?;
+        let mut out = Vec::new();
+        Self::decode_append(bytes, n, &mut out)?;
         Ok(out)
     }
     /// Decodes `n` elements from `bytes` (which must have length `encoded_len(n)`) and appends
