@@ -331,6 +331,35 @@ impl<M: SecurityModel> Party<M> {
         Ok(z)
     }
 
+    /// Records the triples `(x, y, z)` of an earlier [`Party::mul_covered`] whose operands and
+    /// products the caller no longer needs, as [`Party::mul`] would have recorded them, then
+    /// runs a segment check if one is due. In the malicious model, where the triples alone
+    /// fill a verification segment, they are handed to the store without a copy
+    /// ([`SecurityModel::on_product_swap`]): they are verified right away, and their memory
+    /// serves the next records (a copy would go into memory touched for the first time).
+    /// Smaller batches are copied, which keeps room reserved in the store
+    /// ([`SecurityModel::reserve_products`]) for the records that follow. The vectors may be
+    /// left empty. Nothing happens in the semi-honest model. Between the multiplication and
+    /// this call the caller may use the products locally; it must not open anything that
+    /// depends on them.
+    pub fn record_product_swap<F: Lift>(
+        &mut self,
+        x: &mut RssVec<F>,
+        y: &mut RssVec<F>,
+        z: &mut RssVec<F>,
+    ) -> Result<(), EngineError> {
+        if M::MALICIOUS {
+            let bytes = 6 * z.len() * core::mem::size_of::<F>();
+            if self.model.segment_size().is_some_and(|s| bytes >= s) {
+                self.model.on_product_swap(x, y, z);
+            } else {
+                self.model.on_product(x, y, z);
+            }
+            self.checkpoint()?;
+        }
+        Ok(())
+    }
+
     /// The multiplication of [`Party::mul`] **without** recording the triple: for products
     /// whose correctness the caller certifies otherwise — by recording a combined relation
     /// that implies it ([`SecurityModel::on_product`], e.g. the gf4p4 relation of

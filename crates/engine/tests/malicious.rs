@@ -369,3 +369,32 @@ fn segments_verify_products_as_they_are_multiplied() {
         assert_eq!(fin.prev.bytes_sent, 4 * (16 * l + 16) + 32);
     }
 }
+
+/// `Party::record_product_swap` records the triples it is handed, whether it takes them
+/// without a copy (they fill a segment: verified at once) or copies them (no segment): an
+/// honest batch passes, and a single additive error in a consistent sharing of `z` makes every
+/// party abort, both ways.
+#[test]
+fn swapped_products_are_recorded_and_checked() {
+    for segment in [Some(1), None] {
+        for error in [None, Some((321, Fp::from(5u64)))] {
+            let errors: Vec<_> = error.into_iter().collect();
+            let dealt = dealt_triples::<Fp>(1000, &errors, 34);
+            let res = three(|mut p| {
+                let i = p.id().index();
+                p.model().set_segment(segment);
+                let (mut x, mut y, mut z) = dealt[i].clone();
+                p.record_product_swap(&mut x, &mut y, &mut z)?;
+                let recorded = p.model().recorder().fp.len() + 1000 * p.model().segments();
+                assert_eq!(recorded, 1000, "segment {segment:?}");
+                p.verify_recorded()
+            });
+            for r in res {
+                match error {
+                    None => r.unwrap(),
+                    Some(_) => assert!(is_abort(&r), "segment {segment:?}: {r:?}"),
+                }
+            }
+        }
+    }
+}

@@ -209,7 +209,7 @@ pub fn legendre_masks<F: PrfField, M: SecurityModel>(
     left.extend(&b1);
     let mut right = w;
     right.extend(&b2);
-    let prod = party.mul(&left, &right)?;
+    let mut prod = party.mul_covered(&left, &right)?;
     let split = |v: &RssVec<F>, r: core::ops::Range<usize>| {
         v.slice(r).ok_or(EngineError::LengthMismatch {
             expected: 2 * n,
@@ -217,9 +217,14 @@ pub fn legendre_masks<F: PrfField, M: SecurityModel>(
         })
     };
     let w2 = split(&prod, 0..n)?;
-    let b12 = xor_from_product(&b1, &b2, &split(&prod, n..2 * n)?);
-    let b12_3 = party.mul(&b12, &b3)?;
+    let mut b12 = xor_from_product(&b1, &b2, &split(&prod, n..2 * n)?);
+    // The first products are handed to the records once they have been used: where they
+    // are verified right away (a segment's worth), without a copy into fresh memory.
+    party.record_product_swap(&mut left, &mut right, &mut prod)?;
+    let mut b3 = b3;
+    let mut b12_3 = party.mul_covered(&b12, &b3)?;
     let b = xor_from_product(&b12, &b3, &b12_3);
+    party.record_product_swap(&mut b12, &mut b3, &mut b12_3)?;
     let alpha = smallest_non_residue::<F>();
     let mut factor = b.clone();
     scale_scalar(&mut factor, F::ONE - alpha);

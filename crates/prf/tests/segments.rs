@@ -128,6 +128,31 @@ fn tampered_online_messages_abort_with_segments() {
     }
 }
 
+/// mal-legendre's preprocessing hands its first two products to the records without a copy
+/// when they fill a segment (`Party::record_product_swap`, taken here with one-byte
+/// segments): a flipped bit in any of its three product messages, by any party, still makes
+/// every honest party abort.
+#[test]
+fn tampered_preprocessing_products_abort_with_segments() {
+    tiny_segments();
+    let mut rng = StdRng::seed_from_u64(23);
+    let (k, x) = (Fp::random(&mut rng), Fp::random(&mut rng));
+    for cheater in PartyId::ALL {
+        for index in 0..3 {
+            let t = Tamper::new(cheater, Phase::Preprocessing, None, index, 29);
+            let res = legendre(&opts(t.clone()), k, x, 40);
+            assert!(t.tampered().is_some(), "message {index} was not flipped");
+            for p in PartyId::ALL.into_iter().filter(|p| *p != cheater) {
+                let r = &res[p.index()];
+                assert!(
+                    matches!(r, Err(EngineError::Abort(_))),
+                    "cheater {cheater}, message {index}: honest {p} returned {r:?}"
+                );
+            }
+        }
+    }
+}
+
 fn opts(tamper: Tamper) -> NetOptions {
     NetOptions {
         tamper: Some(tamper),
