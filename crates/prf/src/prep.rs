@@ -203,7 +203,7 @@ pub fn legendre_masks<F: PrfField, M: SecurityModel>(
     n: usize,
 ) -> Result<LegendreMasks<F>, EngineError> {
     party.model().reserve_products::<F>(4 * n);
-    let [b1, b2, b3] = pair_bits::<F, M>(party, n);
+    let [b1, b2, mut b3] = pair_bits::<F, M>(party, n);
     let w = party.random_rss::<F>(n);
     let mut left = w.clone();
     left.extend(&b1);
@@ -221,7 +221,6 @@ pub fn legendre_masks<F: PrfField, M: SecurityModel>(
     // The first products are handed to the records once they have been used: where they
     // are verified right away (a segment's worth), without a copy into fresh memory.
     party.record_product_swap(&mut left, &mut right, &mut prod)?;
-    let mut b3 = b3;
     let mut b12_3 = party.mul_covered(&b12, &b3)?;
     let b = xor_from_product(&b12, &b3, &b12_3);
     party.record_product_swap(&mut b12, &mut b3, &mut b12_3)?;
