@@ -1503,10 +1503,6 @@ fn fold_x_only<V: VerifyField>(
             let mut f: [Vec<V>; 4] = [z(), z(), z(), z()];
             let (mut y_lo, mut y_hi) = ([z(), z()], [z(), z()]);
             let mut yf = YFold::new(src, h, s1, by_bytes);
-            let mut y_prime = |q: usize, out: &mut [Vec<V>; 2], n: usize| {
-                let [o1, o2] = out;
-                yf.fill(q, [&mut o1[..n], &mut o2[..n]]);
-            };
             let mut acc = Sums::ZERO;
             let mut p = r.start;
             while p < r.end {
@@ -1518,8 +1514,9 @@ fn fold_x_only<V: VerifyField>(
                     if n == 0 {
                         continue;
                     }
-                    y_prime(q, &mut y_lo, n);
-                    y_prime(h2 + q, &mut y_hi, n);
+                    let ([l1, l2], [u1, u2]) = (&mut y_lo, &mut y_hi);
+                    yf.fill(q, [&mut l1[..n], &mut l2[..n]]);
+                    yf.fill(h2 + q, [&mut u1[..n], &mut u2[..n]]);
                     for t in 0..2 {
                         let (l, u) = (&mut lo[t][off..off + n], &mut hi[t][off..off + n]);
                         V::lerp_assign_slice(l, u, s);
