@@ -110,16 +110,20 @@ fn verify(c: &mut Criterion) {
     });
     g.finish();
     // Cube chains `(v, v^2, v^3)` under a coin: recorded as chained triples (combined while
-    // the check streams) against combining them first (four scale-adds, then plain triples).
+    // the check streams) against combining them first (four scale-adds, then plain triples);
+    // 2^18 chains are about one verification segment of the default size (24 of 32 MiB).
     let mut g = c.benchmark_group("verify_fp_chains");
     g.sampling_mode(SamplingMode::Flat).sample_size(10);
-    let chains = dealt_chains(l);
-    g.throughput(Throughput::Elements(l as u64));
-    for combine in [false, true] {
-        let name = if combine { "combined" } else { "chained" };
-        g.bench_function(BenchmarkId::new(name, format!("2^{log}")), |b| {
-            b.iter_custom(|iters| run_chains(&chains, combine, iters))
-        });
+    for log in [18, 20] {
+        let l = 1usize << log;
+        let chains = dealt_chains(l);
+        g.throughput(Throughput::Elements(l as u64));
+        for combine in [false, true] {
+            let name = if combine { "combined" } else { "chained" };
+            g.bench_function(BenchmarkId::new(name, format!("2^{log}")), |b| {
+                b.iter_custom(|iters| run_chains(&chains, combine, iters))
+            });
+        }
     }
     g.finish();
 }
