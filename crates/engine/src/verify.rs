@@ -1060,10 +1060,8 @@ fn source_sums<V: VerifyField>(
         None => ranges.iter().map(|_| None).collect(),
     };
     ranges
-        .into_iter()
-        .zip(pieces)
-        .collect::<Vec<_>>()
         .into_par_iter()
+        .zip(pieces)
         .map(|(r, mut kept)| {
             let mut sc = Scratch::new();
             let mut acc = Sums::ZERO;
