@@ -171,6 +171,8 @@ struct Caps {
     vaes: Option<avx2::Vaes>,
     #[cfg(target_arch = "x86_64")]
     ifma: Option<fp_ifma::Ifma>,
+    #[cfg(target_arch = "x86_64")]
+    vbmi: Option<gfni::GfniVbmi>,
     available: Vec<Backend>,
 }
 
@@ -206,6 +208,7 @@ fn detect() -> Caps {
         aesni: avx2::AesNi::detect(),
         vaes: avx2::Vaes::detect(),
         ifma: fp_ifma::Ifma::detect(),
+        vbmi: gfni::GfniVbmi::detect(),
         available,
     }
 }
@@ -282,6 +285,33 @@ pub(crate) fn fp_ifma(be: Backend) -> Option<fp_ifma::Ifma> {
         return None;
     }
     caps().ifma
+}
+
+/// The token of the vectorized [`bit_sums`]: the 512-bit backend on a CPU that also has
+/// AVX-512 VBMI.
+#[cfg(target_arch = "x86_64")]
+fn vbmi(be: Backend) -> Option<gfni::GfniVbmi> {
+    if be != Backend::Gfni512 || !be.is_available() {
+        return None;
+    }
+    caps().vbmi
+}
+
+/// For every source `s` and bit `b`: `out[s][b]` = the XOR of the words `c[k]` whose byte
+/// `src[s][k]` has bit `b` set, on the common prefix (`Σ_k c_k f(a_k) = Σ_b f(2^b) out[b]`
+/// for a `GF(2)`-linear `f`). `None` unless `be` runs it vectorized (the 512-bit GFNI
+/// backend on a CPU with AVX-512 VBMI): elsewhere other formulas are faster.
+pub(crate) fn bit_sums<const N: usize>(
+    be: Backend,
+    c: &[u64],
+    src: [&[u8]; N],
+) -> Option<[[u64; 8]; N]> {
+    #[cfg(target_arch = "x86_64")]
+    if let Some(t) = vbmi(be) {
+        return Some(gfni::bit_sums(t, c, src));
+    }
+    let _ = (be, c, src);
+    None
 }
 
 // ---- GF(2^8) -----------------------------------------------------------------------------

@@ -217,6 +217,51 @@ impl ByteEmbedding {
         ))
     }
 
+    /// `f(2^b)`, the image of bit `b`.
+    const fn bit_image(&self, b: usize) -> Gf2p64 {
+        if b < 4 {
+            Gf2p64(self.lo[1 << b])
+        } else {
+            Gf2p64(self.hi[1 << (b - 4)])
+        }
+    }
+
+    /// `[Σ_k c[k] f_i(a_i[k])]_i` over the common prefix of `c` and all `a_i`, for `N` maps
+    /// `f_i` and byte slices `a_i` that share the coefficients, on the active backend.
+    ///
+    /// On the 512-bit GFNI backend of a CPU with AVX-512 VBMI this uses bit sums: by linearity
+    /// `Σ_k c_k f(a_k) = Σ_b f(2^b) S_b`, where `S_b` is the sum of the `c_k` whose `a_k` has
+    /// bit `b` set; the `S_b` of 8 terms are products of 8×8 bit matrices (`vgf2p8affineqb`),
+    /// so no term is embedded or multiplied, and each map costs 8 products at the end.
+    /// Elsewhere it is one [`ByteEmbedding::inner_product`] per map.
+    pub fn inner_products<const N: usize>(
+        c: &[Gf2p64],
+        terms: [(&ByteEmbedding, &[u8]); N],
+    ) -> [Gf2p64; N] {
+        Self::inner_products_with(crate::backend::active(), c, terms)
+    }
+
+    /// [`ByteEmbedding::inner_products`] on an explicit backend.
+    pub fn inner_products_with<const N: usize>(
+        be: crate::backend::Backend,
+        c: &[Gf2p64],
+        terms: [(&ByteEmbedding, &[u8]); N],
+    ) -> [Gf2p64; N] {
+        let words = crate::backend::cast::gf2p64_as_words(c);
+        let Some(sums) = crate::backend::bit_sums(be, words, terms.map(|(_, a)| a)) else {
+            let n = terms.iter().fold(c.len(), |n, (_, a)| n.min(a.len()));
+            return terms.map(|(f, a)| f.inner_product_with(be, &c[..n], &a[..n]));
+        };
+        let mut out = [Gf2p64(0); N];
+        for ((o, (f, _)), s) in out.iter_mut().zip(terms).zip(sums) {
+            *o = s
+                .iter()
+                .enumerate()
+                .fold(Gf2p64(0), |acc, (b, w)| acc + f.bit_image(b) * Gf2p64(*w));
+        }
+        out
+    }
+
     /// `Σ_k c[k] (f(a[k]) + g(b[k]))` over the common prefix (`g = other`), on the active
     /// backend.
     #[inline]
@@ -298,6 +343,13 @@ impl ByteEmbedding {
             crate::backend::cast::gf2p64_as_words_mut(dst),
         );
     }
+}
+
+/// Whether [`ByteEmbedding::inner_products`] uses bit sums on the active backend (the 512-bit
+/// GFNI backend on a CPU with AVX-512 VBMI); elsewhere callers may prefer the fused pair
+/// forms ([`ByteEmbedding::inner_product_pair`]).
+pub fn has_bit_sums() -> bool {
+    crate::backend::bit_sums::<0>(crate::backend::active(), &[], []).is_some()
 }
 
 /// `E_8` as nibble tables.

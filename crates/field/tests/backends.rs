@@ -819,6 +819,31 @@ fn byte_embeddings_agree() {
             f.mul_pair_slice_with(be, &g, (src, &ca), (&b, &cb), &mut got);
             assert_eq!(got, want_mul, "{be} mul pair, n = {n}");
         }
+        // Several maps sharing the coefficients (bit sums on GFNI with AVX-512 VBMI), with
+        // one slice shorter than the others (the common prefix counts).
+        let short = &b[..n.saturating_sub(5)];
+        let m = short.len();
+        let want4 = [
+            want_ip,
+            (0..n).fold(Gf2p64::ZERO, |s, k| s + ca[k] * gy[k]),
+            (0..n).fold(Gf2p64::ZERO, |s, k| {
+                s + ca[k] * embed::E8_TABLES.apply(src[k])
+            }),
+        ];
+        let want_short = [
+            (0..m).fold(Gf2p64::ZERO, |s, k| s + ca[k] * fx[k]),
+            (0..m).fold(Gf2p64::ZERO, |s, k| s + ca[k] * gy[k]),
+        ];
+        for be in Backend::ALL {
+            let got = ByteEmbedding::inner_products_with(
+                be,
+                &ca,
+                [(&f, src), (&g, &b), (&embed::E8_TABLES, src)],
+            );
+            assert_eq!(got, want4, "{be} inner products, n = {n}");
+            let got = ByteEmbedding::inner_products_with(be, &ca, [(&f, src), (&g, short)]);
+            assert_eq!(got, want_short, "{be} inner products, prefix {m} of {n}");
+        }
         // The slice embeddings of the fields go through the tables.
         let g8: Vec<Gf2p8> = src.iter().map(|b| Gf2p8(*b)).collect();
         let mut got = vec![Gf2p64::ZERO; src.len()];

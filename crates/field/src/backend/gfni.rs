@@ -222,3 +222,102 @@ fn linear_apply_in_place_512_impl(map: &LinearMap8, buf: &mut [u8]) {
     }
     linear_apply_in_place_impl(map, tail);
 }
+
+// ---- Bit sums (AVX-512 VBMI) ---------------------------------------------------------------
+
+/// Proof that the CPU has GFNI, AVX-512F/BW and AVX-512 VBMI (`vpermb`).
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct GfniVbmi {
+    _private: (),
+}
+
+impl GfniVbmi {
+    pub(crate) fn detect() -> Option<Self> {
+        (is_x86_feature_detected!("gfni")
+            && is_x86_feature_detected!("avx512f")
+            && is_x86_feature_detected!("avx512bw")
+            && is_x86_feature_detected!("avx512vbmi"))
+        .then_some(Self { _private: () })
+    }
+}
+
+/// For every source `s` and bit `b`: `out[s][b]` = the XOR of the words `c[k]` whose byte
+/// `src[s][k]` has bit `b` set (on the common prefix). See [`bit_sums_impl`].
+pub(crate) fn bit_sums<const N: usize>(_t: GfniVbmi, c: &[u64], src: [&[u8]; N]) -> [[u64; 8]; N] {
+    // SAFETY: the token proves GFNI, AVX-512F/BW and AVX-512 VBMI.
+    unsafe { bit_sums_impl(c, src) }
+}
+
+/// `vpermb` index of the 8×8 byte transpose within a 64-byte vector: byte `8 q + t` of the
+/// result is byte `8 t + q` of the source (an involution).
+const BYTE_TRANSPOSE: [u8; 64] = {
+    let mut idx = [0u8; 64];
+    let mut i = 0;
+    while i < 64 {
+        idx[i] = ((i % 8) * 8 + i / 8) as u8;
+        i += 1;
+    }
+    idx
+};
+
+/// 64 terms at a time, as products of 8×8 bit matrices with `vgf2p8affineqb`
+/// (`out.byte[j].bit[i] = parity(A.byte[7 - i] & x.byte[j])` per 64-bit lane):
+///
+/// * the bytes of 8 terms `a_0..a_7` (one lane) become their bit planes,
+///   `P.byte[b].bit[i] = bit b of a_{7-i}` (matrix = the bytes, `x.byte[j] = 1 << j`);
+/// * the 8 coefficients of the same terms are byte-transposed (`vpermb`: lane `q` holds byte
+///   `q` of each) and then bit-transposed (matrix = that lane, `x.byte[j] = 1 << (7 - j)`),
+///   so that lane `q` is `A_q` with `A_q.byte[7 - i'].bit[i]` = bit `8 q + i'` of `c_{7-i}`;
+/// * `vgf2p8affineqb(x = P broadcast, A)` then has in lane `q`, byte `b`, bit `i'` the parity
+///   of `bit(8q + i', c_t) · bit(b, a_t)` over the 8 terms: byte `q` of their part of `S_b`.
+///
+/// The accumulated lanes are byte-transposed once at the end (lane `b` = `S_b`). A tail of
+/// fewer than 64 terms is zero-padded (zero coefficients add nothing).
+#[target_feature(enable = "gfni,avx512f,avx512bw,avx512vbmi")]
+fn bit_sums_impl<const N: usize>(c: &[u64], src: [&[u8]; N]) -> [[u64; 8]; N] {
+    let n = src.iter().fold(c.len(), |n, s| n.min(s.len()));
+    let idx = load64(&BYTE_TRANSPOSE);
+    let to_planes = _mm512_set1_epi64(0x8040_2010_0804_0201_u64 as i64);
+    let to_rows = _mm512_set1_epi64(0x0102_0408_1020_4080);
+    let mut acc = [_mm512_setzero_si512(); N];
+    let mut step = |cw: &[u64; 64], bytes: [&[u8; 64]; N]| {
+        let mut planes = [[0u64; 8]; N];
+        for (p, b) in planes.iter_mut().zip(bytes) {
+            let v = _mm512_gf2p8affine_epi64_epi8::<0>(to_planes, load64(b));
+            // SAFETY: `p` is 64 writable bytes; `storeu` needs no alignment.
+            unsafe { _mm512_storeu_si512(p.as_mut_ptr().cast(), v) };
+        }
+        let (groups, _) = cw.as_chunks::<8>();
+        for (g, cg) in groups.iter().enumerate() {
+            // SAFETY: `cg` is 64 readable bytes; `loadu` has no alignment requirement.
+            let cv = unsafe { _mm512_loadu_si512(cg.as_ptr().cast()) };
+            let a = _mm512_gf2p8affine_epi64_epi8::<0>(to_rows, _mm512_permutexvar_epi8(idx, cv));
+            for (acc, p) in acc.iter_mut().zip(&planes) {
+                let x = _mm512_set1_epi64(p[g] as i64);
+                *acc = _mm512_xor_si512(*acc, _mm512_gf2p8affine_epi64_epi8::<0>(x, a));
+            }
+        }
+    };
+    let (cc, ct) = c[..n].as_chunks::<64>();
+    let chunks = src.map(|s| s[..n].as_chunks::<64>().0);
+    for (i, cw) in cc.iter().enumerate() {
+        step(cw, chunks.map(|ch| &ch[i]));
+    }
+    if !ct.is_empty() {
+        let whole = n - ct.len();
+        let mut cw = [0u64; 64];
+        cw[..ct.len()].copy_from_slice(ct);
+        let mut bufs = [[0u8; 64]; N];
+        for (b, s) in bufs.iter_mut().zip(src) {
+            b[..ct.len()].copy_from_slice(&s[whole..n]);
+        }
+        step(&cw, bufs.each_ref());
+    }
+    acc.map(|v| {
+        let mut out = [0u64; 8];
+        let t = _mm512_permutexvar_epi8(idx, v);
+        // SAFETY: `out` is 64 writable bytes; `storeu` needs no alignment.
+        unsafe { _mm512_storeu_si512(out.as_mut_ptr().cast(), t) };
+        out
+    })
+}
