@@ -46,7 +46,9 @@ pub const ENV_VAR: &str = "TRISKELE_BACKEND";
 /// | `Gfni512` | + AVX-512F/BW | `vgf2p8mulb` zmm | `vgf2p8affineqb` zmm | VPCLMULQDQ | AVX-512 IFMA (8 lanes) if the CPU has IFMA and DQ, else 64-bit `mul` |
 ///
 /// On every backend but `Portable`, the byte embeddings into `GF(2^64)` use AVX2 `vpshufb`
-/// (fused with VPCLMULQDQ products where available), the `GF(2^4)` slice products and nibble
+/// (fused with VPCLMULQDQ products where available; `Gfni512` maps bytes to words with
+/// `vgf2p8affineqb` per byte plane, and with AVX-512 VBMI forms sums of embedded bytes times
+/// coefficients as bit sums), the `GF(2^4)` slice products and nibble
 /// packing use AVX2 (the portable code uses 64-bit SWAR), and the AES-128-CTR keystream of
 /// [`crate::ctr`] uses VAES, else AES-NI, whatever the CPU has.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -565,11 +567,17 @@ pub(crate) struct NibbleTables<'a> {
     pub(crate) lo: &'a [u64; 16],
     pub(crate) hi: &'a [u64; 16],
     pub(crate) planes: &'a [[u8; 16]; 16],
+    /// The `vgf2p8affineqb` matrix of each byte of the image.
+    pub(crate) gfni: &'a [u64; 8],
 }
 
 /// `dst[k] = f(src[k])` on the common prefix (AVX2 `vpshufb` on every backend but the
 /// portable one).
 pub(crate) fn embed_bytes(be: Backend, t: &NibbleTables<'_>, src: &[u8], dst: &mut [u64]) {
+    #[cfg(target_arch = "x86_64")]
+    if let ByteOps::Gfni512(g) = byte_ops(be) {
+        return gfni::embed_bytes_512(g, [t, t], src, None, dst);
+    }
     #[cfg(target_arch = "x86_64")]
     if be != Backend::Portable {
         if let Some(a) = caps().avx2 {
@@ -589,6 +597,10 @@ pub(crate) fn embed_byte_pairs(
     b: &[u8],
     dst: &mut [u64],
 ) {
+    #[cfg(target_arch = "x86_64")]
+    if let ByteOps::Gfni512(g) = byte_ops(be) {
+        return gfni::embed_bytes_512(g, t, a, Some(b), dst);
+    }
     #[cfg(target_arch = "x86_64")]
     if be != Backend::Portable {
         if let Some(c) = caps().avx2 {

@@ -111,6 +111,9 @@ pub struct ByteEmbedding {
     hi: [u64; 16],
     /// Byte `p` of `lo[v]` at `planes[p][v]`, of `hi[v]` at `planes[8 + p][v]`.
     planes: [[u8; 16]; 16],
+    /// `gfni[p]`: the `vgf2p8affineqb` matrix of byte `p` of the map
+    /// (`gfni[p].byte[7 - i].bit[j]` = bit `8 p + i` of `f(2^j)`).
+    gfni: [u64; 8],
 }
 
 impl ByteEmbedding {
@@ -145,7 +148,24 @@ impl ByteEmbedding {
             }
             v += 1;
         }
-        ByteEmbedding { lo, hi, planes }
+        let mut gfni = [0u64; 8];
+        let mut j = 0;
+        while j < 8 {
+            let image = if j < 4 { lo[1 << j] } else { hi[1 << (j - 4)] };
+            let mut bit = 0;
+            while bit < 64 {
+                let (p, i) = (bit / 8, bit % 8);
+                gfni[p] |= ((image >> bit) & 1) << (8 * (7 - i) + j);
+                bit += 1;
+            }
+            j += 1;
+        }
+        ByteEmbedding {
+            lo,
+            hi,
+            planes,
+            gfni,
+        }
     }
 
     /// The map `x ↦ c · f(x)` (also `GF(2)`-linear; portable products, usable in constants).
@@ -166,6 +186,7 @@ impl ByteEmbedding {
             lo: &self.lo,
             hi: &self.hi,
             planes: &self.planes,
+            gfni: &self.gfni,
         }
     }
 

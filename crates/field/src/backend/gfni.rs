@@ -11,7 +11,7 @@
 
 use core::arch::x86_64::*;
 
-use super::portable;
+use super::{portable, NibbleTables};
 use crate::LinearMap8;
 
 /// Proof that the CPU has GFNI and AVX2.
@@ -221,6 +221,108 @@ fn linear_apply_in_place_512_impl(map: &LinearMap8, buf: &mut [u8]) {
         store64(c, v);
     }
     linear_apply_in_place_impl(map, tail);
+}
+
+// ---- Byte embeddings into GF(2^64) (512-bit) ----------------------------------------------
+
+/// `dst[k] = f(a[k]) [^ g(b[k])]` on the common prefix (`[f, g] = t`, `g` only with `b`).
+pub(crate) fn embed_bytes_512(
+    _t: Gfni512,
+    t: [&NibbleTables<'_>; 2],
+    a: &[u8],
+    b: Option<&[u8]>,
+    dst: &mut [u64],
+) {
+    // SAFETY: the token proves GFNI, AVX2, AVX-512F and AVX-512BW.
+    unsafe { embed_bytes_512_impl(t, a, b, dst) }
+}
+
+/// 64 bytes at a time: byte `p` of every image is a `GF(2)`-linear function of the byte, one
+/// `vgf2p8affineqb` per byte plane (and map), then the eight planes are transposed into 64
+/// words ([`transpose_planes_512`]). Constant time (no secret-indexed memory access).
+#[target_feature(enable = "gfni,avx2,avx512f,avx512bw")]
+fn embed_bytes_512_impl(t: [&NibbleTables<'_>; 2], a: &[u8], b: Option<&[u8]>, dst: &mut [u64]) {
+    let n = dst
+        .len()
+        .min(a.len())
+        .min(b.map_or(usize::MAX, <[u8]>::len));
+    let mf: [__m512i; 8] = core::array::from_fn(|p| _mm512_set1_epi64(t[0].gfni[p] as i64));
+    let mg: [__m512i; 8] = core::array::from_fn(|p| _mm512_set1_epi64(t[1].gfni[p] as i64));
+    let (ac, at) = a[..n].as_chunks::<64>();
+    let bc = b.map(|b| b[..n].as_chunks::<64>().0);
+    let (dc, dt) = dst[..n].as_chunks_mut::<64>();
+    for (i, (d, x)) in dc.iter_mut().zip(ac).enumerate() {
+        let x = load64(x);
+        let y = bc.map(|bc| load64(&bc[i]));
+        let mut planes = [_mm512_setzero_si512(); 8];
+        for (p, plane) in planes.iter_mut().enumerate() {
+            *plane = _mm512_gf2p8affine_epi64_epi8::<0>(x, mf[p]);
+            if let Some(y) = y {
+                *plane = _mm512_xor_si512(*plane, _mm512_gf2p8affine_epi64_epi8::<0>(y, mg[p]));
+            }
+        }
+        let (words, _) = d.as_chunks_mut::<8>();
+        for (w, v) in words.iter_mut().zip(transpose_planes_512(planes)) {
+            // SAFETY: `w` is 64 writable bytes; `storeu` needs no alignment.
+            unsafe { _mm512_storeu_si512(w.as_mut_ptr().cast(), v) };
+        }
+    }
+    let whole = n - at.len();
+    match b {
+        Some(b) => portable::embed_byte_pairs(t, at, &b[whole..n], dt),
+        None => portable::embed_bytes(t[0].lo, t[0].hi, at, dt),
+    }
+}
+
+/// Transposes the eight byte planes of 64 words (plane `p` holds byte `p` of word `i` at
+/// byte `i`): three rounds of unpacking (8-, 16-, 32-bit) within the 128-bit lanes, after
+/// which register `m` holds words `16 k + 2 m`, `16 k + 2 m + 1` in lane `k`; then a 4×4
+/// transpose of 128-bit lanes per half of the registers. Register `r` of the result holds
+/// words `8 r .. 8 r + 8`.
+#[inline]
+#[target_feature(enable = "avx512f,avx512bw")]
+fn transpose_planes_512(p: [__m512i; 8]) -> [__m512i; 8] {
+    let a0 = _mm512_unpacklo_epi8(p[0], p[1]);
+    let a1 = _mm512_unpackhi_epi8(p[0], p[1]);
+    let a2 = _mm512_unpacklo_epi8(p[2], p[3]);
+    let a3 = _mm512_unpackhi_epi8(p[2], p[3]);
+    let a4 = _mm512_unpacklo_epi8(p[4], p[5]);
+    let a5 = _mm512_unpackhi_epi8(p[4], p[5]);
+    let a6 = _mm512_unpacklo_epi8(p[6], p[7]);
+    let a7 = _mm512_unpackhi_epi8(p[6], p[7]);
+    let b0 = _mm512_unpacklo_epi16(a0, a2);
+    let b1 = _mm512_unpackhi_epi16(a0, a2);
+    let b2 = _mm512_unpacklo_epi16(a1, a3);
+    let b3 = _mm512_unpackhi_epi16(a1, a3);
+    let b4 = _mm512_unpacklo_epi16(a4, a6);
+    let b5 = _mm512_unpackhi_epi16(a4, a6);
+    let b6 = _mm512_unpacklo_epi16(a5, a7);
+    let b7 = _mm512_unpackhi_epi16(a5, a7);
+    let c = [
+        _mm512_unpacklo_epi32(b0, b4),
+        _mm512_unpackhi_epi32(b0, b4),
+        _mm512_unpacklo_epi32(b1, b5),
+        _mm512_unpackhi_epi32(b1, b5),
+        _mm512_unpacklo_epi32(b2, b6),
+        _mm512_unpackhi_epi32(b2, b6),
+        _mm512_unpacklo_epi32(b3, b7),
+        _mm512_unpackhi_epi32(b3, b7),
+    ];
+    // Words 8 r + 2 m' (m' < 4) of result r = 2 k + h are in lane k of c[4 h + m'].
+    let mut w = [_mm512_setzero_si512(); 8];
+    for h in 0..2 {
+        let u = &c[4 * h..4 * h + 4];
+        // [u0.l0, u0.l1, u1.l0, u1.l1] and so on.
+        let t0 = _mm512_shuffle_i64x2::<0b01_00_01_00>(u[0], u[1]);
+        let t1 = _mm512_shuffle_i64x2::<0b11_10_11_10>(u[0], u[1]);
+        let t2 = _mm512_shuffle_i64x2::<0b01_00_01_00>(u[2], u[3]);
+        let t3 = _mm512_shuffle_i64x2::<0b11_10_11_10>(u[2], u[3]);
+        w[h] = _mm512_shuffle_i64x2::<0b10_00_10_00>(t0, t2);
+        w[2 + h] = _mm512_shuffle_i64x2::<0b11_01_11_01>(t0, t2);
+        w[4 + h] = _mm512_shuffle_i64x2::<0b10_00_10_00>(t1, t3);
+        w[6 + h] = _mm512_shuffle_i64x2::<0b11_01_11_01>(t1, t3);
+    }
+    w
 }
 
 // ---- Bit sums (AVX-512 VBMI) ---------------------------------------------------------------
