@@ -542,7 +542,10 @@ pub(crate) fn gf2p64_lerp(be: Backend, out: &mut [u64], lo: &[u64], hi: &[u64], 
         #[cfg(target_arch = "x86_64")]
         WordOps::Pclmul(t) => avx2::gf2p64_lerp_pclmul(t, out, lo, hi, s),
         #[cfg(target_arch = "x86_64")]
-        WordOps::Vpclmul(t) => avx2::gf2p64_lerp_vpclmul(t, out, lo, hi, s),
+        WordOps::Vpclmul(t) => match byte_ops(be) {
+            ByteOps::Gfni512(g) => gfni::gf2p64_lerp_512(g, t, out, lo, hi, s),
+            _ => avx2::gf2p64_lerp_vpclmul(t, out, lo, hi, s),
+        },
     }
 }
 
@@ -553,7 +556,10 @@ pub(crate) fn gf2p64_lerp_assign(be: Backend, v: &mut [u64], w: &[u64], s: u64) 
         #[cfg(target_arch = "x86_64")]
         WordOps::Pclmul(t) => avx2::gf2p64_lerp_assign_pclmul(t, v, w, s),
         #[cfg(target_arch = "x86_64")]
-        WordOps::Vpclmul(t) => avx2::gf2p64_lerp_assign_vpclmul(t, v, w, s),
+        WordOps::Vpclmul(t) => match byte_ops(be) {
+            ByteOps::Gfni512(g) => gfni::gf2p64_lerp_assign_512(g, t, v, w, s),
+            _ => avx2::gf2p64_lerp_assign_vpclmul(t, v, w, s),
+        },
     }
 }
 
@@ -650,6 +656,9 @@ pub(crate) fn embed_mul2(
 ) {
     #[cfg(target_arch = "x86_64")]
     if let WordOps::Vpclmul(v) = word_ops(be) {
+        if let ByteOps::Gfni512(g) = byte_ops(be) {
+            return gfni::embed_mul2_512(g, v, t, a, b, out);
+        }
         return avx2::embed_mul2(v, t, a, b, out);
     }
     let n = out

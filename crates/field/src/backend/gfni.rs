@@ -274,6 +274,189 @@ fn embed_bytes_512_impl(t: [&NibbleTables<'_>; 2], a: &[u8], b: Option<&[u8]>, d
     }
 }
 
+/// The images of 64 bytes under the map with matrices `m` ([`NibbleTables::gfni`]), as
+/// [`transpose_planes_512`] orders them.
+#[inline]
+#[target_feature(enable = "gfni,avx512f,avx512bw")]
+fn images64(m: &[__m512i; 8], x: __m512i) -> [__m512i; 8] {
+    let mut planes = [_mm512_setzero_si512(); 8];
+    for (plane, m) in planes.iter_mut().zip(m) {
+        *plane = _mm512_gf2p8affine_epi64_epi8::<0>(x, *m);
+    }
+    transpose_planes_512(planes)
+}
+
+/// Reduces eight 128-bit products (low and high halves) modulo `x^64 + x^4 + x^3 + x + 1`.
+#[inline]
+#[target_feature(enable = "avx512f")]
+fn reduce8(lo: __m512i, hi: __m512i) -> __m512i {
+    let g = _mm512_xor_si512(
+        _mm512_xor_si512(hi, _mm512_srli_epi64::<63>(hi)),
+        _mm512_xor_si512(_mm512_srli_epi64::<61>(hi), _mm512_srli_epi64::<60>(hi)),
+    );
+    let gx = _mm512_xor_si512(
+        _mm512_xor_si512(g, _mm512_slli_epi64::<1>(g)),
+        _mm512_xor_si512(_mm512_slli_epi64::<3>(g), _mm512_slli_epi64::<4>(g)),
+    );
+    _mm512_xor_si512(lo, gx)
+}
+
+/// `out_i = ca_i f(a_i) + cb_i g(b_i)` in `GF(2^64)` on the common prefix (`[f, g] = t`).
+pub(crate) fn embed_mul2_512(
+    _t: Gfni512,
+    v: super::avx2::Vpclmul,
+    t: [&NibbleTables<'_>; 2],
+    a: (&[u8], &[u64]),
+    b: (&[u8], &[u64]),
+    out: &mut [u64],
+) {
+    // SAFETY: the tokens prove GFNI, AVX2, AVX-512F, AVX-512BW, PCLMULQDQ and VPCLMULQDQ.
+    unsafe { embed_mul2_512_impl(v, t, a, b, out) }
+}
+
+/// 64 words at a time: the images by [`images64`], two unreduced products per word (the
+/// even and odd words of each 128-bit lane), one reduction ([`reduce8`]).
+#[target_feature(enable = "gfni,avx2,avx512f,avx512bw,pclmulqdq,vpclmulqdq")]
+fn embed_mul2_512_impl(
+    v: super::avx2::Vpclmul,
+    t: [&NibbleTables<'_>; 2],
+    a: (&[u8], &[u64]),
+    b: (&[u8], &[u64]),
+    out: &mut [u64],
+) {
+    let n = out
+        .len()
+        .min(a.0.len())
+        .min(a.1.len())
+        .min(b.0.len())
+        .min(b.1.len());
+    let mf: [__m512i; 8] = core::array::from_fn(|p| _mm512_set1_epi64(t[0].gfni[p] as i64));
+    let mg: [__m512i; 8] = core::array::from_fn(|p| _mm512_set1_epi64(t[1].gfni[p] as i64));
+    let (xa, _) = a.0[..n].as_chunks::<64>();
+    let (ca, _) = a.1[..n].as_chunks::<64>();
+    let (xb, _) = b.0[..n].as_chunks::<64>();
+    let (cb, _) = b.1[..n].as_chunks::<64>();
+    let (oc, _) = out[..n].as_chunks_mut::<64>();
+    let load8 = |w: &[u64; 8]| {
+        // SAFETY: `w` is 64 readable bytes; `loadu` has no alignment requirement.
+        unsafe { _mm512_loadu_si512(w.as_ptr().cast()) }
+    };
+    for ((o, (x, c)), (y, d)) in oc.iter_mut().zip(xa.iter().zip(ca)).zip(xb.iter().zip(cb)) {
+        let (wa, wb) = (images64(&mf, load64(x)), images64(&mg, load64(y)));
+        let (c8, _) = c.as_chunks::<8>();
+        let (d8, _) = d.as_chunks::<8>();
+        let (o8, _) = o.as_chunks_mut::<8>();
+        for m in 0..8 {
+            let (cv, dv) = (load8(&c8[m]), load8(&d8[m]));
+            let even = _mm512_xor_si512(
+                _mm512_clmulepi64_epi128::<0x00>(wa[m], cv),
+                _mm512_clmulepi64_epi128::<0x00>(wb[m], dv),
+            );
+            let odd = _mm512_xor_si512(
+                _mm512_clmulepi64_epi128::<0x11>(wa[m], cv),
+                _mm512_clmulepi64_epi128::<0x11>(wb[m], dv),
+            );
+            let r = reduce8(
+                _mm512_unpacklo_epi64(even, odd),
+                _mm512_unpackhi_epi64(even, odd),
+            );
+            // SAFETY: `o8[m]` is 64 writable bytes; `storeu` needs no alignment.
+            unsafe { _mm512_storeu_si512(o8[m].as_mut_ptr().cast(), r) };
+        }
+    }
+    let w = n / 64 * 64;
+    super::avx2::embed_mul2(
+        v,
+        t,
+        (&a.0[w..n], &a.1[w..n]),
+        (&b.0[w..n], &b.1[w..n]),
+        &mut out[w..n],
+    );
+}
+
+/// Eight products `a_i b_i` in `GF(2^64)` (even and odd words of each 128-bit lane).
+#[inline]
+#[target_feature(enable = "avx512f,pclmulqdq,vpclmulqdq")]
+fn mul8(a: __m512i, b: __m512i) -> __m512i {
+    let even = _mm512_clmulepi64_epi128::<0x00>(a, b);
+    let odd = _mm512_clmulepi64_epi128::<0x11>(a, b);
+    reduce8(
+        _mm512_unpacklo_epi64(even, odd),
+        _mm512_unpackhi_epi64(even, odd),
+    )
+}
+
+#[inline]
+#[target_feature(enable = "avx512f")]
+fn load_words8(w: &[u64; 8]) -> __m512i {
+    // SAFETY: `w` is 64 readable bytes; `loadu` has no alignment requirement.
+    unsafe { _mm512_loadu_si512(w.as_ptr().cast()) }
+}
+
+#[inline]
+#[target_feature(enable = "avx512f")]
+fn store_words8(w: &mut [u64; 8], v: __m512i) {
+    // SAFETY: `w` is 64 writable bytes; `storeu` needs no alignment.
+    unsafe { _mm512_storeu_si512(w.as_mut_ptr().cast(), v) }
+}
+
+/// `out[k] = lo[k] + (lo[k] + hi[k]) s` in `GF(2^64)` on the common prefix, 8 words at a
+/// time.
+pub(crate) fn gf2p64_lerp_512(
+    _t: Gfni512,
+    v: super::avx2::Vpclmul,
+    out: &mut [u64],
+    lo: &[u64],
+    hi: &[u64],
+    s: u64,
+) {
+    // SAFETY: the tokens prove AVX-512F, PCLMULQDQ and VPCLMULQDQ.
+    unsafe { lerp_512_impl(v, out, lo, hi, s) }
+}
+
+#[target_feature(enable = "avx2,avx512f,pclmulqdq,vpclmulqdq")]
+fn lerp_512_impl(v: super::avx2::Vpclmul, out: &mut [u64], lo: &[u64], hi: &[u64], s: u64) {
+    let n = out.len().min(lo.len()).min(hi.len());
+    let (oc, _) = out[..n].as_chunks_mut::<8>();
+    let (lc, _) = lo[..n].as_chunks::<8>();
+    let (hc, _) = hi[..n].as_chunks::<8>();
+    let sv = _mm512_set1_epi64(s as i64);
+    for ((o, l), h) in oc.iter_mut().zip(lc).zip(hc) {
+        let l = load_words8(l);
+        let d = _mm512_xor_si512(l, load_words8(h));
+        store_words8(o, _mm512_xor_si512(l, mul8(d, sv)));
+    }
+    let w = n / 8 * 8;
+    super::avx2::gf2p64_lerp_vpclmul(v, &mut out[w..n], &lo[w..n], &hi[w..n], s);
+}
+
+/// `v[k] = v[k] + (v[k] + w[k]) s` in `GF(2^64)` on the common prefix, 8 words at a time.
+pub(crate) fn gf2p64_lerp_assign_512(
+    _t: Gfni512,
+    vp: super::avx2::Vpclmul,
+    v: &mut [u64],
+    w: &[u64],
+    s: u64,
+) {
+    // SAFETY: the tokens prove AVX-512F, PCLMULQDQ and VPCLMULQDQ.
+    unsafe { lerp_assign_512_impl(vp, v, w, s) }
+}
+
+#[target_feature(enable = "avx2,avx512f,pclmulqdq,vpclmulqdq")]
+fn lerp_assign_512_impl(vp: super::avx2::Vpclmul, v: &mut [u64], w: &[u64], s: u64) {
+    let n = v.len().min(w.len());
+    let (vc, _) = v[..n].as_chunks_mut::<8>();
+    let (wc, _) = w[..n].as_chunks::<8>();
+    let sv = _mm512_set1_epi64(s as i64);
+    for (x, h) in vc.iter_mut().zip(wc) {
+        let l = load_words8(x);
+        let d = _mm512_xor_si512(l, load_words8(h));
+        store_words8(x, _mm512_xor_si512(l, mul8(d, sv)));
+    }
+    let k = n / 8 * 8;
+    super::avx2::gf2p64_lerp_assign_vpclmul(vp, &mut v[k..n], &w[k..n], s);
+}
+
 /// Transposes the eight byte planes of 64 words (plane `p` holds byte `p` of word `i` at
 /// byte `i`): three rounds of unpacking (8-, 16-, 32-bit) within the 128-bit lanes, after
 /// which register `m` holds words `16 k + 2 m`, `16 k + 2 m + 1` in lane `k`; then a 4×4
