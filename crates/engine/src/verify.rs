@@ -2009,6 +2009,37 @@ pub(crate) mod bytes {
         y12: [u8; STEP],
     }
 
+    /// The stack-sized buffers of [`pair_sums`] and [`fold_pairs`], kept per thread (and
+    /// reused) instead of zeroed on every call.
+    struct Work {
+        bl: Block,
+        bh: Block,
+        /// Local products.
+        p: [[u8; STEP]; 2],
+        /// Embedded bytes.
+        e: [Gf2p64; STEP],
+    }
+
+    thread_local! {
+        static WORK: RefCell<Option<Box<Work>>> = const { RefCell::new(None) };
+    }
+
+    /// `f` with this thread's [`Work`] (the byte paths call no parallel code inside, so the
+    /// cell is never borrowed twice).
+    fn with_work<R>(f: impl FnOnce(&mut Work) -> R) -> R {
+        WORK.with_borrow_mut(|w| {
+            let w = w.get_or_insert_with(|| {
+                Box::new(Work {
+                    bl: Block::new(),
+                    bh: Block::new(),
+                    p: [[0; STEP]; 2],
+                    e: [Gf2p64::ZERO; STEP],
+                })
+            });
+            f(w)
+        })
+    }
+
     /// One block's parts (in place or in a [`Block`]); parts past those loaded are stale.
     struct Parts<'a> {
         v: [&'a [u8]; 6],
@@ -2074,8 +2105,19 @@ pub(crate) mod bytes {
         if !in_range(r, lo, k) || hi.is_some_and(|h| c_hi.len() != k || !in_range(r, h, k)) {
             return None;
         }
-        let (mut bl, mut bh) = (Block::new(), Block::new());
-        let mut p = [[0u8; STEP]; 2];
+        with_work(|w| pair_sums_in(w, r, lo, hi, c_lo, c_hi))
+    }
+
+    fn pair_sums_in(
+        w: &mut Work,
+        r: &dyn ByteRows,
+        lo: usize,
+        hi: Option<usize>,
+        c_lo: &[Gf2p64],
+        c_hi: &[Gf2p64],
+    ) -> Option<[Gf2p64; 4]> {
+        let k = c_lo.len();
+        let Work { bl, bh, p, .. } = w;
         let mut acc = [Gf2p64::ZERO; 4];
         let bit_sums = has_bit_sums();
         let mut at = 0;
@@ -2086,14 +2128,14 @@ pub(crate) mod bytes {
             if bit_sums {
                 let ch = hi.map(|_| &c_hi[at..at + m]);
                 let bh = hi.map(|h| bh.load(r, h + at, m, 6));
-                bit_sum_step(&mut acc, [cl, ch.unwrap_or(&[])], &bl, bh.as_ref(), &mut p);
+                bit_sum_step(&mut acc, [cl, ch.unwrap_or(&[])], &bl, bh.as_ref(), p);
                 at += m;
                 continue;
             }
             for (z, part) in acc.iter_mut().zip([4, 5]) {
                 *z += E8_TABLES.inner_product(cl, &bl.v[part][..m]);
             }
-            let [p_ll, p_lh] = &mut p;
+            let [p_ll, p_lh] = &mut *p;
             bl.lp(&bl, m, p_ll);
             match hi {
                 None => acc[3] += E_A.inner_product(cl, &p_ll[..m]),
@@ -2105,7 +2147,7 @@ pub(crate) mod bytes {
                     for (z, part) in acc.iter_mut().zip([4, 5]) {
                         *z += E8_TABLES.inner_product(ch, &bh.v[part][..m]);
                     }
-                    let [p_hh, p_hl] = &mut p;
+                    let [p_hh, p_hl] = &mut *p;
                     bh.lp(&bh, m, p_hh);
                     bh.lp(&bl, m, p_hl);
                     let h1 = E8_TABLES.inner_product(ch, &p_hh[..m]);
@@ -2218,9 +2260,22 @@ pub(crate) mod bytes {
         {
             return false;
         }
+        with_work(|w| fold_pairs_in(w, r, lo, hi, c, s, out));
+        true
+    }
+
+    fn fold_pairs_in(
+        w: &mut Work,
+        r: &dyn ByteRows,
+        lo: usize,
+        hi: Option<usize>,
+        c: [&[Gf2p64]; 2],
+        s: Gf2p64,
+        out: [&mut [Gf2p64]; 4],
+    ) {
+        let k = out[0].len();
         let [t1, ts] = fold_tables(s);
-        let (mut bl, mut bh) = (Block::new(), Block::new());
-        let mut e = [Gf2p64::ZERO; STEP];
+        let Work { bl, bh, e, .. } = w;
         let [o1, o2, o3, o4] = out;
         let mut at = 0;
         while at < k {
@@ -2252,7 +2307,6 @@ pub(crate) mod bytes {
             }
             at += m;
         }
-        true
     }
 }
 
