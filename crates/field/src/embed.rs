@@ -133,10 +133,11 @@ impl ByteEmbedding {
             }
             v += 1;
         }
-        Self::from_tables(lo, hi)
+        Self::from_nibble_tables(lo, hi)
     }
 
-    const fn from_tables(lo: [u64; 16], hi: [u64; 16]) -> Self {
+    /// The map `x ↦ lo[x & 15] ^ hi[x >> 4]` given by its two nibble tables.
+    pub const fn from_nibble_tables(lo: [u64; 16], hi: [u64; 16]) -> Self {
         let mut planes = [[0u8; 16]; 16];
         let mut v = 0;
         while v < 16 {
@@ -178,7 +179,7 @@ impl ByteEmbedding {
             hi[v] = Gf2p64(self.hi[v]).const_mul(c).0;
             v += 1;
         }
-        Self::from_tables(lo, hi)
+        Self::from_nibble_tables(lo, hi)
     }
 
     fn tables(&self) -> crate::backend::NibbleTables<'_> {

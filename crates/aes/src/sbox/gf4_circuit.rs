@@ -42,7 +42,7 @@ use std::sync::Arc;
 
 use triskele_engine::verify::{LiftedTriples, Parts, TripleSource};
 use triskele_engine::{EngineError, Malicious, Party, SecurityModel, SemiHonest};
-use triskele_field::embed::GF4P4_TABLES;
+use triskele_field::embed::{ByteEmbedding, GF4P4_TABLES};
 use triskele_field::{Gf2p4, Gf2p64, Gf2p8};
 use triskele_share::RssVec;
 
@@ -205,23 +205,18 @@ impl TripleSource<Gf2p64> for Gf4p4Relations {
         self.packed[0][0].len()
     }
 
-    /// `Y = a_l + α d^-1` by table lookups, so `Verify` recomputes it instead of storing it.
+    /// `Y = a_l + α d^-1` by byte maps, so `Verify` recomputes it instead of storing it.
     fn lift_y(&self, start: usize, out: [&mut [Gf2p64]; 2]) -> bool {
-        let [t0, t1, _] = &GF4P4_TABLES;
         for ([a, d, _], o) in self.packed.iter().zip(out) {
             let (a, d) = (a.get(start..).unwrap_or(&[]), d.get(start..).unwrap_or(&[]));
             let n = o.len().min(a.len());
-            for ((yo, a), d) in o.iter_mut().zip(&a[..n]).zip(&d[..n]) {
-                *yo = Gf2p64(t0[usize::from(a & 0x0f)] ^ t1[usize::from(d >> 4)]);
-            }
+            Y_OF_A.apply_pair_slice(&Y_OF_D, &a[..n], &d[..n], &mut o[..n]);
             o[n..].fill(Gf2p64(0));
         }
         true
     }
 
     fn lift(&self, start: usize, parts: Parts, out: &mut LiftedTriples<Gf2p64>) {
-        let [t0, t1, t2] = &GF4P4_TABLES;
-        let (hi, lo) = (|b: u8| usize::from(b >> 4), |b: u8| usize::from(b & 0x0f));
         for (c, planes) in self.packed.iter().enumerate() {
             let [a, d, w] = planes.each_ref().map(|v| v.get(start..).unwrap_or(&[]));
             let (x, y, z) = if c == 0 {
@@ -230,21 +225,27 @@ impl TripleSource<Gf2p64> for Gf4p4Relations {
                 (&mut out.x.second, &mut out.y.second, &mut out.z.second)
             };
             let n = x.len().min(a.len());
-            for (((xo, yo), a), d) in x.iter_mut().zip(y.iter_mut()).zip(&a[..n]).zip(&d[..n]) {
-                *xo = Gf2p64(t0[hi(*a)] ^ t1[lo(*a)]);
-                *yo = Gf2p64(t0[lo(*a)] ^ t1[hi(*d)]);
-            }
+            X_OF_A.apply_slice(&a[..n], &mut x[..n]);
+            Y_OF_A.apply_pair_slice(&Y_OF_D, &a[..n], &d[..n], &mut y[..n]);
             x[n..].fill(Gf2p64(0));
             y[n..].fill(Gf2p64(0));
             if parts == Parts::Xyz {
-                for ((zo, d), w) in z.iter_mut().zip(&d[..n]).zip(&w[..n]) {
-                    *zo = Gf2p64(t0[lo(*d)] ^ t1[hi(*w)] ^ t2[lo(*w)]);
-                }
+                Z_OF_D.apply_pair_slice(&Z_OF_W, &d[..n], &w[..n], &mut z[..n]);
                 z[n..].fill(Gf2p64(0));
             }
         }
     }
 }
+
+/// The parts of a gf4p4 relation as maps of the packed bytes (`T_i` = [`GF4P4_TABLES`]`[i]`,
+/// nibbles as in [`Gf4p4Relations`]): `X = T_0(a_h) + T_1(a_l)` from `a_h ‖ a_l`;
+/// `Y = T_0(a_l) + T_1(d^-1)` from `a_h ‖ a_l` and `d^-1 ‖ p`;
+/// `Z = T_0(p) + T_1(z_1) + T_2(z_2)` from `d^-1 ‖ p` and `z_1 ‖ z_2`.
+const X_OF_A: ByteEmbedding = ByteEmbedding::from_nibble_tables(GF4P4_TABLES[1], GF4P4_TABLES[0]);
+const Y_OF_A: ByteEmbedding = ByteEmbedding::from_nibble_tables(GF4P4_TABLES[0], [0; 16]);
+const Y_OF_D: ByteEmbedding = ByteEmbedding::from_nibble_tables([0; 16], GF4P4_TABLES[1]);
+const Z_OF_D: ByteEmbedding = Y_OF_A;
+const Z_OF_W: ByteEmbedding = ByteEmbedding::from_nibble_tables(GF4P4_TABLES[2], GF4P4_TABLES[1]);
 
 fn invert<M: SecurityModel>(
     party: &mut Party<M>,

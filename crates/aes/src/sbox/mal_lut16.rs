@@ -74,8 +74,8 @@ use triskele_share::{PartyId, RssVec};
 use super::gf4_circuit::Gf4p4Relations;
 use super::lut16::{online_layer, Ohv16Pool};
 use super::ohv16::{
-    assemble, lift_per_instance, part_per_instance, per_instance, random_ohv16, Ohv16, OhvCheck,
-    PartTables,
+    assemble, lift_per_instance, part_maps, part_per_instance, per_instance, random_ohv16, Ohv16,
+    OhvCheck, PartMaps, PartTables, Planes,
 };
 use super::tower::NibbleLinear;
 use super::SboxProtocol;
@@ -268,14 +268,14 @@ fn bitstring_ohv16<M: SecurityModel>(party: &mut Party<M>, n: usize) -> Result<O
 
 /// The "bit × bit-string" relations of a batch of Protocol-5 runs (`k = 4`), kept compact:
 /// per instance and component one `u16` ([`ONE_BIT`] layout: the random bits `b_0..b_3`, the 11
-/// products, the constant 1; 4 bytes per instance and party), lifted by table lookups while
-/// `Verify` streams over them. Triple `3 j + (k - 1)` is step `k` of instance `j`: `X = s = b_k`
-/// as 0/1, `Y = Σ_{j<h-1} f_j u^j`, `Z = Σ_{j<h-1} g_j u^j` ([`bitstring_parts`]). Instances
+/// products, the constant 1; 4 bytes per instance and party), lifted by byte maps while
+/// `Verify` streams over them. With `n` instances, step `k` of instance `j` is triple
+/// `(k - 1) n + j`: `X = s = b_k` as 0/1, `Y = Σ_{j<h-1} f_j u^j`, `Z = Σ_{j<h-1} g_j u^j` ([`bitstring_parts`]). Instances
 /// fill whole words of 16 lanes (the extra lanes were computed by the same multiplications on
 /// random bits, so they satisfy the relations too).
 struct BitstringRelations {
-    /// `inst[c][j]`: component `c` of instance `j`.
-    inst: [Vec<u16>; 2],
+    /// `inst[c]`: component `c` of every instance.
+    inst: [Planes; 2],
 }
 
 /// Layout of an instance's `u16`: bits 0-3 are `b_0..b_3`, bits 4-14 the 11 products in step
@@ -324,7 +324,10 @@ const fn bitstring_parts(v: u16) -> [[u16; 3]; 3] {
 
 /// `BITSTRING_TABLES[k - 1][p][h][b]`: part `p` of step `k` for an instance whose byte `h` is
 /// `b` and other byte zero (the two halves' values are XORed, by linearity).
-static BITSTRING_TABLES: PartTables<3> = bitstring_tables();
+const BITSTRING_TABLES: PartTables<3> = bitstring_tables();
+
+/// [`BITSTRING_TABLES`] as byte maps.
+static BITSTRING_MAPS: PartMaps<3> = part_maps(&BITSTRING_TABLES);
 
 const fn bitstring_tables() -> PartTables<3> {
     let mut t = [[[[0u16; 256]; 2]; 3]; 3];
@@ -372,17 +375,17 @@ impl BitstringRelations {
 
 impl TripleSource<Gf2p64> for BitstringRelations {
     fn len(&self) -> usize {
-        3 * self.inst[0].len()
+        3 * self.inst[0][0].len()
     }
 
     fn lift(&self, start: usize, parts: Parts, out: &mut LiftedTriples<Gf2p64>) {
-        lift_per_instance(&self.inst, &BITSTRING_TABLES, start, parts, out);
+        lift_per_instance(&self.inst, &BITSTRING_MAPS, start, parts, out);
     }
 
     /// `Y` by table lookups, so `Verify` recomputes it instead of storing it.
     fn lift_y(&self, start: usize, out: [&mut [Gf2p64]; 2]) -> bool {
         for (inst, o) in self.inst.iter().zip(out) {
-            part_per_instance(inst, &BITSTRING_TABLES, 1, start, o);
+            part_per_instance(inst, &BITSTRING_MAPS, 1, start, o);
         }
         true
     }
@@ -391,7 +394,7 @@ impl TripleSource<Gf2p64> for BitstringRelations {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::sbox::ohv16::transpose16;
+    use crate::sbox::ohv16::{transpose16, triple_index};
 
     /// Bit-sliced random bits with lane `l` at position `r = l` (bit `k` of `l` in `b_k`).
     fn lane_positions() -> [Bits16; 4] {
@@ -469,7 +472,7 @@ mod tests {
         assert_eq!(at(&out.x, 48), Gf2p64(0));
         core::array::from_fn(|l| {
             core::array::from_fn(|k| {
-                let t = 3 * l + k;
+                let t = triple_index(16, l, k);
                 at(&out.x, t) * at(&out.y, t) == at(&out.z, t)
             })
         })

@@ -12,6 +12,7 @@ use std::sync::Arc;
 use rayon::prelude::*;
 use triskele_engine::verify::{LiftedTriples, Parts, TripleSource};
 use triskele_engine::{EngineError, Party, SecurityModel};
+use triskele_field::embed::ByteEmbedding;
 use triskele_field::{Bits16, Field, Gf2p4, Gf2p64};
 use triskele_share::{PartyId, RssVec};
 
@@ -204,22 +205,25 @@ const MONOMIAL: [(usize, usize); 16] = [
 
 /// The packed relations of a batch of Protocol-8 runs, kept compact: per instance and
 /// component the 15 monomials `μ_1..μ_15` as one `u16` (bit `m - 1` = `μ_m`, 4 bytes per
-/// instance and party), lifted to two `GF(2^64)` triples per instance by table lookups while
-/// `Verify` streams over them.
+/// instance and party, stored as two byte planes), lifted to two `GF(2^64)` triples per
+/// instance by byte maps while `Verify` streams over them.
 ///
-/// Triple `2 j + k` is relation `k` of instance `j`. The instances fill whole words of 16
-/// (the bit-sliced computation's lanes): lanes beyond the requested instances of the last
-/// word are checked too, since they were computed by the same multiplications on random bits
-/// and satisfy the relations as well.
+/// With `n` instances, triple `k n + j` is relation `k` of instance `j`.
+/// The instances fill whole words of 16 (the bit-sliced computation's lanes): lanes beyond
+/// the requested instances of the last word are checked too, since they were computed by the
+/// same multiplications on random bits and satisfy the relations as well.
 pub(crate) struct OhvRelations {
-    /// `inst[c][j]`: component `c` of instance `j`'s monomials.
-    inst: [Vec<u16>; 2],
+    /// `inst[c]`: component `c` of every instance's monomials.
+    inst: [Planes; 2],
 }
 
 /// `PART_TABLES[k][p][h][b]`: part `p` (`X`, `Y`, `Z`) of relation `k` for the monomials of
 /// byte `h` of an instance's `u16` (`h = 0`: `μ_1..μ_8`, `h = 1`: `μ_9..μ_15`) equal to `b`;
 /// the two halves' values are XORed together (their monomials are disjoint).
-static PART_TABLES: PartTables<2> = part_tables();
+const PART_TABLES: PartTables<2> = part_tables();
+
+/// [`PART_TABLES`] as byte maps.
+static PART_MAPS: PartMaps<2> = part_maps(&PART_TABLES);
 
 const fn part_tables() -> PartTables<2> {
     let mut t = [[[[0u16; 256]; 2]; 3]; 2];
@@ -272,34 +276,80 @@ impl OhvRelations {
     }
 }
 
+/// One component's per-instance `u16`s as two byte planes: `[low bytes, high bytes]`.
+pub(crate) type Planes = [Vec<u8>; 2];
+
 /// Per-instance `u16`s of bit-sliced rows: for each of `words` words of 16 lanes, the 16
 /// rows `row(r, w)` (one bit per lane) transposed so that bit `r` of instance `16 w + l` is
-/// lane `l` of row `r`.
-pub(crate) fn per_instance(words: usize, row: impl Fn(usize, usize) -> u16 + Sync) -> Vec<u16> {
-    let mut out = vec![0u16; 16 * words];
-    out.par_chunks_mut(16 * PAR_WORDS)
+/// lane `l` of row `r`; returned as byte planes.
+pub(crate) fn per_instance(words: usize, row: impl Fn(usize, usize) -> u16 + Sync) -> Planes {
+    let (mut lo, mut hi) = (vec![0u8; 16 * words], vec![0u8; 16 * words]);
+    lo.par_chunks_mut(16 * PAR_WORDS)
+        .zip(hi.par_chunks_mut(16 * PAR_WORDS))
         .enumerate()
-        .for_each(|(i, chunk)| {
-            for (wi, o) in chunk.chunks_exact_mut(16).enumerate() {
+        .for_each(|(i, (lo, hi))| {
+            for (wi, (l, h)) in lo
+                .chunks_exact_mut(16)
+                .zip(hi.chunks_exact_mut(16))
+                .enumerate()
+            {
                 let w = i * PAR_WORDS + wi;
                 let mut a: [u16; 16] = core::array::from_fn(|r| row(r, w));
                 transpose16(&mut a);
-                o.copy_from_slice(&a);
+                for ((l, h), v) in l.iter_mut().zip(h.iter_mut()).zip(a) {
+                    [*l, *h] = v.to_le_bytes();
+                }
             }
         });
-    out
+    [lo, hi]
+}
+
+/// The index of relation `k` of instance `j` among the triples of a per-instance store of
+/// `n` instances ([`lift_per_instance`]): each relation's triples are contiguous.
+#[cfg(test)]
+pub(crate) const fn triple_index(n: usize, j: usize, k: usize) -> usize {
+    k * n + j
 }
 
 /// Byte tables of relation parts: `[k][p][h][b]` is part `p` (`X`, `Y`, `Z`) of relation
 /// `k` of an instance whose `u16` has byte `h` equal to `b` and the other byte zero.
 pub(crate) type PartTables<const R: usize> = [[[[u16; 256]; 2]; 3]; R];
 
+/// [`PartTables`] as `GF(2)`-linear maps of the bytes: `[k][p][h]` maps byte `h`.
+pub(crate) type PartMaps<const R: usize> = [[[ByteEmbedding; 2]; 3]; R];
+
+/// The maps of `t` (each byte table is linear, so the images of the eight bits define it).
+pub(crate) const fn part_maps<const R: usize>(t: &PartTables<R>) -> PartMaps<R> {
+    let zero = ByteEmbedding::new(&[Gf2p64(0); 8]);
+    let mut out = [[[zero; 2]; 3]; R];
+    let mut k = 0;
+    while k < R {
+        let mut p = 0;
+        while p < 3 {
+            let mut h = 0;
+            while h < 2 {
+                let mut images = [Gf2p64(0); 8];
+                let mut j = 0;
+                while j < 8 {
+                    images[j] = Gf2p64(t[k][p][h][1 << j] as u64);
+                    j += 1;
+                }
+                out[k][p][h] = ByteEmbedding::new(&images);
+                h += 1;
+            }
+            p += 1;
+        }
+        k += 1;
+    }
+    out
+}
+
 /// [`TripleSource::lift`] for relations kept as one `u16` per instance and component
-/// (`inst`), `R` triples per instance (triple `R j + k` is relation `k` of instance `j`), each
-/// part a `GF(2)`-linear function of the `u16` given by `tables`.
+/// (`inst`), `R` triples per instance (with `n` instances, relation `k` of instance `j` is
+/// triple `k n + j`: each relation's triples are contiguous), each part a `GF(2)`-linear function of the `u16` given by `maps`.
 pub(crate) fn lift_per_instance<const R: usize>(
-    inst: &[Vec<u16>; 2],
-    tables: &PartTables<R>,
+    inst: &[Planes; 2],
+    maps: &PartMaps<R>,
     start: usize,
     parts: Parts,
     out: &mut LiftedTriples<Gf2p64>,
@@ -315,46 +365,55 @@ pub(crate) fn lift_per_instance<const R: usize>(
             [&mut out.x.second, &mut out.y.second, &mut out.z.second]
         };
         for (p, d) in dsts.into_iter().enumerate().take(nparts) {
-            part_per_instance(inst, tables, p, start, d);
+            part_per_instance(inst, maps, p, start, d);
         }
     }
 }
 
 /// Part `p` (`X`, `Y`, `Z`) of triples `start .. start + out.len()` of one component of a
-/// per-instance store (see [`lift_per_instance`]), zero past the end.
+/// per-instance store (see [`lift_per_instance`]), zero past the end: each relation's run of
+/// the range is one pair map of the two byte planes ([`ByteEmbedding::apply_pair_slice`]).
 pub(crate) fn part_per_instance<const R: usize>(
-    inst: &[u16],
-    tables: &PartTables<R>,
+    inst: &Planes,
+    maps: &PartMaps<R>,
     p: usize,
     start: usize,
     out: &mut [Gf2p64],
 ) {
-    let m = out.len().min((R * inst.len()).saturating_sub(start));
-    let (head, tail) = out.split_at_mut(m);
-    for (i, o) in head.iter_mut().enumerate() {
-        let t = start + i;
-        let v = inst[t / R];
-        let tab = &tables[t % R][p];
-        *o = Gf2p64(u64::from(
-            tab[0][usize::from(v & 0xff)] ^ tab[1][usize::from(v >> 8)],
-        ));
+    let [lo, hi] = inst;
+    let n = lo.len();
+    let end = start.saturating_add(out.len()).min(R * n);
+    let mut done = 0;
+    let mut t = start;
+    while t < end {
+        let (k, j) = (t / n, t % n);
+        let len = (n - j).min(end - t);
+        let [f, g] = &maps[k][p];
+        f.apply_pair_slice(
+            g,
+            &lo[j..j + len],
+            &hi[j..j + len],
+            &mut out[done..done + len],
+        );
+        done += len;
+        t += len;
     }
-    tail.fill(Gf2p64(0));
+    out[done..].fill(Gf2p64(0));
 }
 
 impl TripleSource<Gf2p64> for OhvRelations {
     fn len(&self) -> usize {
-        2 * self.inst[0].len()
+        2 * self.inst[0][0].len()
     }
 
     fn lift(&self, start: usize, parts: Parts, out: &mut LiftedTriples<Gf2p64>) {
-        lift_per_instance(&self.inst, &PART_TABLES, start, parts, out);
+        lift_per_instance(&self.inst, &PART_MAPS, start, parts, out);
     }
 
-    /// `Y` by table lookups, so `Verify` recomputes it instead of storing it.
+    /// `Y` by byte maps, so `Verify` recomputes it instead of storing it.
     fn lift_y(&self, start: usize, out: [&mut [Gf2p64]; 2]) -> bool {
         for (inst, o) in self.inst.iter().zip(out) {
-            part_per_instance(inst, &PART_TABLES, 1, start, o);
+            part_per_instance(inst, &PART_MAPS, 1, start, o);
         }
         true
     }
@@ -444,9 +503,10 @@ pub(crate) fn random_ohv16<M: SecurityModel>(
 mod tests {
     use super::*;
 
-    /// The table lift equals the relations' definition (each listed monomial bit at its power
-    /// of `u`) on random monomials of two words, for any range, both components, with zeros
-    /// past the end; `Parts::Xy` leaves `z` alone.
+    /// The lift equals the relations' definition (each listed monomial bit at its power of
+    /// `u`) on random monomials of 40 words, for ranges that start and end inside either
+    /// relation's run and cross from one to the other, both components, with zeros past the
+    /// end; `Parts::Xy` leaves `z` alone.
     #[test]
     fn table_lift_matches_the_relation_lists() {
         let mut seed = 0x1234_5678_9abc_def0u64;
@@ -460,20 +520,30 @@ mod tests {
         let rows: Vec<Vec<Vec<Bits16>>> = (0..2)
             .map(|_| {
                 (0..16)
-                    .map(|_| vec![Bits16(next()), Bits16(next())])
+                    .map(|_| (0..WORDS).map(|_| Bits16(next())).collect())
                     .collect()
             })
             .collect();
-        let rel = OhvRelations::from_sliced(2, |m, c| &rows[c][m]);
-        assert_eq!(rel.len(), 64);
+        const WORDS: usize = 40;
+        const LEN: usize = 32 * WORDS;
+        let rel = OhvRelations::from_sliced(WORDS, |m, c| &rows[c][m]);
+        assert_eq!(rel.len(), LEN);
         let want = |c: usize, t: usize, p: usize| -> u64 {
-            let (j, k) = (t / 2, t % 2);
+            let (k, j) = (t / (LEN / 2), t % (LEN / 2));
             let bit = |m: u8| (rows[c][usize::from(m)][j / 16].0 >> (j % 16)) & 1;
             RELATIONS[k][p]
                 .iter()
                 .fold(0, |acc, &(m, pow)| acc ^ (u64::from(bit(m)) << pow))
         };
-        for (start, n) in [(0, 64), (3, 50), (40, 40), (64, 5)] {
+        for (start, n) in [
+            (0, LEN),
+            (3, 50),
+            (40, 40),
+            (LEN / 2 - 100, 300),
+            (LEN / 2, 64),
+            (LEN - 1, 5),
+            (LEN, 3),
+        ] {
             for parts in [Parts::Xyz, Parts::Xy] {
                 let mut out = LiftedTriples {
                     x: RssVec::zeros(n),
@@ -496,7 +566,7 @@ mod tests {
                     for c in 0..2 {
                         let pick =
                             |v: &RssVec<Gf2p64>| if c == 0 { v.first[i] } else { v.second[i] };
-                        let expect = |p| Gf2p64(if t < 64 { want(c, t, p) } else { 0 });
+                        let expect = |p| Gf2p64(if t < LEN { want(c, t, p) } else { 0 });
                         assert_eq!(pick(&out.x), expect(0), "x c{c} t{t}");
                         assert_eq!(pick(&out.y), expect(1), "y c{c} t{t}");
                         let z = if parts == Parts::Xyz {
@@ -552,13 +622,13 @@ mod tests {
                 bad[m] ^= 1 << r;
                 let t = lift(bad);
                 assert!(
-                    !holds(&t, 2 * r) || !holds(&t, 2 * r + 1),
+                    !holds(&t, triple_index(16, r, 0)) || !holds(&t, triple_index(16, r, 1)),
                     "monomial {m}, r = {r}"
                 );
                 // Other lanes are unaffected.
-                assert!((0..16)
-                    .filter(|&l| l != r)
-                    .all(|l| holds(&t, 2 * l) && holds(&t, 2 * l + 1)));
+                assert!((0..16).filter(|&l| l != r).all(
+                    |l| holds(&t, triple_index(16, l, 0)) && holds(&t, triple_index(16, l, 1))
+                ));
             }
         }
     }
