@@ -479,7 +479,10 @@ pub(crate) fn gf2p64_mul(be: Backend, out: &mut [u64], a: &[u64], b: &[u64]) {
         #[cfg(target_arch = "x86_64")]
         WordOps::Pclmul(t) => avx2::gf2p64_mul_pclmul::<false>(t, out, a, b),
         #[cfg(target_arch = "x86_64")]
-        WordOps::Vpclmul(t) => avx2::gf2p64_mul_vpclmul::<false>(t, out, a, b),
+        WordOps::Vpclmul(t) => match byte_ops(be) {
+            ByteOps::Gfni512(g) => gfni::gf2p64_mul_512::<false>(g, t, out, a, b),
+            _ => avx2::gf2p64_mul_vpclmul::<false>(t, out, a, b),
+        },
     }
 }
 
@@ -490,7 +493,10 @@ pub(crate) fn gf2p64_mul_add(be: Backend, out: &mut [u64], a: &[u64], b: &[u64])
         #[cfg(target_arch = "x86_64")]
         WordOps::Pclmul(t) => avx2::gf2p64_mul_pclmul::<true>(t, out, a, b),
         #[cfg(target_arch = "x86_64")]
-        WordOps::Vpclmul(t) => avx2::gf2p64_mul_vpclmul::<true>(t, out, a, b),
+        WordOps::Vpclmul(t) => match byte_ops(be) {
+            ByteOps::Gfni512(g) => gfni::gf2p64_mul_512::<true>(g, t, out, a, b),
+            _ => avx2::gf2p64_mul_vpclmul::<true>(t, out, a, b),
+        },
     }
 }
 
@@ -513,7 +519,10 @@ pub(crate) fn gf2p64_node_inner(be: Backend, a: [&[u64]; 4], b: [&[u64]; 4]) -> 
         #[cfg(target_arch = "x86_64")]
         WordOps::Pclmul(t) => avx2::gf2p64_node_inner_pclmul(t, a, b),
         #[cfg(target_arch = "x86_64")]
-        WordOps::Vpclmul(t) => avx2::gf2p64_node_inner_vpclmul(t, a, b),
+        WordOps::Vpclmul(t) => match byte_ops(be) {
+            ByteOps::Gfni512(g) => gfni::gf2p64_node_inner_512(g, t, a, b),
+            _ => avx2::gf2p64_node_inner_vpclmul(t, a, b),
+        },
     }
 }
 

@@ -457,6 +457,111 @@ fn lerp_assign_512_impl(vp: super::avx2::Vpclmul, v: &mut [u64], w: &[u64], s: u
     super::avx2::gf2p64_lerp_assign_vpclmul(vp, &mut v[k..n], &w[k..n], s);
 }
 
+/// `out[k] (+)= a[k] b[k]` in `GF(2^64)` on the common prefix, 8 words at a time.
+pub(crate) fn gf2p64_mul_512<const ADD: bool>(
+    _t: Gfni512,
+    v: super::avx2::Vpclmul,
+    out: &mut [u64],
+    a: &[u64],
+    b: &[u64],
+) {
+    // SAFETY: the tokens prove AVX-512F, PCLMULQDQ and VPCLMULQDQ.
+    unsafe { gf2p64_mul_512_impl::<ADD>(v, out, a, b) }
+}
+
+#[target_feature(enable = "avx2,avx512f,pclmulqdq,vpclmulqdq")]
+fn gf2p64_mul_512_impl<const ADD: bool>(
+    v: super::avx2::Vpclmul,
+    out: &mut [u64],
+    a: &[u64],
+    b: &[u64],
+) {
+    let n = out.len().min(a.len()).min(b.len());
+    let (oc, _) = out[..n].as_chunks_mut::<8>();
+    let (ac, _) = a[..n].as_chunks::<8>();
+    let (bc, _) = b[..n].as_chunks::<8>();
+    for ((o, x), y) in oc.iter_mut().zip(ac).zip(bc) {
+        let mut r = mul8(load_words8(x), load_words8(y));
+        if ADD {
+            r = _mm512_xor_si512(r, load_words8(o));
+        }
+        store_words8(o, r);
+    }
+    let w = n / 8 * 8;
+    super::avx2::gf2p64_mul_vpclmul::<ADD>(v, &mut out[w..n], &a[w..n], &b[w..n]);
+}
+
+/// `x · u` in eight lanes (`u` = `0x2`: shift and conditional `0x1b`).
+#[inline]
+#[target_feature(enable = "avx512f")]
+fn times_u8(x: __m512i) -> __m512i {
+    let top = _mm512_srai_epi64::<63>(x);
+    _mm512_xor_si512(
+        _mm512_slli_epi64::<1>(x),
+        _mm512_and_si512(top, _mm512_set1_epi64(0x1b)),
+    )
+}
+
+/// Adds the unreduced `lp(x1, x2, y1, y2) = x1 (y1 + y2) + x2 y1` of eight lanes to `acc`
+/// (even lanes in `acc[0]`, odd lanes in `acc[1]`).
+#[inline]
+#[target_feature(enable = "avx512f,pclmulqdq,vpclmulqdq")]
+fn add_lp8(acc: &mut [__m512i; 2], [x1, x2, y1, y2]: [__m512i; 4]) {
+    let t = _mm512_xor_si512(y1, y2);
+    acc[0] = _mm512_xor_si512(acc[0], _mm512_clmulepi64_epi128::<0x00>(x1, t));
+    acc[1] = _mm512_xor_si512(acc[1], _mm512_clmulepi64_epi128::<0x11>(x1, t));
+    acc[0] = _mm512_xor_si512(acc[0], _mm512_clmulepi64_epi128::<0x00>(x2, y1));
+    acc[1] = _mm512_xor_si512(acc[1], _mm512_clmulepi64_epi128::<0x11>(x2, y1));
+}
+
+/// The 128-bit XOR of the unreduced products held in `acc`.
+#[inline]
+#[target_feature(enable = "avx512f")]
+fn fold_acc8(acc: [__m512i; 2]) -> u128 {
+    let mut w = [0u64; 8];
+    store_words8(&mut w, _mm512_xor_si512(acc[0], acc[1]));
+    let (lo, hi) = (w[0] ^ w[2] ^ w[4] ^ w[6], w[1] ^ w[3] ^ w[5] ^ w[7]);
+    (u128::from(hi) << 64) | u128::from(lo)
+}
+
+/// The node sums of a halving level (see `portable::gf2p64_node_inner`): eight lanes at a
+/// time where both halves are present, the rest by the 256-bit code (the sums are linear, so
+/// the parts add).
+pub(crate) fn gf2p64_node_inner_512(
+    _t: Gfni512,
+    v: super::avx2::Vpclmul,
+    a: [&[u64]; 4],
+    b: [&[u64]; 4],
+) -> [u64; 2] {
+    // SAFETY: the tokens prove AVX-512F, PCLMULQDQ and VPCLMULQDQ.
+    unsafe { node_inner_512_impl(v, a, b) }
+}
+
+#[target_feature(enable = "avx2,avx512f,pclmulqdq,vpclmulqdq")]
+fn node_inner_512_impl(v: super::avx2::Vpclmul, a: [&[u64]; 4], b: [&[u64]; 4]) -> [u64; 2] {
+    let (_, m) = portable::node_lengths(a, b);
+    let whole = m / 8 * 8;
+    let z = _mm512_setzero_si512();
+    let (mut h1, mut hu) = ([z; 2], [z; 2]);
+    for k in (0..whole).step_by(8) {
+        // `k + 8 <= whole <= m`, within every slice.
+        let word = |v: &[u64]| load_words8(v[k..].first_chunk::<8>().unwrap_or(&[0; 8]));
+        let bv = b.map(word);
+        add_lp8(&mut h1, bv);
+        let f: [__m512i; 4] = core::array::from_fn(|j| {
+            let av = word(a[j]);
+            _mm512_xor_si512(av, times_u8(_mm512_xor_si512(av, bv[j])))
+        });
+        add_lp8(&mut hu, f);
+    }
+    let [r1, ru] =
+        super::avx2::gf2p64_node_inner_vpclmul(v, a.map(|x| &x[whole..]), b.map(|x| &x[whole..]));
+    [
+        crate::gf2p64::reduce128(fold_acc8(h1)) ^ r1,
+        crate::gf2p64::reduce128(fold_acc8(hu)) ^ ru,
+    ]
+}
+
 /// Transposes the eight byte planes of 64 words (plane `p` holds byte `p` of word `i` at
 /// byte `i`): three rounds of unpacking (8-, 16-, 32-bit) within the 128-bit lanes, after
 /// which register `m` holds words `16 k + 2 m`, `16 k + 2 m + 1` in lane `k`; then a 4×4
