@@ -251,9 +251,40 @@ fn embed_bytes_512_impl(t: [&NibbleTables<'_>; 2], a: &[u8], b: Option<&[u8]>, d
     let (ac, at) = a[..n].as_chunks::<64>();
     let bc = b.map(|b| b[..n].as_chunks::<64>().0);
     let (dc, dt) = dst[..n].as_chunks_mut::<64>();
+    // Images of at most 16 bits (the compact relations' small polynomials): two planes,
+    // widened instead of transposed.
+    let narrow = t.iter().all(|m| m.gfni[2..].iter().all(|w| *w == 0));
     for (i, (d, x)) in dc.iter_mut().zip(ac).enumerate() {
         let x = load64(x);
         let y = bc.map(|bc| load64(&bc[i]));
+        if narrow {
+            let plane = |p: usize| {
+                let v = _mm512_gf2p8affine_epi64_epi8::<0>(x, mf[p]);
+                match y {
+                    Some(y) => _mm512_xor_si512(v, _mm512_gf2p8affine_epi64_epi8::<0>(y, mg[p])),
+                    None => v,
+                }
+            };
+            let (p0, p1) = (plane(0), plane(1));
+            // Lane k: the 16-bit images of elements 16 k .. 16 k + 8 (`lo`) and the next 8.
+            let (lo, hi) = (_mm512_unpacklo_epi8(p0, p1), _mm512_unpackhi_epi8(p0, p1));
+            let lanes = [
+                _mm512_extracti32x4_epi32::<0>(lo),
+                _mm512_extracti32x4_epi32::<0>(hi),
+                _mm512_extracti32x4_epi32::<1>(lo),
+                _mm512_extracti32x4_epi32::<1>(hi),
+                _mm512_extracti32x4_epi32::<2>(lo),
+                _mm512_extracti32x4_epi32::<2>(hi),
+                _mm512_extracti32x4_epi32::<3>(lo),
+                _mm512_extracti32x4_epi32::<3>(hi),
+            ];
+            let (words, _) = d.as_chunks_mut::<8>();
+            for (w, l) in words.iter_mut().zip(lanes) {
+                // SAFETY: `w` is 64 writable bytes; `storeu` needs no alignment.
+                unsafe { _mm512_storeu_si512(w.as_mut_ptr().cast(), _mm512_cvtepu16_epi64(l)) };
+            }
+            continue;
+        }
         let mut planes = [_mm512_setzero_si512(); 8];
         for (p, plane) in planes.iter_mut().enumerate() {
             *plane = _mm512_gf2p8affine_epi64_epi8::<0>(x, mf[p]);
