@@ -65,6 +65,19 @@ pub trait SecurityModel: Default + Debug + Send + 'static {
         let _ = (view, bytes);
     }
 
+    /// The store of recorded products over `F`, taken out of the model so that a protocol can
+    /// append triples to it in place ([`crate::Party::record_in_place`]); give it back with
+    /// [`SecurityModel::put_store`]. Models without records return an empty store.
+    fn take_store<F: Lift>(&mut self) -> Triples<F> {
+        Triples::default()
+    }
+
+    /// Gives back a store taken with [`SecurityModel::take_store`] (models without records
+    /// drop it).
+    fn put_store<F: Lift>(&mut self, store: Triples<F>) {
+        let _ = store;
+    }
+
     /// A multiplication `z = x * y` happened; malicious models record it for verification.
     fn on_product<F: Lift>(&mut self, x: &RssVec<F>, y: &RssVec<F>, z: &RssVec<F>) {
         let _ = (x, y, z);
@@ -737,6 +750,14 @@ impl SecurityModel for Malicious {
         if !src.is_empty() {
             self.recorder.custom.push(src);
         }
+    }
+
+    fn take_store<F: Lift>(&mut self) -> Triples<F> {
+        core::mem::take(F::store(&mut self.recorder))
+    }
+
+    fn put_store<F: Lift>(&mut self, store: Triples<F>) {
+        *F::store(&mut self.recorder) = store;
     }
 
     fn on_product_swap<F: Lift>(

@@ -11,7 +11,7 @@ use triskele_share::{
 use zeroize::Zeroize;
 
 use crate::error::{AbortReason, EngineError};
-use crate::model::{Lift, Malicious, Recorder, SecurityModel, SemiHonest, View};
+use crate::model::{Lift, Malicious, Recorder, SecurityModel, SemiHonest, Triples, View};
 use crate::verify::{verify, Concat, TripleSource, VerifyField};
 
 /// Which neighbour receives the local product in a reshare (PROTOCOLS.md §1.6, \[REF\]).
@@ -358,6 +358,36 @@ impl<M: SecurityModel> Party<M> {
             self.checkpoint()?;
         }
         Ok(())
+    }
+
+    /// Runs `f` with this party and the store of recorded products over `F`, so that a
+    /// protocol can append its triples in place: operands written straight into the store's
+    /// `x` and `y`, products appended to its `z` by [`Party::mul_covered_append`] (the same
+    /// messages as [`Party::mul`]), and later operands read back from it. What `f` appends is
+    /// recorded exactly as if each batch had gone through [`Party::mul`]; it must keep `x`,
+    /// `y` and `z` of equal length. The store goes back to the model even if `f` fails;
+    /// then a segment check runs if one is due. In the semi-honest model `f` gets an empty
+    /// store whose contents are dropped.
+    pub fn record_in_place<F: Lift, R>(
+        &mut self,
+        f: impl FnOnce(&mut Self, &mut Triples<F>) -> Result<R, EngineError>,
+    ) -> Result<R, EngineError> {
+        let mut store = self.model.take_store::<F>();
+        let out = f(self, &mut store);
+        if out.is_err() {
+            // Only whole triples stay (the run stops at the error anyway).
+            let n = store.x.len().min(store.y.len()).min(store.z.len());
+            for v in [&mut store.x, &mut store.y, &mut store.z] {
+                v.first.truncate(n);
+                v.second.truncate(n);
+            }
+        }
+        self.model.put_store(store);
+        let out = out?;
+        if M::MALICIOUS {
+            self.checkpoint()?;
+        }
+        Ok(out)
     }
 
     /// The multiplication of [`Party::mul`] **without** recording the triple: for products

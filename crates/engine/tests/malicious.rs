@@ -398,3 +398,45 @@ fn swapped_products_are_recorded_and_checked() {
         }
     }
 }
+
+/// Products recorded in place ([`Party::record_in_place`]: operands appended to the store,
+/// products appended to its `z` by `mul_covered_append`) are verified like recorded ones,
+/// with one segment check after the batch or at the end: honest runs pass, and an error in
+/// one party's share of one product makes every party abort.
+#[test]
+fn in_place_records_are_checked() {
+    for segment in [Some(1), None] {
+        for error in [None, Some(777usize)] {
+            let dealt = dealt_triples::<Gf2p8>(1000, &[], 35);
+            let res = three(|mut p| {
+                let i = p.id().index();
+                p.model().set_segment(segment);
+                let (x, y, _) = &dealt[i];
+                p.record_in_place::<Gf2p8, _>(|p, st| {
+                    let b = st.len();
+                    st.x.extend(x);
+                    st.y.extend(y);
+                    let (sx, sy) = (&st.x, &st.y);
+                    p.mul_covered_append(
+                        [&sx.first[b..], &sx.second[b..]],
+                        [&sy.first[b..], &sy.second[b..]],
+                        &mut st.z,
+                    )?;
+                    if let (Some(k), 0) = (error, i) {
+                        st.z.first[b + k] += Gf2p8(0x40);
+                    }
+                    Ok(())
+                })?;
+                let recorded = p.model().recorder().gf2p8.len() + 1000 * p.model().segments();
+                assert_eq!(recorded, 1000, "segment {segment:?}");
+                p.verify_recorded()
+            });
+            for r in res {
+                match error {
+                    None => r.unwrap(),
+                    Some(_) => assert!(is_abort(&r), "segment {segment:?}: {r:?}"),
+                }
+            }
+        }
+    }
+}

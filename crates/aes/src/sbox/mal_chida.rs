@@ -3,8 +3,10 @@
 //! PROTOCOLS.md §4.1 malicious chain, §5.4, §5.6).
 //!
 //! Online, per layer: the straightforward chain with the engine's plain multiplication
-//! ([`Party::mul`], the same code as the semi-honest engine, reshared to the previous party),
-//! every product recorded as a `GF(2^8)` triple by the [`Malicious`] model:
+//! (the messages of [`Party::mul`], reshared to the previous party), every product recorded
+//! as a `GF(2^8)` triple by the [`Malicious`] model, in place ([`Party::record_in_place`]:
+//! operands are written into the record store and read back from it, so the records cost no
+//! copies of their own):
 //!
 //! | round | products |
 //! |---|---|
@@ -25,12 +27,12 @@
 //! hashed opening and a compare-view before any party returns them.
 //!
 //! Large batches verify their records in segments while the layers run
-//! ([`Party::checkpoint`] after every product and layer; `triskele bench --verify-segment`):
+//! ([`Party::checkpoint`] after every layer; `triskele bench --verify-segment`):
 //! the same check per segment, counted in the finalize phase, with the memory of one segment
 //! instead of all records.
 
-use triskele_engine::{EngineError, Malicious, Party};
-use triskele_field::{Gf2p8, LinearMap8};
+use triskele_engine::{EngineError, Malicious, Party, Triples};
+use triskele_field::{Field, Gf2p8, LinearMap8};
 use triskele_share::RssVec;
 
 use super::SboxProtocol;
@@ -53,38 +55,24 @@ fn concat(a: &RssVec<Gf2p8>, b: &RssVec<Gf2p8>) -> RssVec<Gf2p8> {
     out
 }
 
-/// How [`inversion_chain`] multiplies.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Record {
-    /// [`Party::mul`]: every product recorded by the model (checked by Protocol 2).
-    Each,
-    /// [`Party::mul_covered`]: nothing recorded; the caller checks the products itself from
-    /// the chain's values (`mal-chida`'s sacrifice).
-    Covered,
-}
-
-/// The chain of the table above on `x` (replaced by `x^254`), in three rounds; returns
-/// `[x^3, x^15, x^14]`, which with `x` and `x^254` determine every factor of its four products
-/// (the others are local maps of them).
+/// The chain of the table above on `x` (replaced by `x^254`), in three rounds, with the
+/// products unrecorded ([`Party::mul_covered`]; the caller checks them itself, as
+/// `mal-chida`'s sacrifice does); returns `[x^3, x^15, x^14]`, which with `x` and `x^254`
+/// determine every factor of its four products (the others are local maps of them).
 pub(crate) fn inversion_chain(
     party: &mut Party<Malicious>,
     x: &mut RssVec<Gf2p8>,
-    record: Record,
 ) -> Result<[RssVec<Gf2p8>; 3], EngineError> {
-    let mul = |p: &mut Party<Malicious>, a: &RssVec<Gf2p8>, b: &RssVec<Gf2p8>| match record {
-        Record::Each => p.mul(a, b),
-        Record::Covered => p.mul_covered(a, b),
-    };
     let n = x.len();
     // Round 1: x^3 = x · x^2.
     let x2 = mapped(x, &LinearMap8::SQUARE);
-    let x3 = mul(party, x, &x2)?;
+    let x3 = party.mul_covered(x, &x2)?;
     // Round 2: [x^15, x^14] = [x^12, x^12] · [x^3, x^2].
     let x12 = mapped(&x3, &LinearMap8::POW4);
     let RssVec {
         first: mut f,
         second: mut s,
-    } = mul(party, &concat(&x12, &x12), &concat(&x3, &x2))?;
+    } = party.mul_covered(&concat(&x12, &x12), &concat(&x3, &x2))?;
     // The upper halves move out (one copy); the lower halves stay in place.
     let x14 = RssVec {
         first: f.split_off(n),
@@ -96,8 +84,84 @@ pub(crate) fn inversion_chain(
     };
     // Round 3: x^254 = x^240 · x^14.
     let x240 = mapped(&x15, &LinearMap8::POW16);
-    *x = mul(party, &x240, &x14)?;
+    *x = party.mul_covered(&x240, &x14)?;
     Ok([x3, x15, x14])
+}
+
+/// Appends `map` of entries `range` of `src` (both components) to `dst`.
+fn append_mapped(
+    dst: &mut RssVec<Gf2p8>,
+    src: &RssVec<Gf2p8>,
+    range: core::ops::Range<usize>,
+    map: &LinearMap8,
+) {
+    for (d, s) in [(&mut dst.first, &src.first), (&mut dst.second, &src.second)] {
+        let at = d.len();
+        d.resize(at + range.len(), Gf2p8::ZERO);
+        map.apply_slice(&s[range.clone()], &mut d[at..]);
+    }
+}
+
+/// Appends entries `range` of `src` (both components) to `dst`.
+fn append_range(dst: &mut RssVec<Gf2p8>, src: &RssVec<Gf2p8>, range: core::ops::Range<usize>) {
+    dst.first.extend_from_slice(&src.first[range.clone()]);
+    dst.second.extend_from_slice(&src.second[range]);
+}
+
+/// Appends entries `range` of `v` (both components) to `v` itself.
+fn append_within(v: &mut RssVec<Gf2p8>, range: core::ops::Range<usize>) {
+    v.first.extend_from_within(range.clone());
+    v.second.extend_from_within(range);
+}
+
+/// The products of entries `at .. at + k` of the store's `x` and `y`, appended to its `z`
+/// ([`Party::mul_covered_append`]: the messages of [`Party::mul`]).
+fn mul_in_store(
+    party: &mut Party<Malicious>,
+    st: &mut Triples<Gf2p8>,
+    at: usize,
+    k: usize,
+) -> Result<(), EngineError> {
+    let Triples { x, y, z } = st;
+    let r = at..at + k;
+    party.mul_covered_append(
+        [&x.first[r.clone()], &x.second[r.clone()]],
+        [&y.first[r.clone()], &y.second[r]],
+        z,
+    )
+}
+
+/// The chain of the table above on `x` (replaced by `x^254`), every product recorded in the
+/// order and with the messages of [`Party::mul`], but in place
+/// ([`Party::record_in_place`]): each product's operands are written straight into the
+/// store (linear maps of earlier entries, or copies of them), its product is appended to the
+/// store's `z`, and later rounds read their operands back from there. Only `x` and the
+/// output are copied in and out; nothing else is allocated.
+fn recorded_chain(party: &mut Party<Malicious>, x: &mut RssVec<Gf2p8>) -> Result<(), EngineError> {
+    let n = x.len();
+    party.record_in_place::<Gf2p8, _>(|p, st| {
+        let b = st.len();
+        // Round 1, triple b: (x, x^2, x^3).
+        st.x.extend(x);
+        append_mapped(&mut st.y, x, 0..n, &LinearMap8::SQUARE);
+        mul_in_store(p, st, b, n)?;
+        // Round 2, triples b + n (x^12, x^3, x^15) and b + 2n (x^12, x^2, x^14), one message.
+        let x3 = b..b + n;
+        append_mapped(&mut st.x, &st.z, x3.clone(), &LinearMap8::POW4);
+        append_within(&mut st.x, b + n..b + 2 * n);
+        append_range(&mut st.y, &st.z, x3);
+        append_within(&mut st.y, b..b + n);
+        mul_in_store(p, st, b + n, 2 * n)?;
+        // Round 3, triple b + 3n: (x^240, x^14, x^254).
+        let (x15, x14) = (b + n..b + 2 * n, b + 2 * n..b + 3 * n);
+        append_mapped(&mut st.x, &st.z, x15, &LinearMap8::POW16);
+        append_range(&mut st.y, &st.z, x14);
+        mul_in_store(p, st, b + 3 * n, n)?;
+        let out = b + 3 * n..b + 4 * n;
+        x.first.copy_from_slice(&st.z.first[out.clone()]);
+        x.second.copy_from_slice(&st.z.second[out]);
+        Ok(())
+    })
 }
 
 impl SboxProtocol<Malicious> for MalChidaRecCheck {
@@ -112,7 +176,7 @@ impl SboxProtocol<Malicious> for MalChidaRecCheck {
         party: &mut Party<Malicious>,
         x: &mut RssVec<Gf2p8>,
     ) -> Result<(), EngineError> {
-        inversion_chain(party, x, Record::Each).map(drop)
+        recorded_chain(party, x)
     }
 
     fn finalize(&mut self, party: &mut Party<Malicious>) -> Result<(), EngineError> {
