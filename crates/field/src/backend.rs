@@ -507,7 +507,10 @@ pub(crate) fn gf2p64_inner(be: Backend, a: &[u64], b: &[u64]) -> u64 {
         #[cfg(target_arch = "x86_64")]
         WordOps::Pclmul(t) => avx2::gf2p64_inner_pclmul(t, a, b),
         #[cfg(target_arch = "x86_64")]
-        WordOps::Vpclmul(t) => avx2::gf2p64_inner_vpclmul(t, a, b),
+        WordOps::Vpclmul(t) => match byte_ops(be) {
+            ByteOps::Gfni512(g) => gfni::gf2p64_inner_512(g, t, a, b),
+            _ => avx2::gf2p64_inner_vpclmul(t, a, b),
+        },
     }
 }
 
@@ -540,7 +543,10 @@ pub(crate) fn gf2p64_local_inner(
         #[cfg(target_arch = "x86_64")]
         WordOps::Pclmul(t) => avx2::gf2p64_local_inner_pclmul(t, a1, a2, b1, b2),
         #[cfg(target_arch = "x86_64")]
-        WordOps::Vpclmul(t) => avx2::gf2p64_local_inner_vpclmul(t, a1, a2, b1, b2),
+        WordOps::Vpclmul(t) => match byte_ops(be) {
+            ByteOps::Gfni512(g) => gfni::gf2p64_local_inner_512(g, t, a1, a2, b1, b2),
+            _ => avx2::gf2p64_local_inner_vpclmul(t, a1, a2, b1, b2),
+        },
     }
 }
 

@@ -522,6 +522,74 @@ fn gf2p64_mul_512_impl<const ADD: bool>(
     super::avx2::gf2p64_mul_vpclmul::<ADD>(v, &mut out[w..n], &a[w..n], &b[w..n]);
 }
 
+/// `Σ a[k] b[k]` in `GF(2^64)` over the common prefix: eight unreduced products per step,
+/// one reduction.
+pub(crate) fn gf2p64_inner_512(_t: Gfni512, v: super::avx2::Vpclmul, a: &[u64], b: &[u64]) -> u64 {
+    // SAFETY: the tokens prove AVX-512F, PCLMULQDQ and VPCLMULQDQ.
+    unsafe { gf2p64_inner_512_impl(v, a, b) }
+}
+
+#[target_feature(enable = "avx2,avx512f,pclmulqdq,vpclmulqdq")]
+fn gf2p64_inner_512_impl(v: super::avx2::Vpclmul, a: &[u64], b: &[u64]) -> u64 {
+    let n = a.len().min(b.len());
+    let (ac, _) = a[..n].as_chunks::<8>();
+    let (bc, _) = b[..n].as_chunks::<8>();
+    let z = _mm512_setzero_si512();
+    let mut acc = [z; 2];
+    for (x, y) in ac.iter().zip(bc) {
+        let (x, y) = (load_words8(x), load_words8(y));
+        acc[0] = _mm512_xor_si512(acc[0], _mm512_clmulepi64_epi128::<0x00>(x, y));
+        acc[1] = _mm512_xor_si512(acc[1], _mm512_clmulepi64_epi128::<0x11>(x, y));
+    }
+    let w = n / 8 * 8;
+    crate::gf2p64::reduce128(fold_acc8(acc))
+        ^ super::avx2::gf2p64_inner_vpclmul(v, &a[w..n], &b[w..n])
+}
+
+/// `Σ a1 (b1 + b2) + a2 b1` in `GF(2^64)` over the common prefix, eight lanes at a time.
+pub(crate) fn gf2p64_local_inner_512(
+    _t: Gfni512,
+    v: super::avx2::Vpclmul,
+    a1: &[u64],
+    a2: &[u64],
+    b1: &[u64],
+    b2: &[u64],
+) -> u64 {
+    // SAFETY: the tokens prove AVX-512F, PCLMULQDQ and VPCLMULQDQ.
+    unsafe { local_inner_512_impl(v, a1, a2, b1, b2) }
+}
+
+#[target_feature(enable = "avx2,avx512f,pclmulqdq,vpclmulqdq")]
+fn local_inner_512_impl(
+    v: super::avx2::Vpclmul,
+    a1: &[u64],
+    a2: &[u64],
+    b1: &[u64],
+    b2: &[u64],
+) -> u64 {
+    let n = a1.len().min(a2.len()).min(b1.len()).min(b2.len());
+    let z = _mm512_setzero_si512();
+    let mut acc = [z; 2];
+    let (x1c, _) = a1[..n].as_chunks::<8>();
+    let (x2c, _) = a2[..n].as_chunks::<8>();
+    let (y1c, _) = b1[..n].as_chunks::<8>();
+    let (y2c, _) = b2[..n].as_chunks::<8>();
+    for ((x1, x2), (y1, y2)) in x1c.iter().zip(x2c).zip(y1c.iter().zip(y2c)) {
+        add_lp8(
+            &mut acc,
+            [
+                load_words8(x1),
+                load_words8(x2),
+                load_words8(y1),
+                load_words8(y2),
+            ],
+        );
+    }
+    let w = n / 8 * 8;
+    crate::gf2p64::reduce128(fold_acc8(acc))
+        ^ super::avx2::gf2p64_local_inner_vpclmul(v, &a1[w..n], &a2[w..n], &b1[w..n], &b2[w..n])
+}
+
 /// `x · u` in eight lanes (`u` = `0x2`: shift and conditional `0x1b`).
 #[inline]
 #[target_feature(enable = "avx512f")]
