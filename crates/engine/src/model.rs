@@ -685,6 +685,13 @@ impl Malicious {
         F::store(&mut self.recorder).push(x, y, z);
     }
 
+    /// Lets `f` append triples to the store of products over `F` in place (operands written
+    /// straight into it, without vectors of their own); `f` must leave `x`, `y` and `z` of
+    /// equal length. Unlike [`crate::Party::record_in_place`], no segment check follows.
+    pub fn record_with<F: Lift>(&mut self, f: impl FnOnce(&mut Triples<F>)) {
+        f(F::store(&mut self.recorder));
+    }
+
     /// Reserves room for `n` more recorded products over `F`, so that the stores do not grow
     /// (and copy themselves) while the online phase records; for protocols that know their
     /// product count in advance.

@@ -89,7 +89,7 @@ pub(crate) fn inversion_chain(
 }
 
 /// Appends `map` of entries `range` of `src` (both components) to `dst`.
-fn append_mapped(
+pub(crate) fn append_mapped(
     dst: &mut RssVec<Gf2p8>,
     src: &RssVec<Gf2p8>,
     range: core::ops::Range<usize>,
@@ -103,7 +103,11 @@ fn append_mapped(
 }
 
 /// Appends entries `range` of `src` (both components) to `dst`.
-fn append_range(dst: &mut RssVec<Gf2p8>, src: &RssVec<Gf2p8>, range: core::ops::Range<usize>) {
+pub(crate) fn append_range(
+    dst: &mut RssVec<Gf2p8>,
+    src: &RssVec<Gf2p8>,
+    range: core::ops::Range<usize>,
+) {
     dst.first.extend_from_slice(&src.first[range.clone()]);
     dst.second.extend_from_slice(&src.second[range]);
 }

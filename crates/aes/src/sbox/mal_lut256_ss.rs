@@ -77,6 +77,7 @@ use triskele_field::{Gf2p8, LinearMap8};
 use triskele_share::RssVec;
 
 use super::lut256_ss::{lookup, mask_rss, open_offsets, Pool};
+use super::mal_chida::{append_mapped, append_range};
 use super::ohv16::OhvCheck;
 use super::{LayerInput, LayerLink, LayerOutput, SboxProtocol};
 
@@ -115,16 +116,18 @@ fn misuse(what: &str) -> EngineError {
 }
 
 /// Records the VerifySbox triples `(x^2, y, x)` and `(x, y^2, y)` of the pairs `([[x]], [[y]])`.
+/// Written into the record store in place: the squares are formed there, and nothing else
+/// is allocated.
 fn record_inverse_pairs(party: &mut Party<Malicious>, x: &RssVec<Gf2p8>, y: &RssVec<Gf2p8>) {
-    let square = |v: &RssVec<Gf2p8>| {
-        let mut out = RssVec::zeros(v.len());
-        LinearMap8::SQUARE.apply_slice(&v.first, &mut out.first);
-        LinearMap8::SQUARE.apply_slice(&v.second, &mut out.second);
-        out
-    };
-    let (x2, y2) = (square(x), square(y));
-    party.model().record::<Gf2p8>(&x2, y, x);
-    party.model().record::<Gf2p8>(x, &y2, y);
+    let n = x.len().min(y.len());
+    party.model().record_with::<Gf2p8>(|st| {
+        append_mapped(&mut st.x, x, 0..n, &LinearMap8::SQUARE);
+        append_range(&mut st.x, x, 0..n);
+        append_range(&mut st.y, y, 0..n);
+        append_mapped(&mut st.y, y, 0..n, &LinearMap8::SQUARE);
+        append_range(&mut st.z, x, 0..n);
+        append_range(&mut st.z, y, 0..n);
+    });
 }
 
 impl SboxProtocol<Malicious> for MalLut256Ss {

@@ -264,13 +264,10 @@ impl OhvRelations {
     /// `words` words of 16 lanes each.
     fn from_sliced<'a>(words: usize, mono: impl Fn(usize, usize) -> &'a [Bits16] + Sync) -> Self {
         let inst = [0, 1].map(|c| {
-            per_instance(words, |row, w| {
-                // Row m - 1 is μ_m; row 15 stays zero.
-                (row < 15)
-                    .then(|| mono(row + 1, c).get(w))
-                    .flatten()
-                    .map_or(0, |x| x.0)
-            })
+            // Row m - 1 is μ_m; row 15 stays zero.
+            let rows: [&[Bits16]; 16] =
+                core::array::from_fn(|r| if r < 15 { mono(r + 1, c) } else { &[] });
+            per_instance(words, |row, w| rows[row].get(w).map_or(0, |x| x.0))
         });
         OhvRelations { inst }
     }
