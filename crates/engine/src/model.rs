@@ -195,6 +195,25 @@ impl<F: Field> Triples<F> {
         self.z.len()
     }
 
+    /// Drops entries past the shortest of the six vectors, so that only whole triples stay;
+    /// returns whether anything had to be dropped.
+    pub fn keep_whole(&mut self) -> bool {
+        let parts = [&self.x, &self.y, &self.z];
+        let n = parts
+            .iter()
+            .map(|v| v.first.len().min(v.second.len()))
+            .min()
+            .unwrap_or(0);
+        let whole = parts
+            .iter()
+            .all(|v| v.first.len() == n && v.second.len() == n);
+        for v in [&mut self.x, &mut self.y, &mut self.z] {
+            v.first.truncate(n);
+            v.second.truncate(n);
+        }
+        !whole
+    }
+
     pub fn is_empty(&self) -> bool {
         self.z.is_empty()
     }
@@ -686,10 +705,13 @@ impl Malicious {
     }
 
     /// Lets `f` append triples to the store of products over `F` in place (operands written
-    /// straight into it, without vectors of their own); `f` must leave `x`, `y` and `z` of
-    /// equal length. Unlike [`crate::Party::record_in_place`], no segment check follows.
+    /// straight into it, without vectors of their own); `f` should leave `x`, `y` and `z` of
+    /// equal length (entries past the shortest are dropped: [`Triples::keep_whole`]). Unlike
+    /// [`crate::Party::record_in_place`], no segment check follows.
     pub fn record_with<F: Lift>(&mut self, f: impl FnOnce(&mut Triples<F>)) {
-        f(F::store(&mut self.recorder));
+        let store = F::store(&mut self.recorder);
+        f(store);
+        store.keep_whole();
     }
 
     /// Reserves room for `n` more recorded products over `F`, so that the stores do not grow

@@ -364,26 +364,27 @@ impl<M: SecurityModel> Party<M> {
     /// protocol can append its triples in place: operands written straight into the store's
     /// `x` and `y`, products appended to its `z` by [`Party::mul_covered_append`] (the same
     /// messages as [`Party::mul`]), and later operands read back from it. What `f` appends is
-    /// recorded exactly as if each batch had gone through [`Party::mul`]; it must keep `x`,
-    /// `y` and `z` of equal length. The store goes back to the model even if `f` fails;
-    /// then a segment check runs if one is due. In the semi-honest model `f` gets an empty
-    /// store whose contents are dropped.
+    /// recorded exactly as if each batch had gone through [`Party::mul`]; it must leave `x`,
+    /// `y` and `z` of equal length (otherwise only whole triples are kept and the call
+    /// fails with [`EngineError::LengthMismatch`]). The store goes back to the model even if
+    /// `f` fails; then a segment check runs if one is due. In the semi-honest model `f` gets
+    /// an empty store whose contents are dropped.
     pub fn record_in_place<F: Lift, R>(
         &mut self,
         f: impl FnOnce(&mut Self, &mut Triples<F>) -> Result<R, EngineError>,
     ) -> Result<R, EngineError> {
         let mut store = self.model.take_store::<F>();
         let out = f(self, &mut store);
-        if out.is_err() {
-            // Only whole triples stay (the run stops at the error anyway).
-            let n = store.x.len().min(store.y.len()).min(store.z.len());
-            for v in [&mut store.x, &mut store.y, &mut store.z] {
-                v.first.truncate(n);
-                v.second.truncate(n);
-            }
-        }
+        let (z, x) = (store.z.first.len(), store.x.first.len());
+        let ragged = store.keep_whole();
         self.model.put_store(store);
         let out = out?;
+        if ragged {
+            return Err(EngineError::LengthMismatch {
+                expected: x,
+                got: z,
+            });
+        }
         if M::MALICIOUS {
             self.checkpoint()?;
         }

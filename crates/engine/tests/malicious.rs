@@ -440,3 +440,29 @@ fn in_place_records_are_checked() {
         }
     }
 }
+
+/// A batch left with unequal parts is refused with a typed error, and only whole triples
+/// stay in the store.
+#[test]
+fn ragged_in_place_records_are_refused() {
+    let dealt = dealt_triples::<Gf2p8>(10, &[], 36);
+    let res = three(|mut p| {
+        let (x, y, z) = &dealt[p.id().index()];
+        p.model().record(x, y, z);
+        let r = p.record_in_place::<Gf2p8, _>(|_, st| {
+            st.x.extend(x);
+            st.y.extend(y);
+            Ok(())
+        });
+        (r, p.model().recorder().gf2p8.clone())
+    });
+    for (r, store) in res {
+        assert!(
+            matches!(r, Err(EngineError::LengthMismatch { .. })),
+            "{r:?}"
+        );
+        assert_eq!(store.x.len(), 10);
+        assert_eq!(store.y.len(), 10);
+        assert_eq!(store.z.len(), 10);
+    }
+}
