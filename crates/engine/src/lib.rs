@@ -26,7 +26,7 @@ pub use error::{AbortReason, EngineError};
 pub use measure::PhaseMeasure;
 pub use model::{
     set_verify_segment, verify_segment, Chained, CustomSource, Lift, Malicious, Recorder,
-    SecurityModel, SemiHonest, Triples, View, DEFAULT_VERIFY_SEGMENT, MAX_SEGMENTS,
+    SecurityModel, SemiHonest, Triples, View, DEFAULT_VERIFY_SEGMENT, MAX_SEGMENTS, MIN_RUN,
 };
 pub use party::{Party, ReshareTo};
 pub use triskele_net::Phase;

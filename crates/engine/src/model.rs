@@ -157,6 +157,14 @@ pub trait SecurityModel: Default + Debug + Send + 'static {
         None
     }
 
+    /// The most binary triples one run of Protocol 2 checks: a segment (or the finalize
+    /// check) with more is verified in several runs over consecutive windows, so that the
+    /// check's working memory follows the segment size even when one recorded source (e.g.
+    /// a preprocessing batch of compact relations) is larger. `None` (the default): one run.
+    fn run_size(&self) -> Option<usize> {
+        None
+    }
+
     /// Settings of the model that every party must share (part of the parameter check).
     fn parameters(&self) -> String {
         String::new()
@@ -633,6 +641,10 @@ impl Lift for Bits16 {
 /// ([`crate::verify`], "Segments").
 pub const MAX_SEGMENTS: usize = 256;
 
+/// The fewest binary triples a run of Protocol 2 checks when a large segment is split
+/// ([`SecurityModel::run_size`]): 2^20.
+pub const MIN_RUN: usize = 1 << 20;
+
 /// The default of [`Malicious`]'s verification segment: 32 MiB of records.
 pub const DEFAULT_VERIFY_SEGMENT: usize = 32 << 20;
 
@@ -669,6 +681,8 @@ pub struct Malicious {
     segment_failed: bool,
     /// Time spent verifying segments.
     segment_time: Duration,
+    /// Overrides the run size derived from the segment ([`SecurityModel::run_size`]).
+    run: Option<usize>,
 }
 
 impl Default for Malicious {
@@ -680,6 +694,7 @@ impl Default for Malicious {
             segment: verify_segment(),
             segments: 0,
             segment_failed: false,
+            run: None,
             segment_time: Duration::ZERO,
         }
     }
@@ -735,6 +750,13 @@ impl Malicious {
     /// end), overriding [`set_verify_segment`] for this party.
     pub fn set_segment(&mut self, bytes: Option<usize>) {
         self.segment = bytes;
+    }
+
+    /// Sets the most binary triples one run of the check verifies (any size, also below
+    /// [`MIN_RUN`]; `None`: derived from the segment, [`SecurityModel::run_size`]). Every
+    /// party must use the same value; for tests and experiments.
+    pub fn set_run_size(&mut self, triples: Option<usize>) {
+        self.run = triples;
     }
 
     /// Segments verified so far ([`crate::Party::checkpoint`]).
@@ -862,6 +884,12 @@ impl SecurityModel for Malicious {
 
     fn segment_size(&self) -> Option<usize> {
         self.segment.filter(|_| self.segments < MAX_SEGMENTS)
+    }
+
+    /// The segment size in `GF(2^8)` triples (6 bytes each), at least [`MIN_RUN`].
+    fn run_size(&self) -> Option<usize> {
+        self.run
+            .or_else(|| self.segment.map(|b| (b / 6).max(MIN_RUN)))
     }
 
     fn parameters(&self) -> String {

@@ -12,7 +12,7 @@ use zeroize::Zeroize;
 
 use crate::error::{AbortReason, EngineError};
 use crate::model::{Lift, Malicious, Recorder, SecurityModel, SemiHonest, Triples, View};
-use crate::verify::{verify, Concat, TripleSource, VerifyField};
+use crate::verify::{verify, windows, Concat, TripleSource, VerifyField};
 
 /// Which neighbour receives the local product in a reshare (PROTOCOLS.md §1.6, \[REF\]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -715,8 +715,10 @@ impl<M: SecurityModel> Party<M> {
                 .filter(|s| !s.is_empty())
                 .collect(),
         );
-        if !binary.is_empty() {
-            ok &= verify(self, &binary)?;
+        for run in windows(&binary, self.model.run_size()) {
+            if !run.is_empty() {
+                ok &= verify(self, &run)?;
+            }
         }
         let fp: [&dyn TripleSource<triskele_field::Fp>; 2] = [&rec.fp, &rec.fp_chained];
         ok &= self.verify_sources(fp)?;

@@ -129,11 +129,18 @@
 //! made since the previous one, and the finalize compare-view carries the conjunction of
 //! their local results. Each run tosses its own seed after its triples are fixed (they were
 //! computed before the checkpoint), so the argument above applies to each run separately,
-//! and a wrong triple passes only if the run that contains it fails to notice. Union bound
-//! over at most [`crate::MAX_SEGMENTS`]` + 1 = 257` runs: `ε ≤ 257 · 67 · 2^-64 <
-//! 2^-50` in `GF(2^64)` at every batch size and segment size up to `10^6` AES-256 blocks
-//! (and `257 · (2ℓ + 3) / p`, below `2^-80` for the primes of at least 100 bits of the
-//! malicious PRFs). Privacy is unchanged: each run opens only coins and the randomized `σ`.
+//! and a wrong triple passes only if the run that contains it fails to notice. The binary
+//! records of one segment (or of the finalize check) that exceed the run size
+//! ([`crate::SecurityModel::run_size`]: the segment size in `GF(2^8)` triples, at least
+//! [`crate::MIN_RUN`]` = 2^20`) are verified in several runs over consecutive windows of them,
+//! each again with its own seed; this bounds the check's working memory when one recorded
+//! source (a preprocessing batch of compact relations) is larger than a segment. Union bound
+//! over at most [`crate::MAX_SEGMENTS`]` + 1 = 257` segments and, in `GF(2^64)`, fewer than
+//! `L / 2^20 + 257 < 2^12 + 257` runs for the `L < 2^32` triples of up to `10^6` AES-256
+//! blocks: `ε ≤ 4353 · 67 · 2^-64 < 2^-45` in `GF(2^64)` at every batch size and segment
+//! size (and `257 · (2ℓ + 3) / p`, below `2^-80` for the primes of at least 100 bits of the
+//! malicious PRFs, whose records are not split). Privacy is unchanged: each run opens only
+//! coins and the randomized `σ`.
 
 use core::any::Any;
 
@@ -781,6 +788,131 @@ impl<V: VerifyField> TripleSource<V> for Concat<'_, V> {
                 dst[r.clone()].copy_from_slice(src);
             }
         }
+    }
+}
+
+/// The triples `off .. off + len` of a source, as a source of its own (positions counted
+/// from `off`; nothing past `len`): one run of a check split by [`windows`].
+pub(crate) struct Window<'a, V> {
+    src: &'a dyn TripleSource<V>,
+    off: usize,
+    len: usize,
+}
+
+/// `src` cut into consecutive windows of at most `max` triples (one window if `max` is
+/// `None` or the source is not longer).
+pub(crate) fn windows<V>(src: &dyn TripleSource<V>, max: Option<usize>) -> Vec<Window<'_, V>> {
+    let total = src.len();
+    let step = max.filter(|m| *m > 0 && *m < total).unwrap_or(total.max(1));
+    (0..total)
+        .step_by(step)
+        .map(|off| Window {
+            src,
+            off,
+            len: step.min(total - off),
+        })
+        .collect()
+}
+
+impl<V: VerifyField> Window<'_, V> {
+    /// Whether `start .. start + k` lies inside the window.
+    fn inside(&self, start: usize, k: usize) -> bool {
+        start.checked_add(k).is_some_and(|e| e <= self.len)
+    }
+
+    /// How many of `k` entries from `start` lie inside the window.
+    fn kept(&self, start: usize, k: usize) -> usize {
+        self.len.saturating_sub(start).min(k)
+    }
+}
+
+impl<V: VerifyField> TripleSource<V> for Window<'_, V> {
+    fn len(&self) -> usize {
+        self.len
+    }
+
+    fn in_place(&self) -> bool {
+        self.src.in_place()
+    }
+
+    fn lift(&self, start: usize, parts: Parts, out: &mut LiftedTriples<V>) {
+        let keep = self.kept(start, out.len());
+        self.src.lift(self.off + start, parts, out);
+        let zero = |v: &mut Vec<V>| v[keep..].fill(V::ZERO);
+        for v in [&mut out.x, &mut out.y] {
+            zero(&mut v.first);
+            zero(&mut v.second);
+        }
+        if parts == Parts::Xyz {
+            zero(&mut out.z.first);
+            zero(&mut out.z.second);
+        }
+    }
+
+    fn pair_sums(&self, lo: usize, hi: Option<usize>, c_lo: &[V], c_hi: &[V]) -> Option<[V; 4]> {
+        let k = c_lo.len();
+        if !self.inside(lo, k) || hi.is_some_and(|h| !self.inside(h, k)) {
+            return None;
+        }
+        self.src
+            .pair_sums(self.off + lo, hi.map(|h| self.off + h), c_lo, c_hi)
+    }
+
+    fn fold_pairs(
+        &self,
+        lo: usize,
+        hi: Option<usize>,
+        c: [&[V]; 2],
+        s: V,
+        out: [&mut [V]; 4],
+    ) -> bool {
+        let k = out[0].len();
+        if !self.inside(lo, k) || hi.is_some_and(|h| !self.inside(h, k)) {
+            return false;
+        }
+        self.src
+            .fold_pairs(self.off + lo, hi.map(|h| self.off + h), c, s, out)
+    }
+
+    fn y_bytes(&self, start: usize, out: [&mut [u8]; 2]) -> bool {
+        let keep = self.kept(start, out[0].len());
+        let [a, b] = out;
+        if !self.src.y_bytes(self.off + start, [&mut *a, &mut *b]) {
+            return false;
+        }
+        a[keep..].fill(0);
+        b[keep..].fill(0);
+        true
+    }
+
+    fn slices(&self, start: usize, k: usize) -> Option<[&[V]; 6]> {
+        self.inside(start, k)
+            .then(|| self.src.slices(self.off + start, k))
+            .flatten()
+    }
+
+    fn y_slices(&self, start: usize, k: usize) -> Option<[&[V]; 2]> {
+        self.inside(start, k)
+            .then(|| self.src.y_slices(self.off + start, k))
+            .flatten()
+    }
+
+    fn scaled_x(&self, start: usize, c: &[V], out: [&mut [V]; 2]) -> Option<([&[V]; 2], [V; 2])> {
+        if !self.inside(start, c.len()) {
+            return None;
+        }
+        self.src.scaled_x(self.off + start, c, out)
+    }
+
+    fn lift_y(&self, start: usize, out: [&mut [V]; 2]) -> bool {
+        let keep = self.kept(start, out[0].len());
+        let [a, b] = out;
+        if !self.src.lift_y(self.off + start, [&mut *a, &mut *b]) {
+            return false;
+        }
+        a[keep..].fill(V::ZERO);
+        b[keep..].fill(V::ZERO);
+        true
     }
 }
 
@@ -2672,6 +2804,61 @@ mod tests {
         assert!(cat.y_bytes(0, [&mut [], &mut []]));
         check::<Gf2p64>(&cat, 9);
         check::<Gf2p64>(&random_triples::<triskele_field::Bits16>(1001, 8), 8);
+        // Windows (a split run): the streamed check of a window equals the naive check of its
+        // triples copied out, for byte, in-place and concatenated sources, windows that end
+        // before the source and windows that cross its parts.
+        fn copied<F: Field>(t: &Triples<F>, off: usize, len: usize) -> Triples<F> {
+            let cut = |v: &RssVec<F>| RssVec {
+                first: v.first[off..off + len].to_vec(),
+                second: v.second[off..off + len].to_vec(),
+            };
+            Triples {
+                x: cut(&t.x),
+                y: cut(&t.y),
+                z: cut(&t.z),
+            }
+        }
+        fn same_window<V: VerifyField>(w: &Window<'_, V>, copy: &dyn TripleSource<V>, seed: u64) {
+            let key = [seed as u8; 16];
+            let coins = random_coins::<V>(64, seed);
+            assert!(naive_transcript(w, &key, &coins) == naive_transcript(copy, &key, &coins));
+            check::<V>(w, seed);
+        }
+        let t8 = random_triples::<triskele_field::Gf2p8>(10_000, 11);
+        let t64 = random_triples::<Gf2p64>(10_000, 12);
+        for (off, len) in [(0, 4097), (4097, 4097), (8194, 1806), (1000, 2001)] {
+            same_window(&Window { src: &t8, off, len }, &copied(&t8, off, len), 13);
+            same_window(
+                &Window {
+                    src: &t64,
+                    off,
+                    len,
+                },
+                &copied(&t64, off, len),
+                14,
+            );
+        }
+        let cat = Concat(vec![&g8, &g4, &g64]);
+        for (off, len) in [(2000, 2500), (4400, 3000)] {
+            check::<Gf2p64>(
+                &Window {
+                    src: &cat,
+                    off,
+                    len,
+                },
+                15,
+            );
+        }
+        let cuts: Vec<(usize, usize)> = windows(&t8 as &dyn TripleSource<Gf2p64>, Some(4000))
+            .iter()
+            .map(|w| (w.off, w.len))
+            .collect();
+        assert_eq!(cuts, [(0, 4000), (4000, 4000), (8000, 2000)]);
+        assert_eq!(windows(&t8 as &dyn TripleSource<Gf2p64>, None).len(), 1);
+        assert_eq!(
+            windows(&t8 as &dyn TripleSource<Gf2p64>, Some(20_000)).len(),
+            1
+        );
         // Chained `F_p` triples: the streamed check (which forms `(x + r y, y, z + r x)` on
         // the fly) against the naive one, whose transcript equals that of the combined triples
         // stored as such; alone, and after plain triples.

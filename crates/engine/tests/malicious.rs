@@ -466,3 +466,38 @@ fn ragged_in_place_records_are_refused() {
         assert_eq!(store.z.len(), 10);
     }
 }
+
+/// A check over more binary triples than the run size runs over consecutive windows, each a
+/// run of Protocol 2 with its own seed: honest records pass with one run's bytes per window
+/// (then the compare-view), and an error in any window, the last one too, aborts at every
+/// party.
+#[test]
+fn large_checks_run_in_windows() {
+    let (n, run) = (5000usize, 1000usize);
+    for error_at in [None, Some(3500usize), Some(n - 1)] {
+        let errors: Vec<_> = error_at.map(|k| (k, Gf2p8(0x11))).into_iter().collect();
+        let dealt = dealt_triples::<Gf2p8>(n, &errors, 37);
+        let res = three(|mut p| {
+            p.model().set_segment(None);
+            p.model().set_run_size(Some(run));
+            let (x, y, z) = &dealt[p.id().index()];
+            p.model().record(x, y, z);
+            p.set_phase(Phase::Finalize);
+            let r = p.verify_recorded();
+            let st = p.net().stats().get(Phase::Finalize);
+            (r, [st.next.bytes_sent, st.prev.bytes_sent])
+        });
+        let l = u64::from(levels(run));
+        let runs = (n / run) as u64;
+        for (r, st) in res {
+            match error_at {
+                None => {
+                    r.unwrap();
+                    assert_eq!(st[0], runs * (16 + 8 * l + 24) + 32);
+                    assert_eq!(st[1], runs * (16 * l + 16) + 32);
+                }
+                Some(k) => assert!(is_abort(&r), "error at {k}: {r:?}"),
+            }
+        }
+    }
+}
