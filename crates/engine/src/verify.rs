@@ -380,6 +380,14 @@ pub trait TripleSource<V>: Sync {
         None
     }
 
+    /// Optional: `[Σ c z_1, Σ c z_2]` over the triples `start .. start + c.len()` (zero from
+    /// [`TripleSource::len`] on), formed without lifting `z` (for compact sources whose `z`
+    /// is a `GF(2)`-linear map of stored bytes); `None` (the default): the caller lifts `z`.
+    fn z_sums(&self, start: usize, c: &[V]) -> Option<[V; 2]> {
+        let _ = (start, c);
+        None
+    }
+
     /// Optional: writes the lifted `y_1`, `y_2` of triples `start .. start + out[0].len()`
     /// (zero from [`TripleSource::len`] on) and returns `true`; `false` (the default): not
     /// available, nothing written. A source returns the same for every range (also empty
@@ -749,6 +757,16 @@ impl<V: VerifyField> TripleSource<V> for Concat<'_, V> {
         true
     }
 
+    /// Pieced together from the parts, if every part the range covers has it.
+    fn z_sums(&self, start: usize, c: &[V]) -> Option<[V; 2]> {
+        let mut z = [V::ZERO; 2];
+        for (s, offset, r) in self.overlaps(start, c.len()) {
+            let [a, b] = s.z_sums(offset, &c[r])?;
+            z = [z[0] + a, z[1] + b];
+        }
+        Some(z)
+    }
+
     /// Available if every part has it; pieced together from the parts.
     fn y_bytes(&self, start: usize, out: [&mut [u8]; 2]) -> bool {
         if !self.0.iter().all(|s| s.y_bytes(0, [&mut [], &mut []])) {
@@ -902,6 +920,13 @@ impl<V: VerifyField> TripleSource<V> for Window<'_, V> {
             return None;
         }
         self.src.scaled_x(self.off + start, c, out)
+    }
+
+    fn z_sums(&self, start: usize, c: &[V]) -> Option<[V; 2]> {
+        if !self.inside(start, c.len()) {
+            return None;
+        }
+        self.src.z_sums(self.off + start, c)
     }
 
     fn lift_y(&self, start: usize, out: [&mut [V]; 2]) -> bool {
@@ -1317,10 +1342,13 @@ fn scaled_view<'a, V: VerifyField>(
     if let Some(r) = src.scaled_x(start, c, [&mut *o1, &mut *o2]) {
         return r;
     }
-    let [x1, x2, y1, y2, z1, z2] = view(src, start, c.len(), Parts::Xyz, buf);
+    let z = src.z_sums(start, c);
+    let parts = if z.is_some() { Parts::Xy } else { Parts::Xyz };
+    let [x1, x2, y1, y2, z1, z2] = view(src, start, c.len(), parts, buf);
     V::mul_slice(o1, x1, c);
     V::mul_slice(o2, x2, c);
-    ([y1, y2], [V::inner_product(c, z1), V::inner_product(c, z2)])
+    let z = z.unwrap_or_else(|| [V::inner_product(c, z1), V::inner_product(c, z2)]);
+    ([y1, y2], z)
 }
 
 /// The folded vectors after a level: the claim is on their first `len` entries (`len` kept

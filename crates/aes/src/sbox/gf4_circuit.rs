@@ -216,6 +216,17 @@ impl TripleSource<Gf2p64> for Gf4p4Relations {
         true
     }
 
+    /// `Σ c Z` from the packed bytes (`Z = T_0(p) + T_1(z_1) + T_2(z_2)`), without lifting.
+    fn z_sums(&self, start: usize, c: &[Gf2p64]) -> Option<[Gf2p64; 2]> {
+        Some(self.packed.each_ref().map(|[_, d, w]| {
+            let (d, w) = (d.get(start..).unwrap_or(&[]), w.get(start..).unwrap_or(&[]));
+            let n = c.len().min(d.len());
+            let [a, b] =
+                ByteEmbedding::inner_products(&c[..n], [(&Z_OF_D, &d[..n]), (&Z_OF_W, &w[..n])]);
+            a + b
+        }))
+    }
+
     fn lift(&self, start: usize, parts: Parts, out: &mut LiftedTriples<Gf2p64>) {
         for (c, planes) in self.packed.iter().enumerate() {
             let [a, d, w] = planes.each_ref().map(|v| v.get(start..).unwrap_or(&[]));
@@ -330,6 +341,20 @@ mod tests {
                 z: RssVec::zeros(n + 3),
             };
             rel.lift(0, Parts::Xyz, &mut out);
+            for start in [0, 5, n - 1] {
+                // `z_sums` gives the sums of the lifted `z` times coefficients.
+                let c: Vec<Gf2p64> = (0..n + 3 - start)
+                    .map(|i| Gf2p64(0x1234_5678_9abc_def1u64.rotate_left(i as u32)))
+                    .collect();
+                let dot = |z: &[Gf2p64]| {
+                    z[start..]
+                        .iter()
+                        .zip(&c)
+                        .fold(Gf2p64(0), |a, (z, c)| a + *z * *c)
+                };
+                let want = [dot(&out.z.first), dot(&out.z.second)];
+                assert_eq!(rel.z_sums(start, &c), Some(want), "start {start}");
+            }
             {
                 // `lift_y` gives the lifted `y`.
                 let n = out.y.first.len();

@@ -74,8 +74,8 @@ use triskele_share::{PartyId, RssVec};
 use super::gf4_circuit::Gf4p4Relations;
 use super::lut16::{online_layer, Ohv16Pool};
 use super::ohv16::{
-    assemble, lift_per_instance, part_maps, part_per_instance, per_instance, random_ohv16, Ohv16,
-    OhvCheck, PartMaps, PartTables, Planes,
+    assemble, lift_per_instance, part_maps, part_per_instance, per_instance, random_ohv16,
+    z_sum_per_instance, Ohv16, OhvCheck, PartMaps, PartTables, Planes,
 };
 use super::tower::NibbleLinear;
 use super::SboxProtocol;
@@ -382,6 +382,14 @@ impl TripleSource<Gf2p64> for BitstringRelations {
         lift_per_instance(&self.inst, &BITSTRING_MAPS, start, parts, out);
     }
 
+    fn z_sums(&self, start: usize, c: &[Gf2p64]) -> Option<[Gf2p64; 2]> {
+        Some(
+            self.inst
+                .each_ref()
+                .map(|inst| z_sum_per_instance(inst, &BITSTRING_MAPS, start, c)),
+        )
+    }
+
     /// `Y` by table lookups, so `Verify` recomputes it instead of storing it.
     fn lift_y(&self, start: usize, out: [&mut [Gf2p64]; 2]) -> bool {
         for (inst, o) in self.inst.iter().zip(out) {
@@ -548,6 +556,13 @@ mod tests {
                 let (mut y1, mut y2) = (vec![Gf2p64(1); n], vec![Gf2p64(1); n]);
                 assert!(rel.lift_y(start, [&mut y1, &mut y2]));
                 assert_eq!((y1, y2), (out.y.first.clone(), out.y.second.clone()));
+            }
+            {
+                // `z_sums` gives the sums of the lifted `z` times coefficients.
+                let c: Vec<Gf2p64> = (0..n).map(|i| Gf2p64(3 + 7 * i as u64)).collect();
+                let dot = |z: &[Gf2p64]| z.iter().zip(&c).fold(Gf2p64(0), |a, (z, c)| a + *z * *c);
+                let want = [dot(&out.z.first), dot(&out.z.second)];
+                assert_eq!(rel.z_sums(start, &c), Some(want), "start {start}");
             }
             out
         };

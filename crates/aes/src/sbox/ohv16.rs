@@ -398,6 +398,32 @@ pub(crate) fn part_per_instance<const R: usize>(
     out[done..].fill(Gf2p64(0));
 }
 
+/// `[Σ c Z]` of one component of a per-instance store for the triples `start .. start +
+/// c.len()` (zero past the end): per relation's run, the sum of the coefficients times the
+/// `Z` map of the two byte planes ([`ByteEmbedding::inner_products`]), without lifting `Z`.
+pub(crate) fn z_sum_per_instance<const R: usize>(
+    inst: &Planes,
+    maps: &PartMaps<R>,
+    start: usize,
+    c: &[Gf2p64],
+) -> Gf2p64 {
+    let [lo, hi] = inst;
+    let n = lo.len();
+    let end = start.saturating_add(c.len()).min(R * n);
+    let (mut sum, mut t) = (Gf2p64(0), start);
+    while t < end {
+        let (k, j) = (t / n, t % n);
+        let len = (n - j).min(end - t);
+        let [f, g] = &maps[k][2];
+        let cr = &c[t - start..t - start + len];
+        let [a, b] =
+            ByteEmbedding::inner_products(cr, [(f, &lo[j..j + len]), (g, &hi[j..j + len])]);
+        sum += a + b;
+        t += len;
+    }
+    sum
+}
+
 impl TripleSource<Gf2p64> for OhvRelations {
     fn len(&self) -> usize {
         2 * self.inst[0][0].len()
@@ -405,6 +431,14 @@ impl TripleSource<Gf2p64> for OhvRelations {
 
     fn lift(&self, start: usize, parts: Parts, out: &mut LiftedTriples<Gf2p64>) {
         lift_per_instance(&self.inst, &PART_MAPS, start, parts, out);
+    }
+
+    fn z_sums(&self, start: usize, c: &[Gf2p64]) -> Option<[Gf2p64; 2]> {
+        Some(
+            self.inst
+                .each_ref()
+                .map(|inst| z_sum_per_instance(inst, &PART_MAPS, start, c)),
+        )
     }
 
     /// `Y` by byte maps, so `Verify` recomputes it instead of storing it.
@@ -551,6 +585,16 @@ mod tests {
                     },
                 };
                 rel.lift(start, parts, &mut out);
+                if parts == Parts::Xyz {
+                    // `z_sums` gives the sums of the lifted `z` times coefficients.
+                    let c: Vec<Gf2p64> = (0..n)
+                        .map(|i| Gf2p64(0x9e37_79b9_7f4a_7c15u64.wrapping_mul(i as u64 + 1)))
+                        .collect();
+                    let dot =
+                        |z: &[Gf2p64]| z.iter().zip(&c).fold(Gf2p64(0), |a, (z, c)| a + *z * *c);
+                    let want = [dot(&out.z.first), dot(&out.z.second)];
+                    assert_eq!(rel.z_sums(start, &c), Some(want), "start {start}, n {n}");
+                }
                 {
                     // `lift_y` gives the lifted `y`.
                     let n = out.y.first.len();
