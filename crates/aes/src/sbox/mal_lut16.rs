@@ -66,16 +66,15 @@
 
 use std::sync::Arc;
 
-use triskele_engine::verify::{LiftedTriples, Parts, TripleSource};
 use triskele_engine::{EngineError, Malicious, Party, SecurityModel};
-use triskele_field::{Bits16, Gf2p64, Gf2p8};
+use triskele_field::{Bits16, Gf2p8};
 use triskele_share::{PartyId, RssVec};
 
 use super::gf4_circuit::Gf4p4Relations;
 use super::lut16::{online_layer, Ohv16Pool};
 use super::ohv16::{
-    assemble, lift_per_instance, part_maps, part_per_instance, per_instance, random_ohv16,
-    z_sum_per_instance, Ohv16, OhvCheck, PartMaps, PartTables, Planes,
+    assemble, part_maps, per_instance, random_ohv16, Ohv16, OhvCheck, PartMaps, PartTables,
+    PerInstance,
 };
 use super::tower::NibbleLinear;
 use super::SboxProtocol;
@@ -273,10 +272,7 @@ fn bitstring_ohv16<M: SecurityModel>(party: &mut Party<M>, n: usize) -> Result<O
 /// `(k - 1) n + j`: `X = s = b_k` as 0/1, `Y = Σ_{j<h-1} f_j u^j`, `Z = Σ_{j<h-1} g_j u^j` ([`bitstring_parts`]). Instances
 /// fill whole words of 16 lanes (the extra lanes were computed by the same multiplications on
 /// random bits, so they satisfy the relations too).
-struct BitstringRelations {
-    /// `inst[c]`: component `c` of every instance.
-    inst: [Planes; 2],
-}
+type BitstringRelations = PerInstance<3>;
 
 /// Layout of an instance's `u16`: bits 0-3 are `b_0..b_3`, bits 4-14 the 11 products in step
 /// order (step `k`'s product `j` at `4 + step_offset(k) + j`), bit 15 the constant 1.
@@ -352,7 +348,7 @@ const fn bitstring_tables() -> PartTables<3> {
     t
 }
 
-impl BitstringRelations {
+impl PerInstance<3> {
     /// From the bit-sliced bits and products of both components (`words` words each entry)
     /// and the constant 1 per component.
     fn new(
@@ -369,33 +365,7 @@ impl BitstringRelations {
                 _ => row(&products[c], r - 4, w),
             })
         });
-        BitstringRelations { inst }
-    }
-}
-
-impl TripleSource<Gf2p64> for BitstringRelations {
-    fn len(&self) -> usize {
-        3 * self.inst[0][0].len()
-    }
-
-    fn lift(&self, start: usize, parts: Parts, out: &mut LiftedTriples<Gf2p64>) {
-        lift_per_instance(&self.inst, &BITSTRING_MAPS, start, parts, out);
-    }
-
-    fn z_sums(&self, start: usize, c: &[Gf2p64]) -> Option<[Gf2p64; 2]> {
-        Some(
-            self.inst
-                .each_ref()
-                .map(|inst| z_sum_per_instance(inst, &BITSTRING_MAPS, start, c)),
-        )
-    }
-
-    /// `Y` by table lookups, so `Verify` recomputes it instead of storing it.
-    fn lift_y(&self, start: usize, out: [&mut [Gf2p64]; 2]) -> bool {
-        for (inst, o) in self.inst.iter().zip(out) {
-            part_per_instance(inst, &BITSTRING_MAPS, 1, start, o);
-        }
-        true
+        PerInstance::from_planes(inst, &BITSTRING_MAPS)
     }
 }
 
@@ -403,6 +373,8 @@ impl TripleSource<Gf2p64> for BitstringRelations {
 mod tests {
     use super::*;
     use crate::sbox::ohv16::{transpose16, triple_index};
+    use triskele_engine::verify::{LiftedTriples, Parts, TripleSource};
+    use triskele_field::Gf2p64;
 
     /// Bit-sliced random bits with lane `l` at position `r = l` (bit `k` of `l` in `b_k`).
     fn lane_positions() -> [Bits16; 4] {

@@ -7,6 +7,7 @@
 //! `2 ⌈n/16⌉ · 11` bytes to the previous party in 2 rounds. The output is transposed to one
 //! `u16` per instance and component (bit `k` = entry `k`) with `[[r]]` over `GF(2^4)`.
 
+use core::ops::Range;
 use std::sync::Arc;
 
 use rayon::prelude::*;
@@ -212,10 +213,7 @@ const MONOMIAL: [(usize, usize); 16] = [
 /// The instances fill whole words of 16 (the bit-sliced computation's lanes): lanes beyond
 /// the requested instances of the last word are checked too, since they were computed by the
 /// same multiplications on random bits and satisfy the relations as well.
-pub(crate) struct OhvRelations {
-    /// `inst[c]`: component `c` of every instance's monomials.
-    inst: [Planes; 2],
-}
+pub(crate) type OhvRelations = PerInstance<2>;
 
 /// `PART_TABLES[k][p][h][b]`: part `p` (`X`, `Y`, `Z`) of relation `k` for the monomials of
 /// byte `h` of an instance's `u16` (`h = 0`: `μ_1..μ_8`, `h = 1`: `μ_9..μ_15`) equal to `b`;
@@ -259,7 +257,7 @@ const fn part_tables() -> PartTables<2> {
     t
 }
 
-impl OhvRelations {
+impl PerInstance<2> {
     /// From the bit-sliced monomials: `mono(m, c)` is component `c` of `μ_m` (`m` in `1..16`),
     /// `words` words of 16 lanes each.
     fn from_sliced<'a>(words: usize, mono: impl Fn(usize, usize) -> &'a [Bits16] + Sync) -> Self {
@@ -269,7 +267,7 @@ impl OhvRelations {
                 core::array::from_fn(|r| if r < 15 { mono(r + 1, c) } else { &[] });
             per_instance(words, |row, w| rows[row].get(w).map_or(0, |x| x.0))
         });
-        OhvRelations { inst }
+        PerInstance::from_planes(inst, &PART_MAPS)
     }
 }
 
@@ -302,7 +300,7 @@ pub(crate) fn per_instance(words: usize, row: impl Fn(usize, usize) -> u16 + Syn
 }
 
 /// The index of relation `k` of instance `j` among the triples of a per-instance store of
-/// `n` instances ([`lift_per_instance`]): each relation's triples are contiguous.
+/// `n` instances ([`PerInstance`]): each relation's triples are contiguous.
 #[cfg(test)]
 pub(crate) const fn triple_index(n: usize, j: usize, k: usize) -> usize {
     k * n + j
@@ -341,110 +339,100 @@ pub(crate) const fn part_maps<const R: usize>(t: &PartTables<R>) -> PartMaps<R> 
     out
 }
 
-/// [`TripleSource::lift`] for relations kept as one `u16` per instance and component
-/// (`inst`), `R` triples per instance (with `n` instances, relation `k` of instance `j` is
-/// triple `k n + j`: each relation's triples are contiguous), each part a `GF(2)`-linear function of the `u16` given by `maps`.
-pub(crate) fn lift_per_instance<const R: usize>(
-    inst: &[Planes; 2],
-    maps: &PartMaps<R>,
-    start: usize,
-    parts: Parts,
-    out: &mut LiftedTriples<Gf2p64>,
-) {
-    let nparts = match parts {
-        Parts::Xyz => 3,
-        Parts::Xy => 2,
-    };
-    for (c, inst) in inst.iter().enumerate() {
-        let dsts: [&mut Vec<Gf2p64>; 3] = if c == 0 {
-            [&mut out.x.first, &mut out.y.first, &mut out.z.first]
-        } else {
-            [&mut out.x.second, &mut out.y.second, &mut out.z.second]
-        };
-        for (p, d) in dsts.into_iter().enumerate().take(nparts) {
-            part_per_instance(inst, maps, p, start, d);
+/// Relations kept as one `u16` per instance and component (two byte planes each), `R`
+/// triples per instance, each part (`X`, `Y`, `Z`) of relation `k` a `GF(2)`-linear function
+/// of the `u16` given by `maps[k][p]`. With `n` instances, relation `k` of instance `j` is
+/// triple `k n + j`: each relation's triples are contiguous, so a range of triples is at most
+/// `R` runs of instances, each lifted by one pair map of the two byte planes
+/// ([`ByteEmbedding::apply_pair_slice`]) and summed against coefficients by one
+/// [`ByteEmbedding::inner_products`].
+pub(crate) struct PerInstance<const R: usize> {
+    /// `inst[c]`: component `c` of every instance.
+    inst: [Planes; 2],
+    maps: &'static PartMaps<R>,
+}
+
+impl<const R: usize> PerInstance<R> {
+    pub(crate) fn from_planes(inst: [Planes; 2], maps: &'static PartMaps<R>) -> Self {
+        PerInstance { inst, maps }
+    }
+
+    /// The runs of the triples `start .. start + count` inside the store: relation `k`,
+    /// instances `j .. j + len`, and the run's offset in the range.
+    fn runs(
+        &self,
+        start: usize,
+        count: usize,
+    ) -> impl Iterator<Item = (usize, Range<usize>, usize)> {
+        let n = self.inst[0][0].len();
+        let end = start.saturating_add(count).min(R * n);
+        let mut t = start;
+        core::iter::from_fn(move || {
+            (t < end).then(|| {
+                let (k, j) = (t / n, t % n);
+                let len = (n - j).min(end - t);
+                let run = (k, j..j + len, t - start);
+                t += len;
+                run
+            })
+        })
+    }
+
+    /// Part `p` (`X`, `Y`, `Z`) of component `c` of triples `start .. start + out.len()`,
+    /// zero past the end.
+    fn part(&self, c: usize, p: usize, start: usize, out: &mut [Gf2p64]) {
+        let [lo, hi] = &self.inst[c];
+        let mut done = 0;
+        for (k, r, at) in self.runs(start, out.len()) {
+            let [f, g] = &self.maps[k][p];
+            done = at + r.len();
+            f.apply_pair_slice(g, &lo[r.clone()], &hi[r], &mut out[at..done]);
         }
+        out[done..].fill(Gf2p64(0));
     }
 }
 
-/// Part `p` (`X`, `Y`, `Z`) of triples `start .. start + out.len()` of one component of a
-/// per-instance store (see [`lift_per_instance`]), zero past the end: each relation's run of
-/// the range is one pair map of the two byte planes ([`ByteEmbedding::apply_pair_slice`]).
-pub(crate) fn part_per_instance<const R: usize>(
-    inst: &Planes,
-    maps: &PartMaps<R>,
-    p: usize,
-    start: usize,
-    out: &mut [Gf2p64],
-) {
-    let [lo, hi] = inst;
-    let n = lo.len();
-    let end = start.saturating_add(out.len()).min(R * n);
-    let mut done = 0;
-    let mut t = start;
-    while t < end {
-        let (k, j) = (t / n, t % n);
-        let len = (n - j).min(end - t);
-        let [f, g] = &maps[k][p];
-        f.apply_pair_slice(
-            g,
-            &lo[j..j + len],
-            &hi[j..j + len],
-            &mut out[done..done + len],
-        );
-        done += len;
-        t += len;
-    }
-    out[done..].fill(Gf2p64(0));
-}
-
-/// `[Σ c Z]` of one component of a per-instance store for the triples `start .. start +
-/// c.len()` (zero past the end): per relation's run, the sum of the coefficients times the
-/// `Z` map of the two byte planes ([`ByteEmbedding::inner_products`]), without lifting `Z`.
-pub(crate) fn z_sum_per_instance<const R: usize>(
-    inst: &Planes,
-    maps: &PartMaps<R>,
-    start: usize,
-    c: &[Gf2p64],
-) -> Gf2p64 {
-    let [lo, hi] = inst;
-    let n = lo.len();
-    let end = start.saturating_add(c.len()).min(R * n);
-    let (mut sum, mut t) = (Gf2p64(0), start);
-    while t < end {
-        let (k, j) = (t / n, t % n);
-        let len = (n - j).min(end - t);
-        let [f, g] = &maps[k][2];
-        let cr = &c[t - start..t - start + len];
-        let [a, b] =
-            ByteEmbedding::inner_products(cr, [(f, &lo[j..j + len]), (g, &hi[j..j + len])]);
-        sum += a + b;
-        t += len;
-    }
-    sum
-}
-
-impl TripleSource<Gf2p64> for OhvRelations {
+impl<const R: usize> TripleSource<Gf2p64> for PerInstance<R> {
     fn len(&self) -> usize {
-        2 * self.inst[0][0].len()
+        R * self.inst[0][0].len()
     }
 
     fn lift(&self, start: usize, parts: Parts, out: &mut LiftedTriples<Gf2p64>) {
-        lift_per_instance(&self.inst, &PART_MAPS, start, parts, out);
+        let nparts = match parts {
+            Parts::Xyz => 3,
+            Parts::Xy => 2,
+        };
+        for c in 0..2 {
+            let dsts: [&mut Vec<Gf2p64>; 3] = if c == 0 {
+                [&mut out.x.first, &mut out.y.first, &mut out.z.first]
+            } else {
+                [&mut out.x.second, &mut out.y.second, &mut out.z.second]
+            };
+            for (p, d) in dsts.into_iter().enumerate().take(nparts) {
+                self.part(c, p, start, d);
+            }
+        }
     }
 
+    /// `Σ c Z` per component without lifting `Z`: per run, the bit sums of the `Z` map of the
+    /// two byte planes.
     fn z_sums(&self, start: usize, c: &[Gf2p64]) -> Option<[Gf2p64; 2]> {
-        Some(
-            self.inst
-                .each_ref()
-                .map(|inst| z_sum_per_instance(inst, &PART_MAPS, start, c)),
-        )
+        Some(self.inst.each_ref().map(|[lo, hi]| {
+            let mut sum = Gf2p64(0);
+            for (k, r, at) in self.runs(start, c.len()) {
+                let [f, g] = &self.maps[k][2];
+                let cr = &c[at..at + r.len()];
+                let [a, b] = ByteEmbedding::inner_products(cr, [(f, &lo[r.clone()]), (g, &hi[r])]);
+                sum += a + b;
+            }
+            sum
+        }))
     }
 
     /// `Y` by byte maps, so `Verify` recomputes it instead of storing it.
     fn lift_y(&self, start: usize, out: [&mut [Gf2p64]; 2]) -> bool {
-        for (inst, o) in self.inst.iter().zip(out) {
-            part_per_instance(inst, &PART_MAPS, 1, start, o);
+        for (c, o) in out.into_iter().enumerate() {
+            self.part(c, 1, start, o);
         }
         true
     }
