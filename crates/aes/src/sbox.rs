@@ -5,7 +5,7 @@
 //! preprocessing for a known number of inversions before the online phase.
 
 use triskele_engine::{EngineError, Party, SecurityModel};
-use triskele_field::Gf2p8;
+use triskele_field::{Field, Gf2p8, LinearMap8};
 use triskele_share::RssVec;
 
 pub mod bool_circuit;
@@ -119,4 +119,28 @@ pub trait SboxProtocol<M: SecurityModel>: Send {
         let _ = party;
         Ok(())
     }
+}
+
+/// Appends `map` of entries `range` of `src` (both components) to `dst`.
+pub(crate) fn append_mapped(
+    dst: &mut RssVec<Gf2p8>,
+    src: &RssVec<Gf2p8>,
+    range: core::ops::Range<usize>,
+    map: &LinearMap8,
+) {
+    for (d, s) in [(&mut dst.first, &src.first), (&mut dst.second, &src.second)] {
+        let at = d.len();
+        d.resize(at + range.len(), Gf2p8::ZERO);
+        map.apply_slice(&s[range.clone()], &mut d[at..]);
+    }
+}
+
+/// Appends entries `range` of `src` (both components) to `dst`.
+pub(crate) fn append_range(
+    dst: &mut RssVec<Gf2p8>,
+    src: &RssVec<Gf2p8>,
+    range: core::ops::Range<usize>,
+) {
+    dst.first.extend_from_slice(&src.first[range.clone()]);
+    dst.second.extend_from_slice(&src.second[range]);
 }

@@ -299,6 +299,16 @@ fn vbmi(be: Backend) -> Option<gfni::GfniVbmi> {
     caps().vbmi
 }
 
+/// Whether [`bit_sums`] runs on `be` (else it returns `None`).
+pub(crate) fn has_bit_sums(be: Backend) -> bool {
+    #[cfg(target_arch = "x86_64")]
+    if vbmi(be).is_some() {
+        return true;
+    }
+    let _ = be;
+    false
+}
+
 /// For every source `s` and bit `b`: `out[s][b]` = the XOR of the words `c[k]` whose byte
 /// `src[s][k]` has bit `b` set, on the common prefix (`Σ_k c_k f(a_k) = Σ_b f(2^b) out[b]`
 /// for a `GF(2)`-linear `f`). `None` unless `be` runs it vectorized (the 512-bit GFNI

@@ -371,7 +371,7 @@ impl ByteEmbedding {
 /// GFNI backend on a CPU with AVX-512 VBMI); elsewhere callers may prefer the fused pair
 /// forms ([`ByteEmbedding::inner_product_pair`]).
 pub fn has_bit_sums() -> bool {
-    crate::backend::bit_sums::<0>(crate::backend::active(), &[], []).is_some()
+    crate::backend::has_bit_sums(crate::backend::active())
 }
 
 /// `E_8` as nibble tables.

@@ -32,10 +32,10 @@
 //! instead of all records.
 
 use triskele_engine::{EngineError, Malicious, Party, Triples};
-use triskele_field::{Field, Gf2p8, LinearMap8};
+use triskele_field::{Gf2p8, LinearMap8};
 use triskele_share::RssVec;
 
-use super::SboxProtocol;
+use super::{append_mapped, append_range, SboxProtocol};
 
 /// The `mal-chida-rec-check` protocol.
 #[derive(Debug, Default)]
@@ -43,9 +43,8 @@ pub struct MalChidaRecCheck;
 
 /// Applies a GF(2)-linear map to both components.
 fn mapped(x: &RssVec<Gf2p8>, map: &LinearMap8) -> RssVec<Gf2p8> {
-    let mut out = RssVec::zeros(x.len());
-    map.apply_slice(&x.first, &mut out.first);
-    map.apply_slice(&x.second, &mut out.second);
+    let mut out = RssVec::default();
+    append_mapped(&mut out, x, 0..x.len(), map);
     out
 }
 
@@ -86,30 +85,6 @@ pub(crate) fn inversion_chain(
     let x240 = mapped(&x15, &LinearMap8::POW16);
     *x = party.mul_covered(&x240, &x14)?;
     Ok([x3, x15, x14])
-}
-
-/// Appends `map` of entries `range` of `src` (both components) to `dst`.
-pub(crate) fn append_mapped(
-    dst: &mut RssVec<Gf2p8>,
-    src: &RssVec<Gf2p8>,
-    range: core::ops::Range<usize>,
-    map: &LinearMap8,
-) {
-    for (d, s) in [(&mut dst.first, &src.first), (&mut dst.second, &src.second)] {
-        let at = d.len();
-        d.resize(at + range.len(), Gf2p8::ZERO);
-        map.apply_slice(&s[range.clone()], &mut d[at..]);
-    }
-}
-
-/// Appends entries `range` of `src` (both components) to `dst`.
-pub(crate) fn append_range(
-    dst: &mut RssVec<Gf2p8>,
-    src: &RssVec<Gf2p8>,
-    range: core::ops::Range<usize>,
-) {
-    dst.first.extend_from_slice(&src.first[range.clone()]);
-    dst.second.extend_from_slice(&src.second[range]);
 }
 
 /// Appends entries `range` of `v` (both components) to `v` itself.

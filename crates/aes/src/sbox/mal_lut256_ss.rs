@@ -77,9 +77,8 @@ use triskele_field::{Gf2p8, LinearMap8};
 use triskele_share::RssVec;
 
 use super::lut256_ss::{lookup, mask_rss, open_offsets, Pool};
-use super::mal_chida::{append_mapped, append_range};
 use super::ohv16::OhvCheck;
-use super::{LayerInput, LayerLink, LayerOutput, SboxProtocol};
+use super::{append_mapped, append_range, LayerInput, LayerLink, LayerOutput, SboxProtocol};
 
 /// The malicious (3,3)-LUT-256 protocol (`mal-lut256-ss` or `mal-lut256-ss-opt`, chosen by the
 /// constructor).
