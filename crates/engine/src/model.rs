@@ -438,6 +438,13 @@ pub trait Lift: Field {
         false
     }
 
+    /// [`Lift::to_gf2p8`] of lanes `start .. start + dst.len()` (all in `src`; lane `l` of
+    /// element `k` is lane `LANES k + l`) and `true`; `false` (nothing written) if the field
+    /// has no such embedding. Always the same answer. The default serves one-lane fields.
+    fn lanes_to_gf2p8(src: &[Self], start: usize, dst: &mut [u8]) -> bool {
+        Self::LANES == 1 && Self::to_gf2p8(&src[start..start + dst.len()], dst)
+    }
+
     /// Fast path of `Verify`'s first level, pass A ([`TripleSource::pair_sums`]) for recorded
     /// triples: `None` (the default) lets the caller lift. The byte fields (`GF(2^8)`,
     /// `GF(2^4)`, the tower field) compute their products in `GF(2^8)` and lift only those.
@@ -633,6 +640,55 @@ impl Lift for Bits16 {
     }
     fn store(rec: &mut Recorder) -> &mut Triples<Self> {
         &mut rec.bits
+    }
+    /// `ψ`: a lane to the byte 0 or 1 (`GF(2) ⊂ GF(2^8)`, and `E_8` maps 0, 1 to 0, 1).
+    fn lanes_to_gf2p8(src: &[Self], start: usize, dst: &mut [u8]) -> bool {
+        Bits16::lanes_to_bytes(src, start, dst);
+        true
+    }
+    /// The byte path of `Verify`, one lane per triple: a bit triple is the `GF(2^8)` triple
+    /// of its bytes 0 or 1 (`x y = z` in `GF(2)` iff in `GF(2^8)`).
+    fn pair_sums(
+        t: &Triples<Self>,
+        lo: usize,
+        hi: Option<usize>,
+        c_lo: &[Gf2p64],
+        c_hi: &[Gf2p64],
+    ) -> Option<[Gf2p64; 4]> {
+        crate::verify::bytes::pair_sums(&BitRows(t), lo, hi, c_lo, c_hi)
+    }
+    fn fold_pairs(
+        t: &Triples<Self>,
+        lo: usize,
+        hi: Option<usize>,
+        c: [&[Gf2p64]; 2],
+        s: Gf2p64,
+        out: [&mut [Gf2p64]; 4],
+    ) -> bool {
+        crate::verify::bytes::fold_pairs(&BitRows(t), lo, hi, c, s, out)
+    }
+}
+
+/// Recorded bit-sliced triples as `GF(2^8)` bytes, one lane per triple ([`Lift`] of
+/// [`Bits16`]).
+struct BitRows<'a>(&'a Triples<Bits16>);
+
+impl crate::verify::bytes::ByteRows for BitRows<'_> {
+    fn len(&self) -> usize {
+        Bits16::LANES * self.0.len()
+    }
+
+    fn load(&self, part: usize, start: usize, out: &mut [u8]) {
+        let t = self.0;
+        let src = match part {
+            0 => &t.x.first,
+            1 => &t.x.second,
+            2 => &t.y.first,
+            3 => &t.y.second,
+            4 => &t.z.first,
+            _ => &t.z.second,
+        };
+        Bits16::lanes_to_bytes(src, start, out);
     }
 }
 

@@ -326,6 +326,17 @@ pub(crate) fn bit_sums<const N: usize>(
     None
 }
 
+/// The bits of `src` as bytes 0 or 1: `out[16 k + l]` = bit `l` of `src[k]`, for the whole
+/// words that fit in `out` (`min(src.len(), out.len() / 16)` of them; the rest of `out` is
+/// left as it is).
+pub(crate) fn bits_to_bytes(be: Backend, src: &[u16], out: &mut [u8]) {
+    match byte_ops(be) {
+        #[cfg(target_arch = "x86_64")]
+        ByteOps::Gfni512(t) => gfni::bits_to_bytes_512(t, src, out),
+        _ => portable::bits_to_bytes(src, out),
+    }
+}
+
 // ---- GF(2^8) -----------------------------------------------------------------------------
 
 /// `out[k] = a[k] * b[k]` in GF(2^8) on the common prefix.

@@ -2,7 +2,7 @@
 
 use zeroize::Zeroize;
 
-use crate::backend::cast;
+use crate::backend::{self, cast};
 use crate::macros::{impl_char2_additive, impl_hex_fmt};
 use crate::{Bulk, Encode, Field, FieldError, Random};
 
@@ -41,10 +41,40 @@ impl core::ops::MulAssign for Bits16 {
 }
 
 impl Bits16 {
+    /// Lanes per word.
+    pub const LANES: usize = 16;
+
     /// Lane `k` (0 or 1).
     #[inline]
     pub const fn lane(self, k: u32) -> u8 {
         ((self.0 >> (k & 15)) & 1) as u8
+    }
+
+    /// Lanes `start .. start + out.len()` of `src` (lane `l` of word `k` is lane `16 k + l`),
+    /// one byte 0 or 1 each: `out[i]` = lane `start + i`. Panics if they are not all in `src`.
+    pub fn lanes_to_bytes(src: &[Bits16], start: usize, out: &mut [u8]) {
+        let end = start + out.len();
+        assert!(end <= Self::LANES * src.len(), "lanes out of range");
+        // Up to the first word boundary, lane by lane.
+        let head = ((Self::LANES - start % Self::LANES) % Self::LANES).min(out.len());
+        let (first, rest) = out.split_at_mut(head);
+        for (i, o) in first.iter_mut().enumerate() {
+            let l = start + i;
+            *o = src[l / Self::LANES].lane((l % Self::LANES) as u32);
+        }
+        let w0 = (start + head) / Self::LANES;
+        let whole = rest.len() / Self::LANES;
+        let (mid, tail) = rest.split_at_mut(whole * Self::LANES);
+        backend::bits_to_bytes(
+            backend::active(),
+            cast::bits16_as_u16(&src[w0..w0 + whole]),
+            mid,
+        );
+        let t0 = end - tail.len();
+        for (i, o) in tail.iter_mut().enumerate() {
+            let l = t0 + i;
+            *o = src[l / Self::LANES].lane((l % Self::LANES) as u32);
+        }
     }
 }
 
@@ -136,6 +166,37 @@ mod tests {
         assert_eq!(a.inverse() * a, a);
         assert_eq!(a.lane(3), 1);
         assert_eq!(a.lane(0), 0);
+    }
+
+    #[test]
+    fn lanes_expand_to_bytes_at_any_offset() {
+        let src: Vec<Bits16> = [0x8001u16, 0x1234, 0xfffe, 0x0f0f, 0xa5a5]
+            .into_iter()
+            .map(Bits16)
+            .collect();
+        let lane = |l: usize| src[l / 16].lane((l % 16) as u32);
+        for start in 0..80 {
+            for len in [0, 1, 5, 15, 16, 17, 31, 33, 64, 80] {
+                if start + len > 80 {
+                    continue;
+                }
+                let mut out = vec![7u8; len];
+                Bits16::lanes_to_bytes(&src, start, &mut out);
+                let expect: Vec<u8> = (start..start + len).map(lane).collect();
+                assert_eq!(out, expect, "start {start}, len {len}");
+            }
+        }
+        // Every backend, whole words.
+        let words: Vec<u16> = (0..300u32).map(|k| (k * 0x9e37 + 0x1234) as u16).collect();
+        let expect: Vec<u8> = (0..16 * words.len())
+            .map(|l| ((words[l / 16] >> (l % 16)) & 1) as u8)
+            .collect();
+        for be in backend::Backend::ALL {
+            let mut out = vec![9u8; 16 * words.len() + 5];
+            backend::bits_to_bytes(be, &words, &mut out);
+            assert_eq!(out[..expect.len()], expect[..], "{be:?}");
+            assert_eq!(out[expect.len()..], [9u8; 5], "{be:?}");
+        }
     }
 
     #[test]

@@ -97,6 +97,14 @@ pub(crate) fn bits16_as_bytes(s: &[Bits16]) -> &[u8] {
     unsafe { core::slice::from_raw_parts(s.as_ptr().cast::<u8>(), s.len() * 2) }
 }
 
+/// `Bits16` slices as their words.
+#[inline]
+pub(crate) fn bits16_as_u16(s: &[Bits16]) -> &[u16] {
+    // SAFETY: `Bits16` is `#[repr(transparent)]` over `u16` (same size, alignment and
+    // validity); the view borrows `s`.
+    unsafe { core::slice::from_raw_parts(s.as_ptr().cast::<u16>(), s.len()) }
+}
+
 /// `Bits16` slices as their `2 * len` mutable bytes in memory (native byte order).
 #[inline]
 pub(crate) fn bits16_as_bytes_mut(s: &mut [Bits16]) -> &mut [u8] {

@@ -171,6 +171,27 @@ fn gf2p8_mul_512_impl<const ADD: bool>(out: &mut [u8], a: &[u8], b: &[u8]) {
     gf2p8_mul_impl::<ADD>(ot, at, bt);
 }
 
+pub(crate) fn bits_to_bytes_512(_t: Gfni512, src: &[u16], out: &mut [u8]) {
+    // SAFETY: the token proves GFNI, AVX2, AVX-512F and AVX-512BW.
+    unsafe { bits_to_bytes_512_impl(src, out) }
+}
+
+/// Four words (64 bits) per step: the bits as a mask, the mask as bytes 0 or 1
+/// (`vmovdqu8` with zero masking).
+#[target_feature(enable = "gfni,avx2,avx512f,avx512bw")]
+fn bits_to_bytes_512_impl(src: &[u16], out: &mut [u8]) {
+    let n = src.len().min(out.len() / 16);
+    let (oc, ot) = out[..16 * n].as_chunks_mut::<64>();
+    let (sc, st) = src[..n].as_chunks::<4>();
+    let ones = _mm512_set1_epi8(1);
+    for (o, w) in oc.iter_mut().zip(sc) {
+        let m =
+            u64::from(w[0]) | u64::from(w[1]) << 16 | u64::from(w[2]) << 32 | u64::from(w[3]) << 48;
+        store64(o, _mm512_maskz_mov_epi8(m, ones));
+    }
+    portable::bits_to_bytes(st, ot);
+}
+
 pub(crate) fn gf2p8_inner_512(_t: Gfni512, a: &[u8], b: &[u8]) -> u8 {
     // SAFETY: the token proves GFNI, AVX2, AVX-512F and AVX-512BW.
     unsafe { gf2p8_inner_512_impl(a, b) }

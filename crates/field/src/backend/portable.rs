@@ -12,6 +12,30 @@ use crate::gf2p8::mul_u8;
 use crate::LinearMap8;
 
 const LSB: u64 = 0x0101_0101_0101_0101;
+
+/// [`super::bits_to_bytes`]: each byte of a word spread by [`BIT_BYTES`].
+pub(crate) fn bits_to_bytes(src: &[u16], out: &mut [u8]) {
+    for (o, w) in out.chunks_exact_mut(16).zip(src) {
+        let [lo, hi] = w.to_le_bytes();
+        o[..8].copy_from_slice(&BIT_BYTES[usize::from(lo)].to_le_bytes());
+        o[8..].copy_from_slice(&BIT_BYTES[usize::from(hi)].to_le_bytes());
+    }
+}
+
+/// `BIT_BYTES[b]`: the eight bits of `b` as the bytes 0 or 1 of a little-endian word.
+static BIT_BYTES: [u64; 256] = {
+    let mut t = [0u64; 256];
+    let mut b = 0;
+    while b < 256 {
+        let mut j = 0;
+        while j < 8 {
+            t[b] |= (((b >> j) & 1) as u64) << (8 * j);
+            j += 1;
+        }
+        b += 1;
+    }
+    t
+};
 const LOW7: u64 = 0x7f7f_7f7f_7f7f_7f7f;
 const MSB: u64 = 0x8080_8080_8080_8080;
 
