@@ -535,9 +535,6 @@ fn verified_triples(
     run_log2: u32,
 ) -> Result<Triples<Gf2p8>, EngineError> {
     let runs = plan_runs(count, run_log2)?;
-    if let [one] = runs[..] {
-        return verified_run(party, one.triples, one.params);
-    }
     let vec = || RssVec {
         first: Vec::with_capacity(count),
         second: Vec::with_capacity(count),
@@ -548,20 +545,19 @@ fn verified_triples(
         z: vec(),
     };
     for run in runs {
-        let t = verified_run(party, run.triples, run.params)?;
-        out.x.extend(&t.x);
-        out.y.extend(&t.y);
-        out.z.extend(&t.z);
+        verified_run(party, run.triples, run.params, &mut out)?;
     }
     Ok(out)
 }
 
-/// Steps 1–7 of PROTOCOLS.md §5.3 for one run with parameters `p`: `count` verified triples.
+/// Steps 1–7 of PROTOCOLS.md §5.3 for one run with parameters `p`: `count` verified triples,
+/// appended to `out`.
 fn verified_run(
     party: &mut Party<Malicious>,
     count: usize,
     p: BucketParams,
-) -> Result<Triples<Gf2p8>, EngineError> {
+    out: &mut Triples<Gf2p8>,
+) -> Result<(), EngineError> {
     // Step 2: optimistic generation.
     let a = party.random_rss::<Gf2p8>(p.generated);
     let b = party.random_rss::<Gf2p8>(p.generated);
@@ -607,14 +603,22 @@ fn verified_run(
     })?;
 
     // Step 7: the first `count` checked triples.
-    for v in [&mut t.x, &mut t.y, &mut t.z] {
-        for comp in [&mut v.first, &mut v.second] {
-            comp.copy_within(c_..c_ + count, 0);
-            comp.truncate(count);
-            comp.shrink_to_fit();
-        }
+    if count > n_ {
+        return Err(EngineError::LengthMismatch {
+            expected: count,
+            got: n_,
+        });
     }
-    Ok(t)
+    let kept = TripleSlices::of(&t, c_..c_ + count)?;
+    for (o, v) in [
+        (&mut out.x, kept.x),
+        (&mut out.y, kept.y),
+        (&mut out.z, kept.z),
+    ] {
+        o.first.extend_from_slice(v[0]);
+        o.second.extend_from_slice(v[1]);
+    }
+    Ok(())
 }
 
 /// The global coin of PROTOCOLS.md §1.2: commit to a local 16-byte seed part (48 bytes to both
