@@ -22,7 +22,7 @@
 //!    neighbours), then opens it (16 bytes to both); received messages go into the views; a
 //!    compare-view carries the local check of both commitments. The XOR of the three parts
 //!    keys an AES-128-CTR stream ([`Prg`]) that drives an exactly uniform shuffle of all `M`
-//!    triples ([`Shuffle`]: Sanders' two-level shuffle, a uniform bucket label per triple,
+//!    triples (`Shuffle`: Sanders' two-level shuffle, a uniform bucket label per triple,
 //!    then a Fisher–Yates shuffle of every bucket of about `2^15` triples; bounded draws by
 //!    Lemire's method with rejection). The triples are packed 8 bytes each as they are
 //!    scattered into their buckets, then unpacked back into the generation buffers. At
