@@ -438,6 +438,13 @@ pub trait Lift: Field {
         false
     }
 
+    /// `src` itself as the bytes [`Lift::to_gf2p8`] writes, if the embedding is the identity
+    /// on the stored bytes (`GF(2^8)`); `None` (the default) otherwise.
+    fn bytes_in_place(src: &[Self]) -> Option<&[u8]> {
+        let _ = src;
+        None
+    }
+
     /// [`Lift::to_gf2p8`] of lanes `start .. start + dst.len()` (all in `src`; lane `l` of
     /// element `k` is lane `LANES k + l`) and `true`; `false` (nothing written) if the field
     /// has no such embedding. Always the same answer. The default serves one-lane fields.
@@ -494,6 +501,10 @@ macro_rules! lift_embedded {
             fn to_gf2p8(src: &[Self], dst: &mut [u8]) -> bool {
                 ($to8)(src, dst);
                 true
+            }
+            fn bytes_in_place(src: &[Self]) -> Option<&[u8]> {
+                let direct: Option<AsBytes<$t>> = $direct;
+                direct.map(|d| d(src))
             }
             fn pair_sums(
                 t: &Triples<Self>,

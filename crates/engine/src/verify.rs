@@ -361,6 +361,14 @@ pub trait TripleSource<V>: Sync {
         false
     }
 
+    /// Optional: what [`TripleSource::y_bytes`] writes for the triples `start .. start + k`,
+    /// all inside the source, borrowed from where the source stores them as such bytes;
+    /// `None` (the default): the caller uses [`TripleSource::y_bytes`].
+    fn y_bytes_in_place(&self, start: usize, k: usize) -> Option<[&[u8]; 2]> {
+        let _ = (start, k);
+        None
+    }
+
     /// Optional: the triples `start .. start + k`, all inside the source, as the slices
     /// `[x_1, x_2, y_1, y_2, z_1, z_2]` of check-field elements, borrowed (for sources that
     /// store check-field elements, whose lift is a copy); `None` (the default): the caller
@@ -539,6 +547,17 @@ impl<F: Lift> TripleSource<F::Check> for Triples<F> {
             tail.fill(0);
         }
         true
+    }
+
+    fn y_bytes_in_place(&self, start: usize, k: usize) -> Option<[&[u8]; 2]> {
+        let end = start.checked_add(k)?;
+        if F::LANES != 1 || end > Triples::len(self) {
+            return None;
+        }
+        Some([
+            F::bytes_in_place(&self.y.first[start..end])?,
+            F::bytes_in_place(&self.y.second[start..end])?,
+        ])
     }
 
     /// `y` lifted directly, without `x` (for bit-sliced words, whole words lifted and the
@@ -723,6 +742,11 @@ impl<V: VerifyField> TripleSource<V> for Concat<'_, V> {
     fn y_slices(&self, start: usize, k: usize) -> Option<[&[V]; 2]> {
         let (s, base) = self.holder(start, None, k)?;
         s.y_slices(start - base, k)
+    }
+
+    fn y_bytes_in_place(&self, start: usize, k: usize) -> Option<[&[u8]; 2]> {
+        let (s, base) = self.holder(start, None, k)?;
+        s.y_bytes_in_place(start - base, k)
     }
 
     fn scaled_x(&self, start: usize, c: &[V], out: [&mut [V]; 2]) -> Option<([&[V]; 2], [V; 2])> {
@@ -917,6 +941,12 @@ impl<V: VerifyField> TripleSource<V> for Window<'_, V> {
     fn slices(&self, start: usize, k: usize) -> Option<[&[V]; 6]> {
         self.inside(start, k)
             .then(|| self.src.slices(self.off + start, k))
+            .flatten()
+    }
+
+    fn y_bytes_in_place(&self, start: usize, k: usize) -> Option<[&[u8]; 2]> {
+        self.inside(start, k)
+            .then(|| self.src.y_bytes_in_place(self.off + start, k))
             .flatten()
     }
 
@@ -1754,7 +1784,11 @@ impl<'a, V: VerifyField> YFold<'a, V> {
         let (src, h, s1) = (self.src, self.h, self.s1);
         let n = out[0].len();
         let [o1, o2] = out;
-        if self.by_bytes {
+        let in_place = || Some((src.y_bytes_in_place(q, n)?, src.y_bytes_in_place(q + h, n)?));
+        if let (true, Some(([a1, a2], [b1, b2]))) = (self.by_bytes, in_place()) {
+            V::lerp_bytes(a1, Some(b1), s1, o1);
+            V::lerp_bytes(a2, Some(b2), s1, o2);
+        } else if self.by_bytes {
             let [b1, b2, b3, b4] = &mut self.bytes;
             src.y_bytes(q, [&mut b1[..n], &mut b2[..n]]);
             src.y_bytes(q + h, [&mut b3[..n], &mut b4[..n]]);
