@@ -693,6 +693,30 @@ impl Tape {
         u64::from_le_bytes(w)
     }
 
+    fn next_u32(&mut self) -> u32 {
+        if self.pos + 4 > self.buf.len() {
+            self.prg.fill_stream(&mut self.buf);
+            self.pos = 0;
+        }
+        let mut w = [0u8; 4];
+        w.copy_from_slice(&self.buf[self.pos..self.pos + 4]);
+        self.pos += 4;
+        u32::from_le_bytes(w)
+    }
+
+    /// Exactly uniform in `0..range` (`1 ≤ range ≤ 2^32`): [`Tape::below`] on 32-bit draws.
+    fn below32(&mut self, range: u64) -> u64 {
+        debug_assert!((1..=1 << 32).contains(&range));
+        let mut m = u64::from(self.next_u32()) * range;
+        if (m as u32 as u64) < range {
+            let threshold = ((1u64 << 32) - range) % range;
+            while (m as u32 as u64) < threshold {
+                m = u64::from(self.next_u32()) * range;
+            }
+        }
+        m >> 32
+    }
+
     /// Exactly uniform in `0..range` (`range ≥ 1`): Lemire's multiply-shift with rejection.
     fn below(&mut self, range: u64) -> u64 {
         let mut m = u128::from(self.next_u64()) * u128::from(range);
@@ -833,9 +857,15 @@ impl Drop for Shuffle {
 fn fisher_yates<T>(v: &mut [T], key: &PrgKey) {
     let mut tape = Tape::new(key);
     for i in (1..v.len()).rev() {
-        // `i + 1 ≤ v.len()` fits in u64 and the draw is at most `i`.
-        let j = tape.below(i as u64 + 1) as usize;
-        v.swap(i, j);
+        // `i + 1 ≤ v.len()` fits in u64 and the draw is at most `i`; 32-bit draws while
+        // they suffice (a bucket is far smaller).
+        let range = i as u64 + 1;
+        let j = if range <= 1 << 32 {
+            tape.below32(range)
+        } else {
+            tape.below(range)
+        };
+        v.swap(i, j as usize);
     }
 }
 
@@ -1514,6 +1544,23 @@ mod tests {
             seen[tape.below(6) as usize] += 1;
         }
         assert!(seen.iter().all(|c| (850..=1150).contains(c)), "{seen:?}");
+        for range in [1u64, 2, 3, 7, 1000, (1 << 31) + 1, 1 << 32] {
+            for _ in 0..100 {
+                assert!(tape.below32(range) < range);
+            }
+        }
+        let mut seen = [0u32; 6];
+        for _ in 0..6000 {
+            seen[tape.below32(6) as usize] += 1;
+        }
+        assert!(seen.iter().all(|c| (850..=1150).contains(c)), "{seen:?}");
+        // A range just above 2^31 rejects about half of the draws, and still covers both
+        // halves evenly.
+        let range = (1u64 << 31) + 1;
+        let low = (0..2000)
+            .filter(|_| tape.below32(range) < range / 2)
+            .count();
+        assert!((850..=1150).contains(&low), "{low}");
     }
 
     /// Runs `f` for three malicious parties over in-memory links.
