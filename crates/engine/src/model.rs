@@ -546,14 +546,7 @@ impl<'a, F: Field> Rows<'a, F> {
     }
 
     fn part(&self, part: usize) -> &'a [F] {
-        match part {
-            0 => &self.t.x.first,
-            1 => &self.t.x.second,
-            2 => &self.t.y.first,
-            3 => &self.t.y.second,
-            4 => &self.t.z.first,
-            _ => &self.t.z.second,
-        }
+        crate::verify::source_parts(self.t)[part.min(5)]
     }
 }
 
@@ -690,15 +683,7 @@ impl crate::verify::bytes::ByteRows for BitRows<'_> {
     }
 
     fn load(&self, part: usize, start: usize, out: &mut [u8]) {
-        let t = self.0;
-        let src = match part {
-            0 => &t.x.first,
-            1 => &t.x.second,
-            2 => &t.y.first,
-            3 => &t.y.second,
-            4 => &t.z.first,
-            _ => &t.z.second,
-        };
+        let src = crate::verify::source_parts(self.0)[part.min(5)];
         Bits16::lanes_to_bytes(src, start, out);
     }
 }

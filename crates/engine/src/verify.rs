@@ -480,7 +480,7 @@ impl<V: Field> LiftedTriples<V> {
     }
 }
 
-fn source_parts<F>(t: &Triples<F>) -> [&Vec<F>; 6] {
+pub(crate) fn source_parts<F>(t: &Triples<F>) -> [&Vec<F>; 6] {
     [
         &t.x.first,
         &t.x.second,

@@ -682,26 +682,24 @@ impl Tape {
         }
     }
 
-    fn next_u64(&mut self) -> u64 {
-        if self.pos + 8 > self.buf.len() {
+    /// The next `N` bytes of the stream (`N` at most the buffer).
+    fn next<const N: usize>(&mut self) -> [u8; N] {
+        if self.pos + N > self.buf.len() {
             self.prg.fill_stream(&mut self.buf);
             self.pos = 0;
         }
-        let mut w = [0u8; 8];
-        w.copy_from_slice(&self.buf[self.pos..self.pos + 8]);
-        self.pos += 8;
-        u64::from_le_bytes(w)
+        let mut w = [0u8; N];
+        w.copy_from_slice(&self.buf[self.pos..self.pos + N]);
+        self.pos += N;
+        w
+    }
+
+    fn next_u64(&mut self) -> u64 {
+        u64::from_le_bytes(self.next())
     }
 
     fn next_u32(&mut self) -> u32 {
-        if self.pos + 4 > self.buf.len() {
-            self.prg.fill_stream(&mut self.buf);
-            self.pos = 0;
-        }
-        let mut w = [0u8; 4];
-        w.copy_from_slice(&self.buf[self.pos..self.pos + 4]);
-        self.pos += 4;
-        u32::from_le_bytes(w)
+        u32::from_le_bytes(self.next())
     }
 
     /// Exactly uniform in `0..range` (`1 ≤ range ≤ 2^32`): [`Tape::below`] on 32-bit draws.
