@@ -513,7 +513,7 @@ macro_rules! lift_embedded {
                 c_lo: &[Gf2p64],
                 c_hi: &[Gf2p64],
             ) -> Option<[Gf2p64; 4]> {
-                crate::verify::bytes::pair_sums(&Rows::new(t, $to8, $direct), lo, hi, c_lo, c_hi)
+                crate::verify::bytes::pair_sums(&Rows(t), lo, hi, c_lo, c_hi)
             }
             fn fold_pairs(
                 t: &Triples<Self>,
@@ -523,7 +523,7 @@ macro_rules! lift_embedded {
                 s: Gf2p64,
                 out: [&mut [Gf2p64]; 4],
             ) -> bool {
-                crate::verify::bytes::fold_pairs(&Rows::new(t, $to8, $direct), lo, hi, c, s, out)
+                crate::verify::bytes::fold_pairs(&Rows(t), lo, hi, c, s, out)
             }
         }
     };
@@ -532,35 +532,31 @@ macro_rules! lift_embedded {
 /// The stored bytes of field elements, for fields whose `ψ` is the identity on them.
 type AsBytes<F> = fn(&[F]) -> &[u8];
 
-/// Recorded small-field triples read as `GF(2^8)` bytes through a ring embedding, or in
-/// place (`direct`) where the embedding is the identity on the bytes.
-pub(crate) struct Rows<'a, F> {
-    t: &'a Triples<F>,
-    to8: fn(&[F], &mut [u8]),
-    direct: Option<AsBytes<F>>,
-}
+/// Recorded triples of a field with a byte embedding, one lane per triple, read as
+/// `GF(2^8)` bytes ([`Lift::lanes_to_gf2p8`]), or in place where the embedding is the
+/// identity on the stored bytes ([`Lift::bytes_in_place`]).
+pub(crate) struct Rows<'a, F>(&'a Triples<F>);
 
-impl<'a, F: Field> Rows<'a, F> {
-    fn new(t: &'a Triples<F>, to8: fn(&[F], &mut [u8]), direct: Option<AsBytes<F>>) -> Self {
-        Rows { t, to8, direct }
-    }
-
+impl<'a, F> Rows<'a, F> {
     fn part(&self, part: usize) -> &'a [F] {
-        crate::verify::source_parts(self.t)[part.min(5)]
+        crate::verify::source_parts(self.0)[part.min(5)]
     }
 }
 
-impl<F: Field> crate::verify::bytes::ByteRows for Rows<'_, F> {
+impl<F: Lift> crate::verify::bytes::ByteRows for Rows<'_, F> {
     fn len(&self) -> usize {
-        self.t.len()
+        F::LANES * self.0.len()
     }
 
     fn load(&self, part: usize, start: usize, out: &mut [u8]) {
-        (self.to8)(&self.part(part)[start..start + out.len()], out);
+        F::lanes_to_gf2p8(self.part(part), start, out);
     }
 
     fn bytes(&self, part: usize, start: usize, len: usize) -> Option<&[u8]> {
-        self.direct.map(|d| d(&self.part(part)[start..start + len]))
+        if F::LANES != 1 {
+            return None;
+        }
+        F::bytes_in_place(&self.part(part)[start..start + len])
     }
 }
 
@@ -659,7 +655,7 @@ impl Lift for Bits16 {
         c_lo: &[Gf2p64],
         c_hi: &[Gf2p64],
     ) -> Option<[Gf2p64; 4]> {
-        crate::verify::bytes::pair_sums(&BitRows(t), lo, hi, c_lo, c_hi)
+        crate::verify::bytes::pair_sums(&Rows(t), lo, hi, c_lo, c_hi)
     }
     fn fold_pairs(
         t: &Triples<Self>,
@@ -669,22 +665,7 @@ impl Lift for Bits16 {
         s: Gf2p64,
         out: [&mut [Gf2p64]; 4],
     ) -> bool {
-        crate::verify::bytes::fold_pairs(&BitRows(t), lo, hi, c, s, out)
-    }
-}
-
-/// Recorded bit-sliced triples as `GF(2^8)` bytes, one lane per triple ([`Lift`] of
-/// [`Bits16`]).
-struct BitRows<'a>(&'a Triples<Bits16>);
-
-impl crate::verify::bytes::ByteRows for BitRows<'_> {
-    fn len(&self) -> usize {
-        Bits16::LANES * self.0.len()
-    }
-
-    fn load(&self, part: usize, start: usize, out: &mut [u8]) {
-        let src = crate::verify::source_parts(self.0)[part.min(5)];
-        Bits16::lanes_to_bytes(src, start, out);
+        crate::verify::bytes::fold_pairs(&Rows(t), lo, hi, c, s, out)
     }
 }
 

@@ -55,13 +55,15 @@ impl Bits16 {
     pub fn lanes_to_bytes(src: &[Bits16], start: usize, out: &mut [u8]) {
         let end = start + out.len();
         assert!(end <= Self::LANES * src.len(), "lanes out of range");
-        // Up to the first word boundary, lane by lane.
+        // Lane by lane up to the first word boundary and after the last one.
+        let by_lane = |out: &mut [u8], from: usize| {
+            for (l, o) in (from..).zip(out) {
+                *o = src[l / Self::LANES].lane((l % Self::LANES) as u32);
+            }
+        };
         let head = ((Self::LANES - start % Self::LANES) % Self::LANES).min(out.len());
         let (first, rest) = out.split_at_mut(head);
-        for (i, o) in first.iter_mut().enumerate() {
-            let l = start + i;
-            *o = src[l / Self::LANES].lane((l % Self::LANES) as u32);
-        }
+        by_lane(first, start);
         let w0 = (start + head) / Self::LANES;
         let whole = rest.len() / Self::LANES;
         let (mid, tail) = rest.split_at_mut(whole * Self::LANES);
@@ -70,11 +72,7 @@ impl Bits16 {
             cast::bits16_as_u16(&src[w0..w0 + whole]),
             mid,
         );
-        let t0 = end - tail.len();
-        for (i, o) in tail.iter_mut().enumerate() {
-            let l = t0 + i;
-            *o = src[l / Self::LANES].lane((l % Self::LANES) as u32);
-        }
+        by_lane(tail, end - tail.len());
     }
 }
 

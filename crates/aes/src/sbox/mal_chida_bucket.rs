@@ -784,15 +784,19 @@ impl Shuffle {
         let k = 1usize << log_k.min(16);
         let mask = (k - 1) as u16;
         let mut prg = Prg::new(key);
-        let mut bytes = vec![0u8; 2 * n];
-        prg.fill_stream(&mut bytes);
+        // Two bytes of the stream per label, drawn through a small buffer.
         let mut labels = Vec::with_capacity(n);
-        labels.extend(
-            bytes
-                .chunks_exact(2)
-                .map(|w| u16::from_le_bytes([w[0], w[1]]) & mask),
-        );
-        bytes.zeroize();
+        let mut buf = [0u8; 4096];
+        while labels.len() < n {
+            let bytes = &mut buf[..(2 * (n - labels.len())).min(4096)];
+            prg.fill_stream(bytes);
+            labels.extend(
+                bytes
+                    .chunks_exact(2)
+                    .map(|w| u16::from_le_bytes([w[0], w[1]]) & mask),
+            );
+        }
+        buf.zeroize();
         let mut counts = vec![0usize; k];
         for &l in &labels {
             counts[usize::from(l)] += 1;
