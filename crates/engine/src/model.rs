@@ -481,6 +481,32 @@ pub trait Lift: Field {
     }
 }
 
+/// [`Lift::pair_sums`] and [`Lift::fold_pairs`] of a field with a byte embedding
+/// ([`Lift::lanes_to_gf2p8`]): the byte path of `Verify` over [`Rows`].
+macro_rules! byte_path {
+    () => {
+        fn pair_sums(
+            t: &Triples<Self>,
+            lo: usize,
+            hi: Option<usize>,
+            c_lo: &[Gf2p64],
+            c_hi: &[Gf2p64],
+        ) -> Option<[Gf2p64; 4]> {
+            crate::verify::bytes::pair_sums(&Rows(t), lo, hi, c_lo, c_hi)
+        }
+        fn fold_pairs(
+            t: &Triples<Self>,
+            lo: usize,
+            hi: Option<usize>,
+            c: [&[Gf2p64]; 2],
+            s: Gf2p64,
+            out: [&mut [Gf2p64]; 4],
+        ) -> bool {
+            crate::verify::bytes::fold_pairs(&Rows(t), lo, hi, c, s, out)
+        }
+    };
+}
+
 /// Small binary fields: the slice embedding of `triskele_field::embed` (nibble tables), and the
 /// byte fast path of `Verify` through `$to8`, a ring embedding `ψ` into `GF(2^8)` with
 /// `E_8 ∘ ψ` = the lift (writes `ψ(src[k])` to `dst[k]`).
@@ -506,25 +532,7 @@ macro_rules! lift_embedded {
                 let direct: Option<AsBytes<$t>> = $direct;
                 direct.map(|d| d(src))
             }
-            fn pair_sums(
-                t: &Triples<Self>,
-                lo: usize,
-                hi: Option<usize>,
-                c_lo: &[Gf2p64],
-                c_hi: &[Gf2p64],
-            ) -> Option<[Gf2p64; 4]> {
-                crate::verify::bytes::pair_sums(&Rows(t), lo, hi, c_lo, c_hi)
-            }
-            fn fold_pairs(
-                t: &Triples<Self>,
-                lo: usize,
-                hi: Option<usize>,
-                c: [&[Gf2p64]; 2],
-                s: Gf2p64,
-                out: [&mut [Gf2p64]; 4],
-            ) -> bool {
-                crate::verify::bytes::fold_pairs(&Rows(t), lo, hi, c, s, out)
-            }
+            byte_path!();
         }
     };
 }
@@ -646,27 +654,9 @@ impl Lift for Bits16 {
         Bits16::lanes_to_bytes(src, start, dst);
         true
     }
-    /// The byte path of `Verify`, one lane per triple: a bit triple is the `GF(2^8)` triple
-    /// of its bytes 0 or 1 (`x y = z` in `GF(2)` iff in `GF(2^8)`).
-    fn pair_sums(
-        t: &Triples<Self>,
-        lo: usize,
-        hi: Option<usize>,
-        c_lo: &[Gf2p64],
-        c_hi: &[Gf2p64],
-    ) -> Option<[Gf2p64; 4]> {
-        crate::verify::bytes::pair_sums(&Rows(t), lo, hi, c_lo, c_hi)
-    }
-    fn fold_pairs(
-        t: &Triples<Self>,
-        lo: usize,
-        hi: Option<usize>,
-        c: [&[Gf2p64]; 2],
-        s: Gf2p64,
-        out: [&mut [Gf2p64]; 4],
-    ) -> bool {
-        crate::verify::bytes::fold_pairs(&Rows(t), lo, hi, c, s, out)
-    }
+    // The byte path of `Verify`, one lane per triple: a bit triple is the `GF(2^8)` triple of
+    // its bytes 0 or 1 (`x y = z` in `GF(2)` iff in `GF(2^8)`).
+    byte_path!();
 }
 
 /// At most this many segments are verified early per party; the soundness bound of
