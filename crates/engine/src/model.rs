@@ -45,7 +45,7 @@ use sha2::{Digest, Sha256};
 use triskele_field::{Bits16, EmbedInto, Field, Fp, FpRt, Gf2p4, Gf2p64, Gf2p8, Gf4Tower};
 use triskele_share::RssVec;
 
-use crate::verify::{TripleSource, VerifyField};
+use crate::verify::{Coeffs, TripleSource, VerifyField};
 
 /// What the engine tells the security model while a protocol runs.
 pub trait SecurityModel: Default + Debug + Send + 'static {
@@ -459,10 +459,9 @@ pub trait Lift: Field {
         t: &Triples<Self>,
         lo: usize,
         hi: Option<usize>,
-        c_lo: &[Self::Check],
-        c_hi: &[Self::Check],
+        c: [Coeffs<'_, Self::Check>; 2],
     ) -> Option<[Self::Check; 4]> {
-        let _ = (t, lo, hi, c_lo, c_hi);
+        let _ = (t, lo, hi, c);
         None
     }
 
@@ -472,7 +471,7 @@ pub trait Lift: Field {
         t: &Triples<Self>,
         lo: usize,
         hi: Option<usize>,
-        c: [&[Self::Check]; 2],
+        c: [Coeffs<'_, Self::Check>; 2],
         s: Self::Check,
         out: [&mut [Self::Check]; 4],
     ) -> bool {
@@ -489,16 +488,15 @@ macro_rules! byte_path {
             t: &Triples<Self>,
             lo: usize,
             hi: Option<usize>,
-            c_lo: &[Gf2p64],
-            c_hi: &[Gf2p64],
+            c: [Coeffs<'_, Gf2p64>; 2],
         ) -> Option<[Gf2p64; 4]> {
-            crate::verify::bytes::pair_sums(&Rows(t), lo, hi, c_lo, c_hi)
+            crate::verify::bytes::pair_sums(&Rows(t), lo, hi, c)
         }
         fn fold_pairs(
             t: &Triples<Self>,
             lo: usize,
             hi: Option<usize>,
-            c: [&[Gf2p64]; 2],
+            c: [Coeffs<'_, Gf2p64>; 2],
             s: Gf2p64,
             out: [&mut [Gf2p64]; 4],
         ) -> bool {
@@ -614,13 +612,16 @@ macro_rules! lift_identity {
                 t: &Triples<Self>,
                 lo: usize,
                 hi: Option<usize>,
-                c: [&[$t]; 2],
+                c: [Coeffs<'_, $t>; 2],
                 s: $t,
                 out: [&mut [$t]; 4],
             ) -> bool {
+                let (Some(c0), Some(c1)) = (c[0].plain(), c[1].plain()) else {
+                    return false;
+                };
                 match t.pair_rows(lo, hi, out[0].len()) {
                     Some((l, h)) => {
-                        <$t as crate::verify::VerifyField>::fold_lines(out, l, h, c, s, None)
+                        <$t as crate::verify::VerifyField>::fold_lines(out, l, h, [c0, c1], s, None)
                     }
                     None => false,
                 }

@@ -182,6 +182,42 @@ impl ByteEmbedding {
         Self::from_nibble_tables(lo, hi)
     }
 
+    /// [`ByteEmbedding::scaled`] at run time: the eight bit images by hardware products, the
+    /// `vgf2p8affineqb` matrices by 8×8 bit transposes (a few hundred operations, for maps
+    /// scaled per block of data).
+    pub fn scaled_by(&self, c: Gf2p64) -> Self {
+        let images: [u64; 8] = core::array::from_fn(|j| (self.bit_image(j) * c).0);
+        let mut lo = [0u64; 16];
+        let mut hi = [0u64; 16];
+        for v in 1..16usize {
+            // `v` without its lowest bit is already done; add that bit's image.
+            let j = v.trailing_zeros() as usize;
+            lo[v] = lo[v & (v - 1)] ^ images[j];
+            hi[v] = hi[v & (v - 1)] ^ images[j + 4];
+        }
+        let mut planes = [[0u8; 16]; 16];
+        for v in 0..16 {
+            for p in 0..8 {
+                planes[p][v] = (lo[v] >> (8 * p)) as u8;
+                planes[8 + p][v] = (hi[v] >> (8 * p)) as u8;
+            }
+        }
+        let gfni = core::array::from_fn(|p| {
+            // Byte `j` of `m`: byte `p` of the image of bit `j`.
+            let m = images
+                .iter()
+                .enumerate()
+                .fold(0u64, |m, (j, x)| m | ((x >> (8 * p)) & 0xff) << (8 * j));
+            transpose_bits8(m).swap_bytes()
+        });
+        ByteEmbedding {
+            lo,
+            hi,
+            planes,
+            gfni,
+        }
+    }
+
     fn tables(&self) -> crate::backend::NibbleTables<'_> {
         crate::backend::NibbleTables {
             lo: &self.lo,
@@ -365,6 +401,17 @@ impl ByteEmbedding {
             crate::backend::cast::gf2p64_as_words_mut(dst),
         );
     }
+}
+
+/// The transpose of an 8×8 bit matrix (bit `8 r + c` ↦ bit `8 c + r`), by three swaps of
+/// blocks.
+const fn transpose_bits8(mut x: u64) -> u64 {
+    let t = (x ^ (x >> 7)) & 0x00aa_00aa_00aa_00aa;
+    x ^= t ^ (t << 7);
+    let t = (x ^ (x >> 14)) & 0x0000_cccc_0000_cccc;
+    x ^= t ^ (t << 14);
+    let t = (x ^ (x >> 28)) & 0x0000_0000_f0f0_f0f0;
+    x ^ t ^ (t << 28)
 }
 
 /// Whether [`ByteEmbedding::inner_products`] uses bit sums on the active backend (the 512-bit

@@ -792,6 +792,10 @@ fn byte_embeddings_agree() {
         // Scaled maps and maps of byte pairs.
         let c = Gf2p64::random(&mut r);
         let (f, g) = (embed::E8_TABLES.scaled(c), embed::TOWER_TABLES);
+        // The run-time scaling builds the same map (tables, planes and GFNI matrices).
+        for (name, t) in &tables {
+            assert_eq!(t.scaled_by(c), t.scaled(c), "{name} scaled_by");
+        }
         let b: Vec<u8> = src.iter().rev().map(|x| x ^ 0x5c).collect();
         let want: Vec<Gf2p64> = src
             .iter()
@@ -833,6 +837,10 @@ fn byte_embeddings_agree() {
             let mut got = vec![Gf2p64(0x79); n];
             f.mul_pair_slice_with(be, &g, (src, &ca), (&b, &cb), &mut got);
             assert_eq!(got, want_mul, "{be} mul pair, n = {n}");
+            // One factor slice for both terms (the 512-bit GFNI kernel sums the images first).
+            let want_shared: Vec<Gf2p64> = (0..n).map(|k| ca[k] * (fx[k] + gy[k])).collect();
+            f.mul_pair_slice_with(be, &g, (src, &ca), (&b, &ca), &mut got);
+            assert_eq!(got, want_shared, "{be} mul pair, one factor, n = {n}");
         }
         // Several maps sharing the coefficients (bit sums on GFNI with AVX-512 VBMI), with
         // one slice shorter than the others (the common prefix counts).

@@ -62,7 +62,8 @@
 //!   `P_{i-1}` into `V_prev` and from `P_{i+1}` into `V_next`; a party's own share is not
 //!   absorbed (the compare-view matches what `P_j` received from `P_{j-1}` with what
 //!   `P_{j+1}` received from it, which is all that must agree).
-//! * One `Verify` with independent step-1 coefficients (§8 item 9) and a two-way compare-view.
+//! * One `Verify` with step-1 coefficients from a PRG seeded by the coins (§8 item 9) and a
+//!   two-way compare-view.
 
 use std::sync::Arc;
 

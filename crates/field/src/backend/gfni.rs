@@ -393,8 +393,53 @@ fn embed_mul2_512_impl(
         // SAFETY: `w` is 64 readable bytes; `loadu` has no alignment requirement.
         unsafe { _mm512_loadu_si512(w.as_ptr().cast()) }
     };
+    if core::ptr::eq(a.1, b.1) {
+        // One factor for both terms: `(f(a_i) + g(b_i)) c_i`, the images summed by planes
+        // (one transpose, one product per word).
+        for ((o, (x, c)), y) in oc.iter_mut().zip(xa.iter().zip(ca)).zip(xb) {
+            let (xv, yv) = (load64(x), load64(y));
+            let planes: [__m512i; 8] = core::array::from_fn(|p| {
+                _mm512_xor_si512(
+                    _mm512_gf2p8affine_epi64_epi8::<0>(xv, mf[p]),
+                    _mm512_gf2p8affine_epi64_epi8::<0>(yv, mg[p]),
+                )
+            });
+            let w = transpose_planes_512(planes);
+            let (c8, _) = c.as_chunks::<8>();
+            let (o8, _) = o.as_chunks_mut::<8>();
+            for m in 0..8 {
+                store_words8(&mut o8[m], mul8(w[m], load8(&c8[m])));
+            }
+        }
+    } else {
+        embed_mul2_blocks(oc, (xa, ca), (xb, cb), [&mf, &mg]);
+    }
+    let w = n / 64 * 64;
+    super::avx2::embed_mul2(
+        v,
+        t,
+        (&a.0[w..n], &a.1[w..n]),
+        (&b.0[w..n], &b.1[w..n]),
+        &mut out[w..n],
+    );
+}
+
+/// The whole blocks of [`embed_mul2_512_impl`] with two factors per word.
+#[inline]
+#[target_feature(enable = "gfni,avx2,avx512f,avx512bw,pclmulqdq,vpclmulqdq")]
+#[allow(clippy::type_complexity)]
+fn embed_mul2_blocks(
+    oc: &mut [[u64; 64]],
+    (xa, ca): (&[[u8; 64]], &[[u64; 64]]),
+    (xb, cb): (&[[u8; 64]], &[[u64; 64]]),
+    [mf, mg]: [&[__m512i; 8]; 2],
+) {
+    let load8 = |w: &[u64; 8]| {
+        // SAFETY: `w` is 64 readable bytes; `loadu` has no alignment requirement.
+        unsafe { _mm512_loadu_si512(w.as_ptr().cast()) }
+    };
     for ((o, (x, c)), (y, d)) in oc.iter_mut().zip(xa.iter().zip(ca)).zip(xb.iter().zip(cb)) {
-        let (wa, wb) = (images64(&mf, load64(x)), images64(&mg, load64(y)));
+        let (wa, wb) = (images64(mf, load64(x)), images64(mg, load64(y)));
         let (c8, _) = c.as_chunks::<8>();
         let (d8, _) = d.as_chunks::<8>();
         let (o8, _) = o.as_chunks_mut::<8>();
@@ -416,14 +461,6 @@ fn embed_mul2_512_impl(
             unsafe { _mm512_storeu_si512(o8[m].as_mut_ptr().cast(), r) };
         }
     }
-    let w = n / 64 * 64;
-    super::avx2::embed_mul2(
-        v,
-        t,
-        (&a.0[w..n], &a.1[w..n]),
-        (&b.0[w..n], &b.1[w..n]),
-        &mut out[w..n],
-    );
 }
 
 /// Eight products `a_i b_i` in `GF(2^64)` (even and odd words of each 128-bit lane).
