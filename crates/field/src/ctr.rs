@@ -1,5 +1,5 @@
 //! AES-128 in counter mode as a keystream, for expanding *public* seeds fast (e.g. the
-//! independent coefficients of the batched multiplication check).
+//! coefficients of the batched multiplication check).
 //!
 //! Block `j` of the stream is `AES_k(j)` with `j` a little-endian 128-bit counter, the bytes
 //! read in order: the same stream as `triskele_share::Prg` under the same key. Sixteen blocks
