@@ -1184,9 +1184,7 @@ impl<'a, V: VerifyField> CoeffStream<'a, V> {
             let (now, rest) = out.split_at_mut(take);
             if self.co.product() {
                 let a = self.row(self.next / COEFF_CHUNK);
-                // `0 + (b - 0) a`.
-                now.fill(V::ZERO);
-                V::lerp_assign_slice(now, &self.co.columns[off..off + take], a);
+                scale_into(now, a, &self.co.columns[off..off + take]);
             } else {
                 let seed = &self.co.seed;
                 let prg = self.prg.get_or_insert_with(|| {
@@ -1213,6 +1211,12 @@ impl<'a, V: VerifyField> CoeffStream<'a, V> {
     }
 }
 
+/// `out = a b` element-wise (as `0 + (b - 0) a`, the fast in-place line of [`Bulk`]).
+fn scale_into<V: VerifyField>(out: &mut [V], a: V, b: &[V]) {
+    out.fill(V::ZERO);
+    V::lerp_assign_slice(out, b, a);
+}
+
 /// The coefficients of a block as drawn by [`draw`]: factored (product coefficients within a
 /// row, nothing written) or written out.
 enum Drawn<'a, V> {
@@ -1232,9 +1236,7 @@ impl<'a, V: VerifyField> Drawn<'a, V> {
     fn plain(self) -> &'a mut [V] {
         match self {
             Drawn::Factored(a, b, buf) => {
-                // `0 + (b - 0) a`.
-                buf.fill(V::ZERO);
-                V::lerp_assign_slice(buf, b, a);
+                scale_into(buf, a, b);
                 buf
             }
             Drawn::Written(c) => c,
@@ -2674,10 +2676,13 @@ pub(crate) mod bytes {
         })
     }
 
+    /// A scaled pair of tables and what it was built for: `[s, a, b]`.
+    type ScaledTables = ([Gf2p64; 3], [ByteEmbedding; 2]);
+
     thread_local! {
-        /// `(1+s) a E` and `s b E` for the last coin `s` and scales `a`, `b` of this thread.
-        static SCALED_TABLES: RefCell<Option<([Gf2p64; 3], [ByteEmbedding; 2])>> =
-            const { RefCell::new(None) };
+        /// `(1+s) a E` and `s b E` for the last two `[s, a, b]` of this thread, newest first
+        /// (pass B alternates between two pairs of blocks, each with its own row factors).
+        static SCALED_TABLES: RefCell<[Option<ScaledTables>; 2]> = const { RefCell::new([None, None]) };
     }
 
     /// The maps of the scaled `x` of pass B: `(1+s) a E` and `s b E` for the scales `[a, b]`.
@@ -2687,12 +2692,17 @@ pub(crate) mod bytes {
             return [t1, ts];
         }
         let key = [s, scale[0], scale[1]];
-        SCALED_TABLES.with_borrow_mut(|t| match t {
-            Some((k, tables)) if *k == key => *tables,
-            _ => {
-                let tables = [t1.scaled_by(scale[0]), ts.scaled_by(scale[1])];
-                *t = Some((key, tables));
-                tables
+        SCALED_TABLES.with_borrow_mut(|cache| {
+            if let Some(i) = cache.iter().position(|e| e.is_some_and(|(k, _)| k == key)) {
+                cache.swap(0, i);
+            }
+            match cache[0] {
+                Some((k, t)) if k == key => t,
+                _ => {
+                    let t = [t1.scaled_by(scale[0]), ts.scaled_by(scale[1])];
+                    cache[1] = cache[0].replace((key, t));
+                    t
+                }
             }
         })
     }

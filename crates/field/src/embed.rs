@@ -149,17 +149,20 @@ impl ByteEmbedding {
             }
             v += 1;
         }
+        // `gfni[p]`: the 8×8 bit matrix whose byte `j` is byte `p` of the image of bit `j`,
+        // transposed, bytes reversed.
         let mut gfni = [0u64; 8];
-        let mut j = 0;
-        while j < 8 {
-            let image = if j < 4 { lo[1 << j] } else { hi[1 << (j - 4)] };
-            let mut bit = 0;
-            while bit < 64 {
-                let (p, i) = (bit / 8, bit % 8);
-                gfni[p] |= ((image >> bit) & 1) << (8 * (7 - i) + j);
-                bit += 1;
+        let mut p = 0;
+        while p < 8 {
+            let mut m = 0u64;
+            let mut j = 0;
+            while j < 8 {
+                let image = if j < 4 { lo[1 << j] } else { hi[1 << (j - 4)] };
+                m |= ((image >> (8 * p)) & 0xff) << (8 * j);
+                j += 1;
             }
-            j += 1;
+            gfni[p] = transpose_bits8(m).swap_bytes();
+            p += 1;
         }
         ByteEmbedding {
             lo,
@@ -182,40 +185,10 @@ impl ByteEmbedding {
         Self::from_nibble_tables(lo, hi)
     }
 
-    /// [`ByteEmbedding::scaled`] at run time: the eight bit images by hardware products, the
-    /// `vgf2p8affineqb` matrices by 8×8 bit transposes (a few hundred operations, for maps
-    /// scaled per block of data).
+    /// [`ByteEmbedding::scaled`] at run time: the eight bit images by hardware products (for
+    /// maps scaled per block of data).
     pub fn scaled_by(&self, c: Gf2p64) -> Self {
-        let images: [u64; 8] = core::array::from_fn(|j| (self.bit_image(j) * c).0);
-        let mut lo = [0u64; 16];
-        let mut hi = [0u64; 16];
-        for v in 1..16usize {
-            // `v` without its lowest bit is already done; add that bit's image.
-            let j = v.trailing_zeros() as usize;
-            lo[v] = lo[v & (v - 1)] ^ images[j];
-            hi[v] = hi[v & (v - 1)] ^ images[j + 4];
-        }
-        let mut planes = [[0u8; 16]; 16];
-        for v in 0..16 {
-            for p in 0..8 {
-                planes[p][v] = (lo[v] >> (8 * p)) as u8;
-                planes[8 + p][v] = (hi[v] >> (8 * p)) as u8;
-            }
-        }
-        let gfni = core::array::from_fn(|p| {
-            // Byte `j` of `m`: byte `p` of the image of bit `j`.
-            let m = images
-                .iter()
-                .enumerate()
-                .fold(0u64, |m, (j, x)| m | ((x >> (8 * p)) & 0xff) << (8 * j));
-            transpose_bits8(m).swap_bytes()
-        });
-        ByteEmbedding {
-            lo,
-            hi,
-            planes,
-            gfni,
-        }
+        Self::new(&core::array::from_fn(|j| self.bit_image(j) * c))
     }
 
     fn tables(&self) -> crate::backend::NibbleTables<'_> {
