@@ -227,6 +227,17 @@ impl Prss {
         r
     }
 
+    /// [`Prss::random_rss`] written into `out` (resized to `n`, its memory reused): the same
+    /// sharing and the same stream use.
+    pub fn random_rss_into<F: Random>(&mut self, n: usize, out: &mut RssVec<F>) {
+        for v in [&mut out.first, &mut out.second] {
+            v.clear();
+            v.resize(n, F::ZERO);
+        }
+        self.prev.fill(&mut out.first);
+        self.next.fill(&mut out.second);
+    }
+
     /// Adds this party's component of a fresh zero-sharing, `alpha_i = PRG_next() - PRG_prev()`,
     /// to `out`; the three components sum to zero.
     pub fn add_zero_share<F: Random + Bulk>(&mut self, out: &mut [F], scratch: &mut Vec<F>) {
@@ -516,6 +527,23 @@ mod tests {
         let r: Vec<RssVec<Gf2p8>> = p.iter_mut().map(|q| q.random_rss(500)).collect();
         let r: [RssVec<Gf2p8>; 3] = [r[0].clone(), r[1].clone(), r[2].clone()];
         assert!(crate::reconstruct(&r).is_some());
+    }
+
+    #[test]
+    fn random_rss_into_matches_random_rss_and_reuses_the_buffer() {
+        let [mut p, ..] = prss_from_rng(&mut Prg::new(&key(2)));
+        let [mut q, ..] = prss_from_rng(&mut Prg::new(&key(2)));
+        // A longer buffer with stale contents is cut to `n` and overwritten.
+        let mut out = RssVec {
+            first: vec![Gf2p8(7); 900],
+            second: vec![Gf2p8(9); 900],
+        };
+        let cap = out.first.capacity();
+        for n in [500, 700] {
+            q.random_rss_into(n, &mut out);
+            assert_eq!(out, p.random_rss::<Gf2p8>(n));
+        }
+        assert_eq!(out.first.capacity(), cap);
     }
 
     #[test]

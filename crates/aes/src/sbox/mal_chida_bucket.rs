@@ -32,7 +32,10 @@
 //!    mal-chida`). The unpacking gathers 256 triples at a time per component in a stack buffer
 //!    and copies them out in runs: storing one byte at a time into six share vectors took up
 //!    to a third of the preprocessing's CPU samples in some runs (30,000 blocks: preprocessing
-//!    2.57-2.99 s before, 2.06-2.22 s after, three alternating pairs).
+//!    2.57-2.99 s before, 2.06-2.22 s after, three alternating pairs). The generation
+//!    buffers, the packed copy and the labels are handed from run to run (`RunBuffers`), so
+//!    only the first run faults in their pages (100,000 blocks: preprocessing 6.57-6.87 s
+//!    before, 5.97-6.01 s after, two alternating pairs).
 //! 4. The first `C` triples are opened completely (`a`, `b`, `c`; every party sends its second
 //!    components to `P_{i-1}`, hashed into the views as in §5.1) and checked: `ab = c`.
 //! 5. The next `N` triples are the checked ones; the remaining `N(B-1)` are sacrificed, triple
@@ -538,6 +541,7 @@ fn verified_triples(
     run_log2: u32,
 ) -> Result<Triples<Gf2p8>, EngineError> {
     let runs = plan_runs(count, run_log2)?;
+    let mut bufs = RunBuffers::default();
     let vec = || RssVec {
         first: Vec::with_capacity(count),
         second: Vec::with_capacity(count),
@@ -548,9 +552,20 @@ fn verified_triples(
         z: vec(),
     };
     for run in runs {
-        verified_run(party, run.triples, run.params, &mut out)?;
+        verified_run(party, run.triples, run.params, &mut bufs, &mut out)?;
     }
     Ok(out)
+}
+
+/// The large buffers of a run (its generated triples, their packed copy and the shuffle's
+/// labels), handed from run to run so that every run after the first writes into memory
+/// that is already mapped instead of faulting in fresh pages (balanced runs have equal
+/// sizes). Everything in them is overwritten before it is read.
+#[derive(Default)]
+struct RunBuffers {
+    t: Triples<Gf2p8>,
+    packed: Vec<u64>,
+    labels: Vec<u16>,
 }
 
 /// Steps 1–7 of PROTOCOLS.md §5.3 for one run with parameters `p`: `count` verified triples,
@@ -559,21 +574,31 @@ fn verified_run(
     party: &mut Party<Malicious>,
     count: usize,
     p: BucketParams,
+    bufs: &mut RunBuffers,
     out: &mut Triples<Gf2p8>,
 ) -> Result<(), EngineError> {
     // Step 2: optimistic generation.
-    let a = party.random_rss::<Gf2p8>(p.generated);
-    let b = party.random_rss::<Gf2p8>(p.generated);
-    let c = party.mul_covered(&a, &b)?;
+    let Triples {
+        x: mut a,
+        y: mut b,
+        z: mut c,
+    } = core::mem::take(&mut bufs.t);
+    party.prss().random_rss_into(p.generated, &mut a);
+    party.prss().random_rss_into(p.generated, &mut b);
+    c.first.clear();
+    c.second.clear();
+    party.mul_covered_append([&a.first, &a.second], [&b.first, &b.second], &mut c)?;
 
-    // Step 3: global coin and shuffle, packed and scattered in one pass.
+    // Step 3: global coin and shuffle, packed and scattered in one pass (every place of
+    // `packed` is written).
     let key = global_coin(party)?;
-    let perm = Shuffle::new(p.generated, &key);
+    let perm = Shuffle::with_labels(p.generated, &key, core::mem::take(&mut bufs.labels));
     drop(key);
-    let mut packed = vec![0u64; p.generated];
+    let mut packed = core::mem::take(&mut bufs.packed);
+    packed.resize(p.generated, 0);
     perm.scatter(&mut packed, packed_triples(&a, &b, &c));
     perm.finish(&mut packed);
-    drop(perm);
+    bufs.labels = perm.into_labels();
 
     // Steps 4 and 5, unpacked into the generation buffers (no fresh memory) in the order
     // opened (C), checked (N), then the sacrificed triples by position k < B - 1 in their
@@ -586,7 +611,7 @@ fn verified_run(
         let dst = c_ + n_ + k * n_;
         unpack_into(&packed, c_ + n_ + k, stride, &mut t, dst..dst + n_);
     }
-    drop(packed);
+    bufs.packed = packed;
     let opened_ok = open_and_check(party, TripleSlices::of(&t, 0..c_)?)?;
 
     // Step 6: sacrifice and compare-view (carrying the result of step 4).
@@ -621,6 +646,7 @@ fn verified_run(
         o.first.extend_from_slice(v[0]);
         o.second.extend_from_slice(v[1]);
     }
+    bufs.t = t;
     Ok(())
 }
 
@@ -772,8 +798,22 @@ const SHUFFLE_BUCKET_LOG: u32 = 15;
 impl Shuffle {
     /// The permutation of `n` positions under `key`, `K = 2^k` buckets with
     /// `k = log2(nextpow2(n)) - 15` clamped to `0..=16`.
+    #[cfg(test)]
     fn new(n: usize, key: &PrgKey) -> Self {
-        Self::with_buckets(n, key, Self::bucket_log(n))
+        Self::with_labels(n, key, Vec::new())
+    }
+
+    /// The permutation of `n` positions under `key` (as [`Shuffle::with_buckets`] with `K`
+    /// from [`Shuffle::bucket_log`]), its labels written into `labels` (cleared; its memory
+    /// reused).
+    fn with_labels(n: usize, key: &PrgKey, labels: Vec<u16>) -> Self {
+        Self::with_buckets(n, key, Self::bucket_log(n), labels)
+    }
+
+    /// The labels' buffer, zeroed, for the next shuffle.
+    fn into_labels(mut self) -> Vec<u16> {
+        self.labels.zeroize();
+        core::mem::take(&mut self.labels)
     }
 
     /// `log2 K` for `n` positions.
@@ -783,12 +823,13 @@ impl Shuffle {
     }
 
     /// The permutation of `n` positions under `key`, with `2^log_k` buckets (`log_k ≤ 16`).
-    fn with_buckets(n: usize, key: &PrgKey, log_k: u32) -> Self {
+    fn with_buckets(n: usize, key: &PrgKey, log_k: u32, mut labels: Vec<u16>) -> Self {
         let k = 1usize << log_k.min(16);
         let mask = (k - 1) as u16;
         let mut prg = Prg::new(key);
         // Two bytes of the stream per label, drawn through a small buffer.
-        let mut labels = Vec::with_capacity(n);
+        labels.clear();
+        labels.reserve(n);
         let mut buf = [0u8; 4096];
         while labels.len() < n {
             let bytes = &mut buf[..(2 * (n - labels.len())).min(4096)];
@@ -1489,7 +1530,7 @@ mod tests {
     fn buckets_follow_the_labels_in_index_order() {
         // Before the per-bucket shuffles, bucket b holds the positions labelled b, ascending.
         let n = 5000;
-        let s = Shuffle::with_buckets(n, &PrgKey([3u8; 16]), 4);
+        let s = Shuffle::with_buckets(n, &PrgKey([3u8; 16]), 4, Vec::new());
         assert_eq!((s.starts.len(), s.keys.len()), (17, 16));
         assert_eq!((s.starts[0], s.starts[16]), (0, n));
         let mut out = vec![usize::MAX; n];
@@ -1537,7 +1578,7 @@ mod tests {
             for s in 0..24_000u32 {
                 let mut k = [0u8; 16];
                 k[..4].copy_from_slice(&s.to_le_bytes());
-                let perm = Shuffle::with_buckets(4, &PrgKey(k), log_k);
+                let perm = Shuffle::with_buckets(4, &PrgKey(k), log_k, Vec::new());
                 let mut v = [0u8; 4];
                 perm.scatter(&mut v, 0..4u8);
                 perm.finish(&mut v);
