@@ -1,0 +1,733 @@
+use triskele_field::Field;
+use triskele_share::RssVec;
+
+use super::VerifyField;
+use crate::model::{Chained, Lift, Triples};
+
+/// The step-1 coefficients of a block of consecutive positions: `c_i = scale · base_i`.
+/// Product coefficients ([`VerifyField::PRODUCT_COEFFICIENTS`]) come as a row factor and a
+/// piece of the column factors, so that a fast path can apply the row factor once per block;
+/// drawn coefficients have `scale = 1`.
+#[derive(Debug, Clone, Copy)]
+pub struct Coeffs<'a, V> {
+    /// The common factor.
+    pub scale: V,
+    /// The per-position factors.
+    pub base: &'a [V],
+}
+
+impl<'a, V: Field> Coeffs<'a, V> {
+    /// Coefficients given one by one.
+    pub fn plain_slice(c: &'a [V]) -> Self {
+        Coeffs {
+            scale: V::ONE,
+            base: c,
+        }
+    }
+
+    /// Number of positions.
+    pub fn len(&self) -> usize {
+        self.base.len()
+    }
+
+    /// True if there are none.
+    pub fn is_empty(&self) -> bool {
+        self.base.is_empty()
+    }
+
+    /// The first `n` positions.
+    pub fn prefix(self, n: usize) -> Self {
+        Coeffs {
+            scale: self.scale,
+            base: &self.base[..n],
+        }
+    }
+
+    /// The coefficients themselves if the scale is 1.
+    pub fn plain(&self) -> Option<&'a [V]> {
+        (self.scale == V::ONE).then_some(self.base)
+    }
+}
+
+/// Which vectors of a chunk [`TripleSource::lift`] must fill.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Parts {
+    /// `x`, `y` and `z`.
+    Xyz,
+    /// Only `x` and `y` (`z` is left as it is).
+    Xy,
+}
+
+/// Triples to verify, lifted to the check field on demand (so that recorded small-field
+/// triples are never stored expanded).
+pub trait TripleSource<V>: Sync {
+    /// Number of check-field triples.
+    fn len(&self) -> usize;
+    /// True if there is nothing to check.
+    fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+    /// Writes triples `start .. start + out.len()` into `out` (all six vectors of `out` have
+    /// the same length; positions at or beyond [`TripleSource::len`] are zero). With
+    /// [`Parts::Xy`] the `z` vectors are not written.
+    fn lift(&self, start: usize, parts: Parts, out: &mut LiftedTriples<V>);
+
+    /// Optional fast path of level 1, pass A: for the `k = c[0].len()` pairs of triples
+    /// `(lo + i, hi + i)` (all upper entries zero if `hi` is `None`), with `X = c x` (`c[0]`
+    /// for the lower, `c[1]` for the upper triples), `[Σ c z_1, Σ c z_2, Σ lp(X_hi, y_hi),
+    /// Σ lp(X_lo + (X_hi - X_lo) u, y_lo + (y_hi - y_lo) u)]` where `lp(a, b) = a_1 b_1 +
+    /// a_1 b_2 + a_2 b_1`; exactly what `Verify` computes from [`TripleSource::lift`]. `None`
+    /// (the default): not available for this range, the caller lifts.
+    fn pair_sums(&self, lo: usize, hi: Option<usize>, c: [Coeffs<'_, V>; 2]) -> Option<[V; 4]> {
+        let _ = (lo, hi, c);
+        None
+    }
+
+    /// Optional fast path of level 1, pass B: writes `[X_1, X_2, y_1, y_2]` folded with `s`,
+    /// `lo_entry + (hi_entry - lo_entry) s`, for the `k = out[0].len()` pairs `(lo + i, hi + i)`
+    /// (`X = c x` with `c = c[0]` resp. `c[1]`; upper entries zero if `hi` is `None`) and
+    /// returns `true`; `false` (the default): not available, nothing written.
+    fn fold_pairs(
+        &self,
+        lo: usize,
+        hi: Option<usize>,
+        c: [Coeffs<'_, V>; 2],
+        s: V,
+        out: [&mut [V]; 4],
+    ) -> bool {
+        let _ = (lo, hi, c, s, out);
+        false
+    }
+
+    /// Optional: writes `ψ(y_1)`, `ψ(y_2)` of triples `start .. start + out[0].len()` (zero
+    /// from [`TripleSource::len`] on), for a ring embedding `ψ` into `GF(2^8)` with
+    /// [`TripleSource::lift`] `= E_8 ∘ ψ`, and returns `true`. A source returns the same for
+    /// every range (also empty ones); `false` (the default): no byte form, nothing written.
+    /// Lets `Verify` recompute the folded `y` of level 1 instead of storing it.
+    fn y_bytes(&self, start: usize, out: [&mut [u8]; 2]) -> bool {
+        let _ = (start, out);
+        false
+    }
+
+    /// Optional: what [`TripleSource::y_bytes`] writes for the triples `start .. start + k`,
+    /// all inside the source, borrowed from where the source stores them as such bytes;
+    /// `None` (the default): the caller uses [`TripleSource::y_bytes`].
+    fn y_bytes_in_place(&self, start: usize, k: usize) -> Option<[&[u8]; 2]> {
+        let _ = (start, k);
+        None
+    }
+
+    /// Optional: the triples `start .. start + k`, all inside the source, as the slices
+    /// `[x_1, x_2, y_1, y_2, z_1, z_2]` of check-field elements, borrowed (for sources that
+    /// store check-field elements, whose lift is a copy); `None` (the default): the caller
+    /// lifts.
+    fn slices(&self, start: usize, k: usize) -> Option<[&[V]; 6]> {
+        let _ = (start, k);
+        None
+    }
+
+    /// Optional: `[y_1, y_2]` of the triples `start .. start + k`, all inside the source,
+    /// borrowed; `None`: the caller lifts them. The default takes them from
+    /// [`TripleSource::slices`].
+    fn y_slices(&self, start: usize, k: usize) -> Option<[&[V]; 2]> {
+        self.slices(start, k).map(|s| [s[2], s[3]])
+    }
+
+    /// Optional fast path of level 1 for sources that form `x` and `z` from stored parts
+    /// ([`crate::Chained`]): for the triples `start .. start + k`, all inside the source
+    /// (`k = c.len()`, the length of both `out` slices), writes `X = c x` into `out` and
+    /// returns `[y_1, y_2]` (borrowed) and `[Σ c z_1, Σ c z_2]`; `None` (the default): the
+    /// caller uses [`TripleSource::slices`] or lifts.
+    #[allow(clippy::type_complexity)]
+    fn scaled_x(&self, start: usize, c: &[V], out: [&mut [V]; 2]) -> Option<([&[V]; 2], [V; 2])> {
+        let _ = (start, c, out);
+        None
+    }
+
+    /// Optional: `[Σ c z_1, Σ c z_2]` over the triples `start .. start + c.len()` (zero from
+    /// [`TripleSource::len`] on), formed without lifting `z` (for compact sources whose `z`
+    /// is a `GF(2)`-linear map of stored bytes); `None` (the default): the caller lifts `z`.
+    fn z_sums(&self, start: usize, c: &[V]) -> Option<[V; 2]> {
+        let _ = (start, c);
+        None
+    }
+
+    /// Optional: writes the lifted `y_1`, `y_2` of triples `start .. start + out[0].len()`
+    /// (zero from [`TripleSource::len`] on) and returns `true`; `false` (the default): not
+    /// available, nothing written. A source returns the same for every range (also empty
+    /// ones). With it (and cheaply, since it runs twice) `Verify` does not store the folded
+    /// `y` of level 1 but recomputes it at level 2 (half the level-1 memory), as it does for
+    /// sources with [`TripleSource::y_bytes`].
+    fn lift_y(&self, start: usize, out: [&mut [V]; 2]) -> bool {
+        let _ = (start, out);
+        false
+    }
+
+    /// Whether every triple is stored as check-field elements that level 1 reads in place
+    /// ([`TripleSource::slices`] or [`TripleSource::scaled_x`] inside the source, and `y` by
+    /// [`TripleSource::y_slices`] or [`TripleSource::lift_y`]). Pass A then keeps the scaled
+    /// `X = c x` it forms, and pass B folds that instead of forming it again (no second
+    /// coefficient stream, no second scaling). `false` (the default) for sources that lift or
+    /// take the byte path, where pass A never forms `X` as field elements.
+    fn in_place(&self) -> bool {
+        false
+    }
+}
+
+/// A chunk of lifted triples.
+#[derive(Debug, Clone, Default)]
+pub struct LiftedTriples<V> {
+    pub x: RssVec<V>,
+    pub y: RssVec<V>,
+    pub z: RssVec<V>,
+}
+
+impl<V: Field> LiftedTriples<V> {
+    pub(super) fn zeros(n: usize) -> Self {
+        LiftedTriples {
+            x: RssVec::zeros(n),
+            y: RssVec::zeros(n),
+            z: RssVec::zeros(n),
+        }
+    }
+
+    fn len(&self) -> usize {
+        self.x.first.len()
+    }
+
+    /// Resizes all six vectors to `n` (new entries zero).
+    pub(super) fn set_len(&mut self, n: usize) {
+        for v in [
+            &mut self.x.first,
+            &mut self.x.second,
+            &mut self.y.first,
+            &mut self.y.second,
+            &mut self.z.first,
+            &mut self.z.second,
+        ] {
+            v.resize(n, V::ZERO);
+        }
+    }
+
+    /// The vectors a pass needs, in the order `x1, x2, y1, y2[, z1, z2]`.
+    fn parts_mut(&mut self, parts: Parts) -> impl Iterator<Item = &mut Vec<V>> {
+        let k = match parts {
+            Parts::Xyz => 6,
+            Parts::Xy => 4,
+        };
+        [
+            &mut self.x.first,
+            &mut self.x.second,
+            &mut self.y.first,
+            &mut self.y.second,
+            &mut self.z.first,
+            &mut self.z.second,
+        ]
+        .into_iter()
+        .take(k)
+    }
+}
+
+pub(crate) fn source_parts<F>(t: &Triples<F>) -> [&Vec<F>; 6] {
+    [
+        &t.x.first,
+        &t.x.second,
+        &t.y.first,
+        &t.y.second,
+        &t.z.first,
+        &t.z.second,
+    ]
+}
+
+impl<F: Lift> TripleSource<F::Check> for Triples<F> {
+    fn len(&self) -> usize {
+        F::LANES * Triples::len(self)
+    }
+
+    fn in_place(&self) -> bool {
+        F::LANES == 1 && F::as_check(&[]).is_some()
+    }
+
+    fn slices(&self, start: usize, k: usize) -> Option<[&[F::Check]; 6]> {
+        let end = start.checked_add(k)?;
+        if end > Triples::len(self) {
+            return None;
+        }
+        let mut out: [&[F::Check]; 6] = Default::default();
+        for (o, v) in out.iter_mut().zip(source_parts(self)) {
+            *o = F::as_check(&v[start..end])?;
+        }
+        Some(out)
+    }
+
+    fn pair_sums(
+        &self,
+        lo: usize,
+        hi: Option<usize>,
+        c: [Coeffs<'_, F::Check>; 2],
+    ) -> Option<[F::Check; 4]> {
+        F::pair_sums(self, lo, hi, c)
+    }
+
+    fn fold_pairs(
+        &self,
+        lo: usize,
+        hi: Option<usize>,
+        c: [Coeffs<'_, F::Check>; 2],
+        s: F::Check,
+        out: [&mut [F::Check]; 4],
+    ) -> bool {
+        F::fold_pairs(self, lo, hi, c, s, out)
+    }
+
+    fn y_bytes(&self, start: usize, out: [&mut [u8]; 2]) -> bool {
+        if !F::lanes_to_gf2p8(&[], 0, &mut []) {
+            return false;
+        }
+        let n = TripleSource::len(self);
+        for (o, y) in out.into_iter().zip([&self.y.first, &self.y.second]) {
+            let m = n.saturating_sub(start).min(o.len());
+            let (head, tail) = o.split_at_mut(m);
+            if m > 0 {
+                F::lanes_to_gf2p8(y, start, head);
+            }
+            tail.fill(0);
+        }
+        true
+    }
+
+    fn y_bytes_in_place(&self, start: usize, k: usize) -> Option<[&[u8]; 2]> {
+        let end = start.checked_add(k)?;
+        if F::LANES != 1 || end > Triples::len(self) {
+            return None;
+        }
+        Some([
+            F::bytes_in_place(&self.y.first[start..end])?,
+            F::bytes_in_place(&self.y.second[start..end])?,
+        ])
+    }
+
+    /// `y` lifted directly, without `x` (for bit-sliced words, whole words lifted and the
+    /// requested lanes copied).
+    fn lift_y(&self, start: usize, out: [&mut [F::Check]; 2]) -> bool {
+        let lanes = F::LANES;
+        let total = TripleSource::len(self);
+        let mut tmp = Vec::new();
+        for (o, y) in out.into_iter().zip([&self.y.first, &self.y.second]) {
+            let m = total.saturating_sub(start).min(o.len());
+            let (head, tail) = o.split_at_mut(m);
+            tail.fill(F::Check::ZERO);
+            if m == 0 {
+                continue;
+            }
+            let end = start + m;
+            if lanes == 1 {
+                F::lift_slice(&y[start..end], head);
+            } else {
+                let (e0, e1) = (start / lanes, end.div_ceil(lanes));
+                tmp.clear();
+                tmp.resize((e1 - e0) * lanes, F::Check::ZERO);
+                F::lift_slice(&y[e0..e1], &mut tmp);
+                let off = start - e0 * lanes;
+                head.copy_from_slice(&tmp[off..off + m]);
+            }
+        }
+        true
+    }
+
+    fn lift(&self, start: usize, parts: Parts, out: &mut LiftedTriples<F::Check>) {
+        let n = out.len();
+        let total = TripleSource::len(self);
+        let end = (start + n).min(total);
+        let lanes = F::LANES;
+        let srcs = source_parts(self);
+        let mut tmp = Vec::new();
+        for (src, dst) in srcs.into_iter().zip(out.parts_mut(parts)) {
+            if start >= end {
+                dst.fill(F::Check::ZERO);
+                continue;
+            }
+            dst[end - start..].fill(F::Check::ZERO);
+            if lanes == 1 {
+                F::lift_slice(&src[start..end], &mut dst[..end - start]);
+            } else if start.is_multiple_of(lanes) && end.is_multiple_of(lanes) {
+                // Whole elements (the usual case): straight into `dst`.
+                F::lift_slice(&src[start / lanes..end / lanes], &mut dst[..end - start]);
+            } else {
+                let (e0, e1) = (start / lanes, end.div_ceil(lanes));
+                tmp.clear();
+                tmp.resize((e1 - e0) * lanes, F::Check::ZERO);
+                F::lift_slice(&src[e0..e1], &mut tmp);
+                let off = start - e0 * lanes;
+                dst[..end - start].copy_from_slice(&tmp[off..off + end - start]);
+            }
+        }
+    }
+}
+
+/// Chained triples of a field that is its own check field: the stored `(x, y, z)` stand for
+/// `(x + r y, y, z + r x)`, formed while `Verify` streams. Level 1 scales `x + r y` by the
+/// coefficients in one step ([`VerifyField::chain_scale`]) and gets `Σ c (z + r x)` as
+/// `Σ c z + r Σ c x` from inner products, pass B folds with [`VerifyField::fold_lines`],
+/// and `y` is read in place.
+impl<V: VerifyField + Lift<Check = V>> TripleSource<V> for Chained<V> {
+    fn len(&self) -> usize {
+        Chained::len(self)
+    }
+
+    fn in_place(&self) -> bool {
+        true
+    }
+
+    /// The stored triples lifted, then combined in place: `z += r x` (with the stored `x`),
+    /// then `x += r y` (zero entries past the end stay zero).
+    fn lift(&self, start: usize, parts: Parts, out: &mut LiftedTriples<V>) {
+        self.t.lift(start, parts, out);
+        let LiftedTriples { x, y, z } = out;
+        if parts == Parts::Xyz {
+            V::scale_add_slice(&mut z.first, &x.first, self.r);
+            V::scale_add_slice(&mut z.second, &x.second, self.r);
+        }
+        V::scale_add_slice(&mut x.first, &y.first, self.r);
+        V::scale_add_slice(&mut x.second, &y.second, self.r);
+    }
+
+    fn y_slices(&self, start: usize, k: usize) -> Option<[&[V]; 2]> {
+        self.t.y_slices(start, k)
+    }
+
+    fn lift_y(&self, start: usize, out: [&mut [V]; 2]) -> bool {
+        self.t.lift_y(start, out)
+    }
+
+    fn scaled_x(&self, start: usize, c: &[V], out: [&mut [V]; 2]) -> Option<([&[V]; 2], [V; 2])> {
+        let [x1, x2, y1, y2, z1, z2] = self.t.slices(start, c.len())?;
+        V::chain_scale(out, [x1, x2], [y1, y2], c, self.r);
+        let sums = [(x1, z1), (x2, z2)]
+            .map(|(x, z)| V::inner_product(c, z) + self.r * V::inner_product(c, x));
+        Some(([y1, y2], sums))
+    }
+
+    fn fold_pairs(
+        &self,
+        lo: usize,
+        hi: Option<usize>,
+        c: [Coeffs<'_, V>; 2],
+        s: V,
+        out: [&mut [V]; 4],
+    ) -> bool {
+        let (Some(c0), Some(c1)) = (c[0].plain(), c[1].plain()) else {
+            return false;
+        };
+        match self.t.pair_rows(lo, hi, out[0].len()) {
+            Some((l, h)) => V::fold_lines(out, l, h, [c0, c1], s, Some(self.r)),
+            None => false,
+        }
+    }
+}
+
+/// Several sources, one after the other.
+pub struct Concat<'a, V>(pub Vec<&'a dyn TripleSource<V>>);
+
+impl<V> core::fmt::Debug for Concat<'_, V> {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.debug_struct("Concat")
+            .field("sources", &self.0.len())
+            .finish()
+    }
+}
+
+impl<'a, V: VerifyField> Concat<'a, V> {
+    /// The parts that overlap `start..start + k`: each part, the index in it where the
+    /// overlap begins, and the range of the output (`0..k`) it covers.
+    fn overlaps(
+        &self,
+        start: usize,
+        k: usize,
+    ) -> impl Iterator<Item = (&'a dyn TripleSource<V>, usize, core::ops::Range<usize>)> + '_ {
+        let mut base = 0;
+        self.0.iter().filter_map(move |s| {
+            let first = base;
+            base += s.len();
+            let (a, b) = (start.max(first), (start + k).min(base));
+            (a < b).then(|| (*s, a - first, a - start..b - start))
+        })
+    }
+
+    /// The source holding `[lo, lo + k)` and, if given, `[hi, hi + k)`, and its offset.
+    fn holder(
+        &self,
+        lo: usize,
+        hi: Option<usize>,
+        k: usize,
+    ) -> Option<(&dyn TripleSource<V>, usize)> {
+        let mut base = 0;
+        for s in &self.0 {
+            let len = s.len();
+            let inside = |a: usize| a >= base && a + k <= base + len;
+            if inside(lo) {
+                return hi.is_none_or(inside).then_some((*s, base));
+            }
+            base += len;
+        }
+        None
+    }
+}
+
+impl<V: VerifyField> TripleSource<V> for Concat<'_, V> {
+    fn len(&self) -> usize {
+        self.0.iter().map(|s| s.len()).sum()
+    }
+
+    /// If every part is.
+    fn in_place(&self) -> bool {
+        self.0.iter().all(|s| s.in_place())
+    }
+
+    fn slices(&self, start: usize, k: usize) -> Option<[&[V]; 6]> {
+        let (s, base) = self.holder(start, None, k)?;
+        s.slices(start - base, k)
+    }
+
+    fn y_slices(&self, start: usize, k: usize) -> Option<[&[V]; 2]> {
+        let (s, base) = self.holder(start, None, k)?;
+        s.y_slices(start - base, k)
+    }
+
+    fn y_bytes_in_place(&self, start: usize, k: usize) -> Option<[&[u8]; 2]> {
+        let (s, base) = self.holder(start, None, k)?;
+        s.y_bytes_in_place(start - base, k)
+    }
+
+    fn scaled_x(&self, start: usize, c: &[V], out: [&mut [V]; 2]) -> Option<([&[V]; 2], [V; 2])> {
+        let (s, base) = self.holder(start, None, c.len())?;
+        s.scaled_x(start - base, c, out)
+    }
+
+    fn pair_sums(&self, lo: usize, hi: Option<usize>, c: [Coeffs<'_, V>; 2]) -> Option<[V; 4]> {
+        let (s, base) = self.holder(lo, hi, c[0].len())?;
+        s.pair_sums(lo - base, hi.map(|h| h - base), c)
+    }
+
+    fn fold_pairs(
+        &self,
+        lo: usize,
+        hi: Option<usize>,
+        c: [Coeffs<'_, V>; 2],
+        s: V,
+        out: [&mut [V]; 4],
+    ) -> bool {
+        match self.holder(lo, hi, out[0].len()) {
+            Some((src, base)) => src.fold_pairs(lo - base, hi.map(|h| h - base), c, s, out),
+            None => false,
+        }
+    }
+
+    /// Available if every part has it; pieced together from the parts.
+    fn lift_y(&self, start: usize, out: [&mut [V]; 2]) -> bool {
+        if !self.0.iter().all(|s| s.lift_y(0, [&mut [], &mut []])) {
+            return false;
+        }
+        let [o1, o2] = out;
+        o1.fill(V::ZERO);
+        o2.fill(V::ZERO);
+        for (s, offset, r) in self.overlaps(start, o1.len()) {
+            s.lift_y(offset, [&mut o1[r.clone()], &mut o2[r]]);
+        }
+        true
+    }
+
+    /// Pieced together from the parts, if every part the range covers has it.
+    fn z_sums(&self, start: usize, c: &[V]) -> Option<[V; 2]> {
+        let mut z = [V::ZERO; 2];
+        for (s, offset, r) in self.overlaps(start, c.len()) {
+            let [a, b] = s.z_sums(offset, &c[r])?;
+            z = [z[0] + a, z[1] + b];
+        }
+        Some(z)
+    }
+
+    /// Available if every part has it; pieced together from the parts.
+    fn y_bytes(&self, start: usize, out: [&mut [u8]; 2]) -> bool {
+        if !self.0.iter().all(|s| s.y_bytes(0, [&mut [], &mut []])) {
+            return false;
+        }
+        let [o1, o2] = out;
+        o1.fill(0);
+        o2.fill(0);
+        for (s, offset, r) in self.overlaps(start, o1.len()) {
+            s.y_bytes(offset, [&mut o1[r.clone()], &mut o2[r]]);
+        }
+        true
+    }
+
+    fn lift(&self, start: usize, parts: Parts, out: &mut LiftedTriples<V>) {
+        let n = out.len();
+        // Fast path: the range lies in one source.
+        let mut base = 0;
+        for s in &self.0 {
+            let len = s.len();
+            if start >= base && start + n <= base + len {
+                s.lift(start - base, parts, out);
+                return;
+            }
+            base += len;
+        }
+        for p in out.parts_mut(parts) {
+            p.fill(V::ZERO);
+        }
+        let mut part = LiftedTriples::default();
+        for (s, offset, r) in self.overlaps(start, n) {
+            if part.len() != r.len() {
+                part = LiftedTriples::zeros(r.len());
+            }
+            s.lift(offset, parts, &mut part);
+            for (dst, src) in out.parts_mut(parts).zip(part.parts_mut(parts)) {
+                dst[r.clone()].copy_from_slice(src);
+            }
+        }
+    }
+}
+
+/// The triples `off .. off + len` of a source, as a source of its own (positions counted
+/// from `off`; nothing past `len`): one run of a check split by [`windows`].
+pub(crate) struct Window<'a, V> {
+    pub(super) src: &'a dyn TripleSource<V>,
+    pub(super) off: usize,
+    pub(super) len: usize,
+}
+
+/// `src` cut into the fewest consecutive windows of at most `max` triples (one window if
+/// `max` is `None` or the source is not longer), of balanced lengths (all but the last
+/// `⌈total / count⌉`), so that no run is much shorter than the others and the buffers one
+/// run leaves for the next are the right size.
+pub(crate) fn windows<V>(src: &dyn TripleSource<V>, max: Option<usize>) -> Vec<Window<'_, V>> {
+    let total = src.len();
+    let step = match max.filter(|m| *m > 0 && *m < total) {
+        Some(m) => total.div_ceil(total.div_ceil(m)),
+        None => total.max(1),
+    };
+    (0..total)
+        .step_by(step)
+        .map(|off| Window {
+            src,
+            off,
+            len: step.min(total - off),
+        })
+        .collect()
+}
+
+impl<V: VerifyField> Window<'_, V> {
+    /// Whether `start .. start + k` lies inside the window.
+    fn inside(&self, start: usize, k: usize) -> bool {
+        start.checked_add(k).is_some_and(|e| e <= self.len)
+    }
+
+    /// How many of `k` entries from `start` lie inside the window.
+    fn kept(&self, start: usize, k: usize) -> usize {
+        self.len.saturating_sub(start).min(k)
+    }
+}
+
+impl<V: VerifyField> TripleSource<V> for Window<'_, V> {
+    fn len(&self) -> usize {
+        self.len
+    }
+
+    fn in_place(&self) -> bool {
+        self.src.in_place()
+    }
+
+    fn lift(&self, start: usize, parts: Parts, out: &mut LiftedTriples<V>) {
+        let keep = self.kept(start, out.len());
+        self.src.lift(self.off + start, parts, out);
+        let zero = |v: &mut Vec<V>| v[keep..].fill(V::ZERO);
+        for v in [&mut out.x, &mut out.y] {
+            zero(&mut v.first);
+            zero(&mut v.second);
+        }
+        if parts == Parts::Xyz {
+            zero(&mut out.z.first);
+            zero(&mut out.z.second);
+        }
+    }
+
+    fn pair_sums(&self, lo: usize, hi: Option<usize>, c: [Coeffs<'_, V>; 2]) -> Option<[V; 4]> {
+        let k = c[0].len();
+        if !self.inside(lo, k) || hi.is_some_and(|h| !self.inside(h, k)) {
+            return None;
+        }
+        self.src
+            .pair_sums(self.off + lo, hi.map(|h| self.off + h), c)
+    }
+
+    fn fold_pairs(
+        &self,
+        lo: usize,
+        hi: Option<usize>,
+        c: [Coeffs<'_, V>; 2],
+        s: V,
+        out: [&mut [V]; 4],
+    ) -> bool {
+        let k = out[0].len();
+        if !self.inside(lo, k) || hi.is_some_and(|h| !self.inside(h, k)) {
+            return false;
+        }
+        self.src
+            .fold_pairs(self.off + lo, hi.map(|h| self.off + h), c, s, out)
+    }
+
+    fn y_bytes(&self, start: usize, out: [&mut [u8]; 2]) -> bool {
+        let keep = self.kept(start, out[0].len());
+        let [a, b] = out;
+        if !self.src.y_bytes(self.off + start, [&mut *a, &mut *b]) {
+            return false;
+        }
+        a[keep..].fill(0);
+        b[keep..].fill(0);
+        true
+    }
+
+    fn slices(&self, start: usize, k: usize) -> Option<[&[V]; 6]> {
+        self.inside(start, k)
+            .then(|| self.src.slices(self.off + start, k))
+            .flatten()
+    }
+
+    fn y_bytes_in_place(&self, start: usize, k: usize) -> Option<[&[u8]; 2]> {
+        self.inside(start, k)
+            .then(|| self.src.y_bytes_in_place(self.off + start, k))
+            .flatten()
+    }
+
+    fn y_slices(&self, start: usize, k: usize) -> Option<[&[V]; 2]> {
+        self.inside(start, k)
+            .then(|| self.src.y_slices(self.off + start, k))
+            .flatten()
+    }
+
+    fn scaled_x(&self, start: usize, c: &[V], out: [&mut [V]; 2]) -> Option<([&[V]; 2], [V; 2])> {
+        if !self.inside(start, c.len()) {
+            return None;
+        }
+        self.src.scaled_x(self.off + start, c, out)
+    }
+
+    fn z_sums(&self, start: usize, c: &[V]) -> Option<[V; 2]> {
+        if !self.inside(start, c.len()) {
+            return None;
+        }
+        self.src.z_sums(self.off + start, c)
+    }
+
+    fn lift_y(&self, start: usize, out: [&mut [V]; 2]) -> bool {
+        let keep = self.kept(start, out[0].len());
+        let [a, b] = out;
+        if !self.src.lift_y(self.off + start, [&mut *a, &mut *b]) {
+            return false;
+        }
+        a[keep..].fill(V::ZERO);
+        b[keep..].fill(V::ZERO);
+        true
+    }
+}

@@ -1,0 +1,562 @@
+use super::coeffs::{chunk_key, column_key, CoeffStream};
+use super::source::Window;
+use super::*;
+use crate::model::{Chained, Lift, Triples};
+
+#[test]
+fn times_node_is_multiplication_by_the_node() {
+    let mut x = 0x0123_4567_89ab_cdefu64;
+    for _ in 0..1000 {
+        let v = Gf2p64(x);
+        assert_eq!(v.times_node(), v * Gf2p64::node());
+        x = x.rotate_left(7) ^ x.wrapping_mul(0x9e37_79b9_7f4a_7c15);
+    }
+    assert_eq!(Gf2p64(1 << 63).times_node(), Gf2p64(0x1b));
+    let f = Fp::from(12345u64);
+    assert_eq!(f.times_node(), f * Fp::node());
+}
+
+/// The local computations of Verify for `coins` as the halving coins: per level
+/// `[zsum_1, zsum_2, h1, hu]` (the step-1 sums `Σ c z` at level 1 only, else zero) and
+/// the final `[x_1, x_2, y_1, y_2]` at index 0. Computed naively from the fully lifted
+/// triples with scalar field operations: the reference for the streamed implementation.
+fn naive_transcript<V: VerifyField>(
+    src: &dyn TripleSource<V>,
+    seed: &[u8; 16],
+    coins: &[V],
+) -> (Vec<[V; 4]>, [V; 4]) {
+    let total = src.len();
+    let n = total.max(1).next_power_of_two();
+    let mut t = LiftedTriples::zeros(total);
+    src.lift(0, Parts::Xyz, &mut t);
+    let mut c = vec![V::ZERO; total];
+    for (k, ch) in c.chunks_mut(COEFF_CHUNK).enumerate() {
+        prg_coefficients(seed, k * COEFF_CHUNK, ch);
+    }
+    let lp = |a: [V; 2], b: [V; 2]| a[0] * b[0] + a[0] * b[1] + a[1] * b[0];
+    let mut zs = [V::ZERO; 2];
+    for ((ck, z1), z2) in c.iter().zip(&t.z.first).zip(&t.z.second) {
+        zs[0] += *ck * *z1;
+        zs[1] += *ck * *z2;
+    }
+    let mut v: [Vec<V>; 4] = [
+        (0..total).map(|k| c[k] * t.x.first[k]).collect(),
+        (0..total).map(|k| c[k] * t.x.second[k]).collect(),
+        t.y.first.clone(),
+        t.y.second.clone(),
+    ];
+    let mut out = Vec::new();
+    let mut len = n;
+    let mut level = 0;
+    while len > 1 {
+        let half = if level == 0 {
+            first_half(total, n)
+        } else {
+            len.div_ceil(2)
+        };
+        let get = |v: &Vec<V>, i: usize| {
+            if i < len {
+                v.get(i).copied().unwrap_or(V::ZERO)
+            } else {
+                V::ZERO
+            }
+        };
+        let (mut h1, mut hu) = (V::ZERO, V::ZERO);
+        for j in 0..half {
+            let lo = [0, 1, 2, 3].map(|q| get(&v[q], j));
+            let hi = [0, 1, 2, 3].map(|q| get(&v[q], j + half));
+            h1 += lp([hi[0], hi[1]], [hi[2], hi[3]]);
+            let f = [0, 1, 2, 3].map(|q| lo[q] + (hi[q] - lo[q]) * V::node());
+            hu += lp([f[0], f[1]], [f[2], f[3]]);
+        }
+        let zrow = if level == 0 { zs } else { [V::ZERO; 2] };
+        out.push([zrow[0], zrow[1], h1, hu]);
+        let s = coins[level];
+        for q in &mut v {
+            let folded: Vec<V> = (0..half)
+                .map(|j| {
+                    let (lo, hi) = (get(q, j), get(q, j + half));
+                    lo + (hi - lo) * s
+                })
+                .collect();
+            *q = folded;
+        }
+        len = half;
+        level += 1;
+    }
+    let last = [0, 1, 2, 3].map(|q| v[q].first().copied().unwrap_or(V::ZERO));
+    (out, last)
+}
+
+fn local_transcript<V: VerifyField>(
+    src: &dyn TripleSource<V>,
+    seed: &[u8; 16],
+    coins: &[V],
+) -> (Vec<[V; 4]>, [V; 4]) {
+    // Level 1 must write every element of its vectors: they come filled with other
+    // values, shorter and longer than needed.
+    let mut spare = Spare::default();
+    let n = src.len().max(1).next_power_of_two();
+    for len in [n, n / 2 + 3, 1, 2 * n] {
+        use rand::SeedableRng;
+        let mut r = rand_chacha::ChaCha20Rng::seed_from_u64(len as u64);
+        let mut v = vec![V::ZERO; len];
+        V::fill_random(&mut r, &mut v);
+        spare.put(v);
+    }
+    let (mut prover, first) = Prover::start(src, *seed, spare);
+    let mut out = vec![[first.z[0], first.z[1], first.h1, first.hu]];
+    while let Some(s) = prover.fold(coins[out.len() - 1]) {
+        out.push([s.z[0], s.z[1], s.h1, s.hu]);
+    }
+    (out, prover.last())
+}
+
+/// The definition of the coefficients: chunk `k`'s [`Prg`] under [`chunk_key`] (one
+/// chunk, from its start); for product coefficients the first element of that stream
+/// times the column factors, the [`Prg`] under [`column_key`].
+fn prg_coefficients<V: VerifyField>(seed: &[u8; 16], start: usize, out: &mut [V]) {
+    use triskele_share::{Prg, PrgKey};
+    assert_eq!(start % COEFF_CHUNK, 0);
+    assert!(out.len() <= COEFF_CHUNK);
+    let mut prg = Prg::new(&PrgKey(chunk_key(seed, start / COEFF_CHUNK)));
+    if V::PRODUCT_COEFFICIENTS {
+        let mut a = [V::ZERO];
+        prg.fill(&mut a);
+        let a = a[0];
+        let mut b = vec![V::ZERO; COEFF_CHUNK];
+        Prg::new(&PrgKey(column_key(seed))).fill(&mut b);
+        for (o, b) in out.iter_mut().zip(b) {
+            *o = a * b;
+        }
+    } else {
+        prg.fill(out);
+    }
+}
+
+/// The streamed coefficients, drawn in pieces from any position and across chunks, are
+/// those of the definition, in `GF(2^64)`, `F_p` and `F_p` with rejection sampling.
+#[test]
+fn coefficient_streams_match_the_prg() {
+    fn check<V: VerifyField>() {
+        let seed = [0x42u8; 16];
+        let n = 3 * COEFF_CHUNK + 77;
+        let mut want = vec![V::ZERO; n];
+        for (k, ch) in want.chunks_mut(COEFF_CHUNK).enumerate() {
+            prg_coefficients(&seed, k * COEFF_CHUNK, ch);
+        }
+        for start in [0, 1, 255, 1024, COEFF_CHUNK - 1, COEFF_CHUNK, 5000] {
+            let co = Coefficients::new(seed);
+            let mut s = CoeffStream::new(&co, start);
+            let mut got = Vec::new();
+            for piece in [1usize, 256, 3, 2048, 700].into_iter().cycle() {
+                let k = piece.min(n - start - got.len());
+                if k == 0 {
+                    break;
+                }
+                let mut buf = vec![V::ZERO; k];
+                s.fill(&mut buf);
+                got.extend(buf);
+            }
+            assert!(got == want[start..], "start {start}");
+        }
+    }
+    check::<Gf2p64>();
+    check::<Fp>();
+    FpRt::with_modulus(5, check::<FpRt>).expect("a prime");
+    FpRt::with_modulus((1 << 61) - 1, check::<FpRt>).expect("a prime");
+}
+
+/// A source without the fast paths (the lifting path only).
+struct LiftOnly<'a, V>(&'a dyn TripleSource<V>);
+
+impl<V> TripleSource<V> for LiftOnly<'_, V> {
+    fn len(&self) -> usize {
+        self.0.len()
+    }
+    fn lift(&self, start: usize, parts: Parts, out: &mut LiftedTriples<V>) {
+        self.0.lift(start, parts, out);
+    }
+}
+
+/// A source that lifts, and gives `y` again by lifting (so `Verify` recomputes it at
+/// level 2 instead of storing the folded `y` of level 1).
+struct Relift<'a, V>(&'a dyn TripleSource<V>);
+
+impl<V: VerifyField> TripleSource<V> for Relift<'_, V> {
+    fn len(&self) -> usize {
+        self.0.len()
+    }
+    fn lift(&self, start: usize, parts: Parts, out: &mut LiftedTriples<V>) {
+        self.0.lift(start, parts, out);
+    }
+    fn lift_y(&self, start: usize, out: [&mut [V]; 2]) -> bool {
+        let mut t = LiftedTriples::zeros(out[0].len());
+        self.0.lift(start, Parts::Xy, &mut t);
+        let [o1, o2] = out;
+        o1.copy_from_slice(&t.y.first);
+        o2.copy_from_slice(&t.y.second);
+        true
+    }
+}
+
+/// Whether the source gives `y` again (so level 1 stores only `x`).
+fn relifts<V>(s: &dyn TripleSource<V>) -> bool {
+    s.lift_y(0, [&mut [], &mut []])
+}
+
+/// Recomputing `y` by lifting at level 2 gives the transcript of storing it, for one
+/// source and for several concatenated (byte sources among them take the lifting path
+/// too), at sizes with odd and even halves and several chunks.
+#[test]
+fn relifting_y_matches_storing_it() {
+    for (i, n) in [2usize, 5, 600, 4097, 20_000].into_iter().enumerate() {
+        let seed = 40 + i as u64;
+        let t = random_triples::<triskele_field::Gf2p8>(n, seed);
+        let g = random_triples::<Gf2p64>(n / 3 + 1, seed ^ 7);
+        let mut key = [0u8; 16];
+        key[..8].copy_from_slice(&seed.to_le_bytes());
+        let coins = random_coins::<Gf2p64>(64, seed ^ 1);
+        let want = local_transcript(&LiftOnly(&t), &key, &coins);
+        assert!(
+            want == local_transcript(&Relift(&t), &key, &coins),
+            "n = {n}"
+        );
+        let (lt, lg, rt, rg) = (LiftOnly(&t), LiftOnly(&g), Relift(&t), Relift(&g));
+        let want = local_transcript(&Concat(vec![&lt, &lg]), &key, &coins);
+        let cat = Concat(vec![&rt, &rg]);
+        assert!(relifts(&cat));
+        assert!(want == local_transcript(&cat, &key, &coins), "n = {n}");
+        // Recorded triples lift their `y` directly (`lift_y`), also inside a concatenation
+        // with other sources; a part without it keeps the stored `y`.
+        let mixed = Concat(vec![&t, &rg]);
+        assert!(relifts(&mixed));
+        assert!(want == local_transcript(&mixed, &key, &coins), "n = {n}");
+        let stored = Concat(vec![&t, &lg]);
+        assert!(!relifts(&stored));
+        assert!(want == local_transcript(&stored, &key, &coins), "n = {n}");
+        // Bit-sliced words (16 triples each) with other sources, ranges across words.
+        let b = random_triples::<triskele_field::Bits16>(n / 7 + 1, seed ^ 5);
+        let (lb, rb) = (LiftOnly(&b), Concat(vec![&b]));
+        let want = local_transcript(&Concat(vec![&lt, &lb, &lg]), &key, &coins);
+        let cat = Concat(vec![&t, &b, &rg]);
+        assert!(relifts(&cat) && relifts(&rb));
+        assert!(want == local_transcript(&cat, &key, &coins), "n = {n}");
+        // The same over F_p.
+        let f = random_triples::<Fp>(n, seed ^ 9);
+        let fcoins = random_coins::<Fp>(64, seed ^ 3);
+        let want = local_transcript(&LiftOnly(&f), &key, &fcoins);
+        assert!(
+            want == local_transcript(&Concat(vec![&f]), &key, &fcoins),
+            "n = {n}"
+        );
+        assert!(
+            want == local_transcript(&Relift(&f), &key, &fcoins),
+            "n = {n}"
+        );
+    }
+}
+
+/// The byte fast paths of `GF(2^8)`, `GF(2^4)`, the tower field and bit-sliced `GF(2)` are
+/// taken and give what lifting gives, level by level.
+#[test]
+fn byte_fast_paths_match_lifting() {
+    fn check<F: Lift<Check = Gf2p64> + Random>(n: usize, seed: u64) {
+        let t = random_triples::<F>(n, seed);
+        let mut key = [0u8; 16];
+        key[..8].copy_from_slice(&seed.to_le_bytes());
+        let c: Vec<Gf2p64> = random_coins(600, seed);
+        let (lo, hi) = (&c[..300], &c[300..]);
+        let plain = Coeffs::plain_slice;
+        // Triples (16 per bit-sliced word).
+        let n = TripleSource::len(&t);
+        let sums = |c: [Coeffs<'_, Gf2p64>; 2]| t.pair_sums(0, Some(n - 300), c);
+        let both = sums([plain(lo), plain(hi)]);
+        assert!(both.is_some());
+        assert!(t.pair_sums(5, None, [plain(lo), plain(&[])]).is_some());
+        let coin = c[7];
+        let fold = |k: [Coeffs<'_, Gf2p64>; 2]| {
+            let mut out: [Vec<Gf2p64>; 4] = Default::default();
+            for o in &mut out {
+                o.resize(300, Gf2p64(0x55));
+            }
+            let o = out.each_mut().map(|o| &mut o[..]);
+            assert!(t.fold_pairs(1, Some(n - 300), k, coin, o));
+            out
+        };
+        let folded = fold([plain(lo), plain(hi)]);
+        // Factored coefficients `a b` give what the products written out give: with
+        // distinct per-position factors, and with shared ones (one product per entry).
+        let (a, b) = (c[11], c[12]);
+        let times = |s: Gf2p64, v: &[Gf2p64]| v.iter().map(|x| s * *x).collect::<Vec<_>>();
+        let (alo, bhi, blo) = (times(a, lo), times(b, hi), times(b, lo));
+        let f = |scale, base| Coeffs { scale, base };
+        assert_eq!(sums([f(a, lo), f(b, hi)]), sums([plain(&alo), plain(&bhi)]));
+        assert_eq!(sums([f(a, lo), f(b, lo)]), sums([plain(&alo), plain(&blo)]));
+        assert_eq!(
+            t.pair_sums(5, None, [f(a, lo), f(b, &[])]),
+            t.pair_sums(5, None, [plain(&alo), plain(&[])])
+        );
+        assert_ne!(both, sums([plain(&alo), plain(&bhi)]));
+        assert!(fold([f(a, lo), f(b, hi)]) == fold([plain(&alo), plain(&bhi)]));
+        assert!(fold([f(a, lo), f(b, lo)]) == fold([plain(&alo), plain(&blo)]));
+        assert!(folded != fold([plain(&alo), plain(&bhi)]));
+        let coins = random_coins::<Gf2p64>(64, seed ^ 1);
+        let want = local_transcript(&LiftOnly(&t), &key, &coins);
+        assert!(want == local_transcript(&t, &key, &coins), "n = {n}");
+        let cat = Concat(vec![&t]);
+        assert!(want == local_transcript(&cat, &key, &coins), "n = {n}");
+    }
+    for (i, n) in [600usize, 4097, 20_000].into_iter().enumerate() {
+        check::<triskele_field::Gf2p8>(n, 10 + i as u64);
+        check::<triskele_field::Gf2p4>(n, 20 + i as u64);
+        check::<triskele_field::Gf4Tower>(n, 30 + i as u64);
+        // 16 bit triples per word: ranges across words.
+        check::<triskele_field::Bits16>(n / 16 + 20, 40 + i as u64);
+    }
+}
+
+/// Random (mostly wrong) triples as a source.
+fn random_triples<F: Field + Random>(n: usize, seed: u64) -> Triples<F> {
+    use rand::SeedableRng;
+    let mut rng = rand_chacha::ChaCha20Rng::seed_from_u64(seed);
+    let mut v = || {
+        let mut a = vec![F::ZERO; n];
+        F::fill_random(&mut rng, &mut a);
+        a
+    };
+    Triples {
+        x: RssVec {
+            first: v(),
+            second: v(),
+        },
+        y: RssVec {
+            first: v(),
+            second: v(),
+        },
+        z: RssVec {
+            first: v(),
+            second: v(),
+        },
+    }
+}
+
+fn random_coins<V: VerifyField>(k: usize, seed: u64) -> Vec<V> {
+    use rand::SeedableRng;
+    let mut rng = rand_chacha::ChaCha20Rng::seed_from_u64(seed);
+    (0..k).map(|_| V::random(&mut rng)).collect()
+}
+
+/// The streamed implementation and the naive reference agree on every level's local
+/// sums and on the final folded triple, for many lengths, every source field, sources
+/// concatenated across work-block boundaries, and `F_p`.
+#[test]
+fn streamed_levels_match_the_naive_reference() {
+    fn check<V: VerifyField>(src: &dyn TripleSource<V>, seed: u64) {
+        let mut key = [0u8; 16];
+        key[..8].copy_from_slice(&seed.to_le_bytes());
+        let coins = random_coins::<V>(64, seed ^ 0x5eed);
+        let want = naive_transcript(src, &key, &coins);
+        let got = local_transcript(src, &key, &coins);
+        assert!(want == got, "length {}", src.len());
+    }
+    for (i, n) in [
+        2usize,
+        3,
+        5,
+        17,
+        1000,
+        2047,
+        2048,
+        2049,
+        4097,
+        6144,
+        10_241,
+        70_001,
+        1 << 16,
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let seed = 1000 + i as u64;
+        check::<Gf2p64>(&random_triples::<Gf2p64>(n, seed), seed);
+        check::<Gf2p64>(&random_triples::<triskele_field::Gf2p8>(n, seed), seed);
+        if n < 5000 {
+            check::<Fp>(&random_triples::<Fp>(n, seed), seed);
+        }
+    }
+    let g8 = random_triples::<triskele_field::Gf2p8>(3001, 1);
+    let g4 = random_triples::<triskele_field::Gf2p4>(1500, 2);
+    let bits = random_triples::<triskele_field::Bits16>(333, 3);
+    let g64 = random_triples::<Gf2p64>(2100, 4);
+    let tower = random_triples::<triskele_field::Gf4Tower>(5, 5);
+    let cat = Concat(vec![&g8, &g4, &bits, &g64, &tower]);
+    check::<Gf2p64>(&cat, 7);
+    // Byte fields only: `y` is recomputed from the parts' bytes across their boundaries.
+    let cat = Concat(vec![&g8, &tower, &g4, &tower, &g8]);
+    assert!(cat.y_bytes(0, [&mut [], &mut []]));
+    check::<Gf2p64>(&cat, 9);
+    check::<Gf2p64>(&random_triples::<triskele_field::Bits16>(1001, 8), 8);
+    // Windows (a split run): the streamed check of a window equals the naive check of its
+    // triples copied out, for byte, in-place and concatenated sources, windows that end
+    // before the source and windows that cross its parts.
+    fn copied<F: Field>(t: &Triples<F>, off: usize, len: usize) -> Triples<F> {
+        let cut = |v: &RssVec<F>| RssVec {
+            first: v.first[off..off + len].to_vec(),
+            second: v.second[off..off + len].to_vec(),
+        };
+        Triples {
+            x: cut(&t.x),
+            y: cut(&t.y),
+            z: cut(&t.z),
+        }
+    }
+    fn same_window<V: VerifyField>(w: &Window<'_, V>, copy: &dyn TripleSource<V>, seed: u64) {
+        let key = [seed as u8; 16];
+        let coins = random_coins::<V>(64, seed);
+        assert!(naive_transcript(w, &key, &coins) == naive_transcript(copy, &key, &coins));
+        check::<V>(w, seed);
+    }
+    let t8 = random_triples::<triskele_field::Gf2p8>(10_000, 11);
+    let t64 = random_triples::<Gf2p64>(10_000, 12);
+    for (off, len) in [(0, 4097), (4097, 4097), (8194, 1806), (1000, 2001)] {
+        same_window(&Window { src: &t8, off, len }, &copied(&t8, off, len), 13);
+        same_window(
+            &Window {
+                src: &t64,
+                off,
+                len,
+            },
+            &copied(&t64, off, len),
+            14,
+        );
+    }
+    let cat = Concat(vec![&g8, &g4, &g64]);
+    for (off, len) in [(2000, 2500), (4400, 3000)] {
+        check::<Gf2p64>(
+            &Window {
+                src: &cat,
+                off,
+                len,
+            },
+            15,
+        );
+    }
+    let cuts: Vec<(usize, usize)> = windows(&t8 as &dyn TripleSource<Gf2p64>, Some(4000))
+        .iter()
+        .map(|w| (w.off, w.len))
+        .collect();
+    assert_eq!(cuts, [(0, 3334), (3334, 3334), (6668, 3332)]);
+    let cuts: Vec<usize> = windows(&t8 as &dyn TripleSource<Gf2p64>, Some(5000))
+        .iter()
+        .map(|w| w.len)
+        .collect();
+    assert_eq!(cuts, [5000, 5000]);
+    assert_eq!(windows(&t8 as &dyn TripleSource<Gf2p64>, None).len(), 1);
+    assert_eq!(
+        windows(&t8 as &dyn TripleSource<Gf2p64>, Some(20_000)).len(),
+        1
+    );
+    // Chained `F_p` triples: the streamed check (which forms `(x + r y, y, z + r x)` on
+    // the fly) against the naive one, whose transcript equals that of the combined triples
+    // stored as such; alone, and after plain triples.
+    for (i, n) in [2usize, 3, 1000, 2048, 2049, 4097].into_iter().enumerate() {
+        let seed = 2000 + i as u64;
+        let t = random_triples::<Fp>(n, seed);
+        let r = random_coins::<Fp>(1, seed)[0];
+        let comb =
+            |a: &[Fp], b: &[Fp]| -> Vec<Fp> { a.iter().zip(b).map(|(&a, &b)| a + r * b).collect() };
+        let combined = Triples {
+            x: RssVec {
+                first: comb(&t.x.first, &t.y.first),
+                second: comb(&t.x.second, &t.y.second),
+            },
+            y: t.y.clone(),
+            z: RssVec {
+                first: comb(&t.z.first, &t.x.first),
+                second: comb(&t.z.second, &t.x.second),
+            },
+        };
+        let chained = Chained { t, r };
+        let key = [seed as u8; 16];
+        let coins = random_coins::<Fp>(64, seed);
+        assert!(
+            naive_transcript(&chained, &key, &coins) == naive_transcript(&combined, &key, &coins),
+            "length {n}"
+        );
+        check::<Fp>(&chained, seed);
+        let plain = random_triples::<Fp>(777, seed + 1);
+        check::<Fp>(&Concat(vec![&plain, &chained]), seed);
+        check::<Fp>(&Concat(vec![&chained, &plain]), seed);
+    }
+}
+
+fn three<T: Send>(f: impl Fn(Party<crate::Malicious>) -> T + Sync) -> [T; 3] {
+    let nets = triskele_net::in_memory(&triskele_net::NetOptions::default());
+    let f = &f;
+    std::thread::scope(|s| {
+        let hs: Vec<_> = nets
+            .into_iter()
+            .map(|n| s.spawn(move || f(Party::setup(n).expect("setup"))))
+            .collect();
+        let v: Vec<T> = hs.into_iter().map(|h| h.join().expect("join")).collect();
+        v.try_into().ok().expect("three")
+    })
+}
+
+/// Products over the run-time prime field are recorded by `mul` and pass the check for
+/// several moduli (also a tiny one, with its many seed coins); a planted error aborts.
+#[test]
+fn fp_rt_products_verify_under_each_modulus() {
+    use rand::SeedableRng;
+    for p in [
+        5u128,
+        (1 << 61) - 1,
+        (1 << 64) - 59,
+        Fp::MODULUS,
+        u128::MAX - 158,
+    ] {
+        FpRt::with_modulus(p, || {
+            assert_eq!(FpRt::log2_size(), p.ilog2());
+            let res = three(|mut party| {
+                let x = party.random_rss::<FpRt>(300);
+                let y = party.random_rss::<FpRt>(300);
+                let z = party.mul(&x, &y)?;
+                assert_eq!(party.model().recorder().fp_rt.len(), 300);
+                party.verify_recorded()?;
+                let xo = party.open_output(&x)?;
+                let yo = party.open_output(&y)?;
+                let zo = party.open_output(&z)?;
+                Ok::<_, EngineError>((xo, yo, zo))
+            });
+            for r in res {
+                let (xo, yo, zo) = r.expect("honest run");
+                for k in 0..300 {
+                    assert_eq!(zo[k], xo[k] * yo[k], "p = {p}");
+                }
+            }
+            if p < 1 << 60 {
+                return;
+            }
+            let mut rng = rand_chacha::ChaCha20Rng::seed_from_u64(p as u64);
+            let x: Vec<FpRt> = (0..1000).map(|_| FpRt::random(&mut rng)).collect();
+            let y: Vec<FpRt> = (0..1000).map(|_| FpRt::random(&mut rng)).collect();
+            let mut z: Vec<FpRt> = x.iter().zip(&y).map(|(a, b)| *a * *b).collect();
+            z[617] += FpRt::ONE;
+            let (xs, ys, zs) = (
+                triskele_share::deal(&x, &mut rng),
+                triskele_share::deal(&y, &mut rng),
+                triskele_share::deal(&z, &mut rng),
+            );
+            let res = three(|mut party| {
+                let i = party.id().index();
+                party.model().record(&xs[i], &ys[i], &zs[i]);
+                party.verify_recorded()
+            });
+            for r in res {
+                assert!(matches!(r, Err(EngineError::Abort(_))), "p = {p}: {r:?}");
+            }
+        })
+        .expect("a prime");
+    }
+}
