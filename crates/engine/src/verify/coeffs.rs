@@ -41,8 +41,9 @@ pub(super) fn column_key(seed: &[u8; 16]) -> [u8; 16] {
 /// (`j < COEFF_CHUNK`) is `c_k = a_i b_j`: the row factor `a_i` is the first element of chunk
 /// `i`'s AES-128-CTR stream under [`chunk_key`], the column factors `b_0 ..
 /// b_{COEFF_CHUNK - 1}` are the stream under [`column_key`], read as field elements by
-/// [`Random::fill_random`](triskele_field::Random::fill_random) (the stream of `triskele_share::Prg`, here from the VAES / AES-NI
-/// keystream of `triskele_field::ctr`). Otherwise `c_k` is element `j` of chunk `i`'s stream
+/// [`Random::fill_random`](triskele_field::Random::fill_random) (the stream of
+/// `triskele_share::Prg`, here from the VAES / AES-NI keystream of `triskele_field::ctr`).
+/// Otherwise `c_k` is element `j` of chunk `i`'s stream
 /// (independent coefficients). Soundness of both: module documentation.
 pub(crate) struct Coefficients<V> {
     seed: [u8; 16],
@@ -161,7 +162,8 @@ impl<'a, V: VerifyField> CoeffStream<'a, V> {
     }
 }
 
-/// `out = a b` element-wise (as `0 + (b - 0) a`, the fast in-place line of [`Bulk`](triskele_field::Bulk)).
+/// `out = a b` element-wise (as `0 + (b - 0) a`, the fast in-place line of
+/// [`Bulk`](triskele_field::Bulk)).
 fn scale_into<V: VerifyField>(out: &mut [V], a: V, b: &[V]) {
     out.fill(V::ZERO);
     V::lerp_assign_slice(out, b, a);
