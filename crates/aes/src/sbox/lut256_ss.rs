@@ -70,7 +70,12 @@ impl Pool {
             })
             .collect();
         self.pairs.drain(..self.pos.min(self.pairs.len()));
-        self.pairs.extend(fresh);
+        if self.pairs.is_empty() {
+            // Nothing left over (the usual case): no copy into the old buffer.
+            self.pairs = fresh;
+        } else {
+            self.pairs.extend(fresh);
+        }
         self.pos = 0;
         Ok(())
     }
