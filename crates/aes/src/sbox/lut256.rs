@@ -61,7 +61,7 @@ static INV256_MASKS: [[Bits256; 8]; 256] = {
 };
 
 /// Protocol 4 on one share of a length-256 one-hot vector: `Σ_t e[t] inv(c ⊕ t)`.
-#[inline]
+#[inline(always)]
 pub(crate) fn lookup_inv256(e: &Bits256, c: u8) -> u8 {
     let masks = &INV256_MASKS[c as usize];
     let mut out = 0u8;
