@@ -14,6 +14,10 @@ use crate::error::{AbortReason, EngineError};
 use crate::model::{Lift, Malicious, Recorder, SecurityModel, SemiHonest, Triples, View};
 use crate::verify::{verify, windows, Concat, TripleSource, VerifyField};
 
+/// One piece of a product for [`Party::mul_covered_parts`]: both components of the piece of
+/// `x`, then of `y`.
+pub type ProductPiece<'a, F> = ([&'a [F]; 2], [&'a [F]; 2]);
+
 /// Which neighbour receives the local product in a reshare (PROTOCOLS.md §1.6, \[REF\]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ReshareTo {
@@ -408,6 +412,39 @@ impl<M: SecurityModel> Party<M> {
         }
         let mut t = vec![F::ZERO; x.len()];
         local_product(&mut t, x, y);
+        self.additive_to_rss(t, ReshareTo::Prev)
+    }
+
+    /// [`Party::mul_covered`] of the concatenations `x = x^0 ‖ x^1 ‖ …` and `y = y^0 ‖ y^1 ‖
+    /// …` of the pieces `parts[k] = (x^k, y^k)`, each operand given as its two components
+    /// (`x^k` and `y^k` of one length), without forming them: the local products are written
+    /// piece by piece into one vector, which is reshared. The same messages and the same
+    /// result as `mul_covered(&x, &y)`; for products whose operands are pieces of other
+    /// vectors, some of them repeated (Protocol 8's monomials), which would otherwise be
+    /// copied into fresh memory first.
+    pub fn mul_covered_parts<F: Encode + Random + Bulk>(
+        &mut self,
+        parts: &[ProductPiece<'_, F>],
+    ) -> Result<RssVec<F>, EngineError> {
+        let mut n = 0usize;
+        for ([x1, x2], [y1, y2]) in parts {
+            for len in [x2.len(), y1.len(), y2.len()] {
+                if len != x1.len() {
+                    return Err(EngineError::LengthMismatch {
+                        expected: x1.len(),
+                        got: len,
+                    });
+                }
+            }
+            n += x1.len();
+        }
+        let mut t = vec![F::ZERO; n];
+        let mut at = 0;
+        for ([x1, x2], [y1, y2]) in parts {
+            let m = x1.len();
+            F::local_product_slice(&mut t[at..at + m], x1, x2, y1, y2);
+            at += m;
+        }
         self.additive_to_rss(t, ReshareTo::Prev)
     }
 

@@ -2,6 +2,8 @@
 //! seed: input, open, multiplication, inner products, additive sharing and resharing.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
+use std::ops::Range;
+
 use rand::SeedableRng;
 use rand_chacha::ChaCha20Rng;
 use triskele_engine::{Party, Phase, ReshareTo, SemiHonest};
@@ -154,4 +156,76 @@ fn parameter_mismatch_is_detected() {
         p.check_parameters(s).is_err()
     });
     assert_eq!(outs, [true, true, true]);
+}
+
+/// Components `r` of a sharing.
+fn comps(v: &RssVec<Gf2p8>, r: Range<usize>) -> [&[Gf2p8]; 2] {
+    [&v.first[r.clone()], &v.second[r]]
+}
+
+/// The concatenation of pieces `r` of each component.
+fn gather(v: &RssVec<Gf2p8>, rs: &[Range<usize>]) -> RssVec<Gf2p8> {
+    let cat = |c: &[Gf2p8]| rs.iter().flat_map(|r| c[r.clone()].to_vec()).collect();
+    RssVec {
+        first: cat(&v.first),
+        second: cat(&v.second),
+    }
+}
+
+/// `mul_covered_parts` on pieces of two vectors (one of them repeated) gives the products of
+/// the concatenations, with the messages of `mul_covered` on them; pieces of unequal lengths
+/// are refused before anything is sent.
+#[test]
+fn mul_covered_parts_is_mul_covered_of_the_concatenation() {
+    let n = 40;
+    let x: Vec<Gf2p8> = random_vec(n, 7);
+    let y: Vec<Gf2p8> = random_vec(n, 8);
+    let mut rng = ChaCha20Rng::seed_from_u64(9);
+    let (xs, ys) = (deal(&x, &mut rng), deal(&y, &mut rng));
+    let rx = [0..10, 0..10, 5..30];
+    let ry = [3..13, 20..30, 0..25];
+    let cat = |v: &[Gf2p8], rs: &[Range<usize>]| -> Vec<Gf2p8> {
+        rs.iter().flat_map(|r| v[r.clone()].to_vec()).collect()
+    };
+    let expected: Vec<Gf2p8> = cat(&x, &rx)
+        .iter()
+        .zip(cat(&y, &ry))
+        .map(|(a, b)| *a * b)
+        .collect();
+    let outs = three(|mut p| {
+        let i = p.id().index();
+        p.set_phase(Phase::Online);
+        let parts: Vec<_> = rx
+            .iter()
+            .zip(&ry)
+            .map(|(a, b)| (comps(&xs[i], a.clone()), comps(&ys[i], b.clone())))
+            .collect();
+        let refused = p
+            .mul_covered_parts(&[(comps(&xs[i], 0..3), comps(&ys[i], 0..4))])
+            .is_err();
+        let before = p.net().stats().get(Phase::Online);
+        let z = p.mul_covered_parts(&parts).unwrap();
+        let mid = p.net().stats().get(Phase::Online);
+        let w = p
+            .mul_covered(&gather(&xs[i], &rx), &gather(&ys[i], &ry))
+            .unwrap();
+        let after = p.net().stats().get(Phase::Online);
+        let sent = |a: &triskele_net::PhaseStats, b: &triskele_net::PhaseStats| {
+            (
+                b.prev.bytes_sent - a.prev.bytes_sent,
+                b.next.bytes_sent - a.next.bytes_sent,
+                b.prev.messages - a.prev.messages,
+            )
+        };
+        let (s_parts, s_cat) = (sent(&before, &mid), sent(&mid, &after));
+        let opened = (p.open(&z).unwrap(), p.open(&w).unwrap());
+        p.shutdown().unwrap();
+        (refused, s_parts, s_cat, opened)
+    });
+    for (refused, s_parts, s_cat, (z, w)) in outs {
+        assert!(refused);
+        assert_eq!(s_parts, s_cat);
+        assert_eq!(s_parts.0, expected.len() as u64);
+        assert!(z == expected && w == expected);
+    }
 }

@@ -212,18 +212,15 @@ fn bitstring_ohv16<M: SecurityModel>(party: &mut Party<M>, n: usize) -> Result<O
                 expected: 4 * w,
                 got: bits.len(),
             })?;
-        let mut left = RssVec {
-            first: Vec::with_capacity((h - 1) * w),
-            second: Vec::with_capacity((h - 1) * w),
-        };
-        for _ in 0..h - 1 {
-            left.extend(&s);
-        }
-        let right = RssVec {
-            first: f[0][..(h - 1) * w].to_vec(),
-            second: f[1][..(h - 1) * w].to_vec(),
-        };
-        let g = party.mul_covered(&left, &right)?;
+        // `s · f_j` for `j < h - 1`: the local products from the pieces in place (the
+        // messages of one multiplication of `s ‖ s ‖ …` by `f_0 ‖ f_1 ‖ …`).
+        let parts: Vec<_> = (0..h - 1)
+            .map(|j| {
+                let fj = [&f[0], &f[1]].map(|c| c.get(j * w..(j + 1) * w).unwrap_or(&[]));
+                ([&s.first[..], &s.second[..]], fj)
+            })
+            .collect();
+        let g = party.mul_covered_parts(&parts)?;
         for (c, (s, g)) in [(&s.first, &g.first), (&s.second, &g.second)]
             .into_iter()
             .enumerate()

@@ -438,6 +438,13 @@ impl<const R: usize> TripleSource<Gf2p64> for PerInstance<R> {
     }
 }
 
+/// Piece `k` (entries `k w .. (k + 1) w`) of both components of `x` (empty where `x` is
+/// shorter: the multiplication then refuses the lengths).
+fn piece(x: &RssVec<Bits16>, k: usize, w: usize) -> [&[Bits16]; 2] {
+    let r = k * w..(k + 1) * w;
+    [&x.first, &x.second].map(|c| c.get(r.clone()).unwrap_or(&[]))
+}
+
 /// Protocol 8 for `n` instances: 2 rounds, `2 ⌈n/16⌉ · 11` bytes to the previous party.
 /// `check` says how a malicious run certifies the products (see [`OhvCheck`]).
 pub(crate) fn random_ohv16<M: SecurityModel>(
@@ -460,22 +467,37 @@ pub(crate) fn random_ohv16<M: SecurityModel>(
         out
     };
     let packed = M::MALICIOUS && check == OhvCheck::Packed;
-    let mul = |party: &mut Party<M>, x: &RssVec<Bits16>, y: &RssVec<Bits16>| {
-        if packed {
-            party.mul_covered(x, y)
+    // One multiplication of the pieces `pairs[i] = (x, y)`: recorded products need their
+    // operands as vectors (the recorder stores them); otherwise the local products are
+    // formed from the pieces in place (the same messages).
+    type Piece<'a> = (&'a RssVec<Bits16>, usize);
+    let mul = |party: &mut Party<M>, pairs: &[(Piece<'_>, Piece<'_>)]| {
+        if M::MALICIOUS && !packed {
+            let left = gather(&pairs.iter().map(|p| p.0).collect::<Vec<_>>());
+            let right = gather(&pairs.iter().map(|p| p.1).collect::<Vec<_>>());
+            party.mul(&left, &right)
         } else {
-            party.mul(x, y)
+            let parts: Vec<_> = pairs
+                .iter()
+                .map(|&((x, i), (y, j))| (piece(x, i, w), piece(y, j, w)))
+                .collect();
+            party.mul_covered_parts(&parts)
         }
     };
     // Round 1: r01 r02 r03 r12 r13 r23.
-    let left = gather(&[(&r, 0), (&r, 0), (&r, 0), (&r, 1), (&r, 1), (&r, 2)]);
-    let right = gather(&[(&r, 1), (&r, 2), (&r, 3), (&r, 2), (&r, 3), (&r, 3)]);
-    let p2 = mul(party, &left, &right)?;
+    let r_ = |k| (&r, k);
+    let pairs = [(0, 1), (0, 2), (0, 3), (1, 2), (1, 3), (2, 3)].map(|(a, b)| (r_(a), r_(b)));
+    let p2 = mul(party, &pairs)?;
     // Round 2: r012 = r01 r2, r013 = r01 r3, r023 = r02 r3, r123 = r12 r3, r0123 = r01 r23.
-    let left = gather(&[(&p2, 0), (&p2, 0), (&p2, 1), (&p2, 3), (&p2, 0)]);
-    let right = gather(&[(&r, 2), (&r, 3), (&r, 3), (&r, 3), (&p2, 5)]);
-    let p3 = mul(party, &left, &right)?;
-    drop((left, right));
+    let p_ = |k| (&p2, k);
+    let pairs = [
+        (p_(0), r_(2)),
+        (p_(0), r_(3)),
+        (p_(1), r_(3)),
+        (p_(3), r_(3)),
+        (p_(0), p_(5)),
+    ];
+    let p3 = mul(party, &pairs)?;
 
     let rounds = [r, p2, p3];
     let mono = |m: usize, c: usize| -> &[Bits16] {
