@@ -5,9 +5,7 @@ use std::time::{Duration, Instant};
 use rand::RngCore;
 use triskele_field::{Bulk, Encode, Random};
 use triskele_net::{Network, Phase};
-use triskele_share::{
-    combine_seeds, commit_seed, local_product, verify_seed, Direction, PartyId, Prss, RssVec,
-};
+use triskele_share::{combine_seeds, commit_seed, verify_seed, Direction, PartyId, Prss, RssVec};
 use zeroize::Zeroize;
 
 use crate::error::{AbortReason, EngineError};
@@ -404,15 +402,7 @@ impl<M: SecurityModel> Party<M> {
         x: &RssVec<F>,
         y: &RssVec<F>,
     ) -> Result<RssVec<F>, EngineError> {
-        if x.len() != y.len() {
-            return Err(EngineError::LengthMismatch {
-                expected: x.len(),
-                got: y.len(),
-            });
-        }
-        let mut t = vec![F::ZERO; x.len()];
-        local_product(&mut t, x, y);
-        self.additive_to_rss(t, ReshareTo::Prev)
+        self.mul_covered_parts(&[([&x.first, &x.second], [&y.first, &y.second])])
     }
 
     /// [`Party::mul_covered`] of the concatenations `x = x^0 ‖ x^1 ‖ …` and `y = y^0 ‖ y^1 ‖

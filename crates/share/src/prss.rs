@@ -221,9 +221,8 @@ impl Prss {
 
     /// A random replicated sharing `(PRG_prev(), PRG_next())`, no communication.
     pub fn random_rss<F: Random>(&mut self, n: usize) -> RssVec<F> {
-        let mut r = RssVec::zeros(n);
-        self.prev.fill(&mut r.first);
-        self.next.fill(&mut r.second);
+        let mut r = RssVec::default();
+        self.random_rss_into(n, &mut r);
         r
     }
 
