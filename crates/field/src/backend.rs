@@ -391,6 +391,34 @@ pub(crate) fn linear_apply(be: Backend, map: &LinearMap8, src: &[u8], dst: &mut 
     }
 }
 
+/// `dst[k] = f(a[k]) ^ g(b[k])` on the common prefix: one fused pass on the GFNI backends,
+/// two maps and a XOR by chunks elsewhere.
+pub(crate) fn linear_apply_pair(
+    be: Backend,
+    [f, g]: [&LinearMap8; 2],
+    a: &[u8],
+    b: &[u8],
+    dst: &mut [u8],
+) {
+    let n = a.len().min(b.len()).min(dst.len());
+    let (a, b, dst) = (&a[..n], &b[..n], &mut dst[..n]);
+    match byte_ops(be) {
+        #[cfg(target_arch = "x86_64")]
+        ByteOps::Gfni(t) => gfni::linear_apply_pair(t, [f, g], a, b, dst),
+        #[cfg(target_arch = "x86_64")]
+        ByteOps::Gfni512(t) => gfni::linear_apply_pair_512(t, [f, g], a, b, dst),
+        _ => {
+            linear_apply(be, f, a, dst);
+            let mut tmp = [0u8; 256];
+            for (d, b) in dst.chunks_mut(tmp.len()).zip(b.chunks(tmp.len())) {
+                let t = &mut tmp[..b.len()];
+                linear_apply(be, g, b, t);
+                d.iter_mut().zip(t.iter()).for_each(|(d, t)| *d ^= t);
+            }
+        }
+    }
+}
+
 /// `buf[k] = map(buf[k])`.
 pub(crate) fn linear_apply_in_place(be: Backend, map: &LinearMap8, buf: &mut [u8]) {
     match byte_ops(be) {

@@ -254,6 +254,27 @@ impl LinearMap8 {
         backend::linear_apply(backend::active(), self, src, dst);
     }
 
+    /// `dst[k] = self(a[k]) ^ other(b[k])` on raw bytes, on the active backend (one pass on
+    /// the GFNI backends): a linear map of the 16-bit values `(a[k], b[k])`. Lengths must
+    /// match; release builds process the common prefix.
+    pub fn apply_pair_bytes(&self, other: &Self, a: &[u8], b: &[u8], dst: &mut [u8]) {
+        self.apply_pair_bytes_with(backend::active(), other, a, b, dst);
+    }
+
+    /// [`LinearMap8::apply_pair_bytes`] on an explicit backend (portable if `be` is
+    /// unavailable).
+    pub fn apply_pair_bytes_with(
+        &self,
+        be: Backend,
+        other: &Self,
+        a: &[u8],
+        b: &[u8],
+        dst: &mut [u8],
+    ) {
+        debug_assert!(a.len() == dst.len() && b.len() == dst.len());
+        backend::linear_apply_pair(be, [self, other], a, b, dst);
+    }
+
     /// `buf[k] = self(buf[k])` on raw bytes, on the active backend.
     pub fn apply_bytes_in_place(&self, buf: &mut [u8]) {
         backend::linear_apply_in_place(backend::active(), self, buf);

@@ -420,6 +420,24 @@ fn linear_maps_agree() {
             let twice: Vec<Gf2p8> = want.iter().map(|x| m.apply(*x)).collect();
             assert_eq!(Gf2p8::slice_from_bytes(&out), &twice[..]);
         }
+        // Pairs of maps on two byte slices, XORed.
+        let other: Vec<u8> = vec_of::<Gf2p8>(&mut r, n).iter().map(|x| x.0).collect();
+        let src = Gf2p8::slice_as_bytes(&src);
+        for (f, g) in maps.iter().zip(maps.iter().rev()) {
+            let want: Vec<u8> = src
+                .iter()
+                .zip(&other)
+                .map(|(a, b)| f.apply_byte(*a) ^ g.apply_byte(*b))
+                .collect();
+            for be in Backend::ALL {
+                let mut dst = vec![0x33u8; n];
+                f.apply_pair_bytes_with(be, g, src, &other, &mut dst);
+                assert_eq!(dst, want, "{be} apply_pair_bytes {f:?} {g:?}, n = {n}");
+            }
+            let mut dst = vec![0u8; n];
+            f.apply_pair_bytes(g, src, &other, &mut dst);
+            assert_eq!(dst, want);
+        }
     }
 }
 

@@ -13,7 +13,8 @@
 //!   lifted lane-wise to `GF(2^64)` only while `Verify` streams over them, 60 bytes per 16
 //!   vectors and party in both variants):
 //!   * [`Prep::Ohv`]: Protocol 8 (`super::ohv16`), **2 rounds**; the "ohv" trick covers its
-//!     11 products with 2 packed relations per vector.
+//!     11 products with 2 packed relations per vector (\[DEV\]: checked in `GF(2^8)` at
+//!     `u = 0x02`, lifted by `E_8` on the byte path of `Verify`, sound for every error pattern).
 //!   * [`Prep::Bitstring`]: Protocol 5 with `k = 4`, **3 rounds** (1, 3 and 7 products):
 //!     `OHV(b_0) = (1 + b_0, b_0)`; step `k` (`s = b_k`, level `f` of `h = 2^k` entries)
 //!     computes `g_j = s f_j` for `j < h - 1`, sets `g_{h-1} = s + Σ_j g_j` and

@@ -11,7 +11,8 @@
 //!
 //! * `mal-lut256-ss` ([`MalLut256Ss::plain`]): every bit product, **22 bit triples per S-box**;
 //! * `mal-lut256-ss-opt` ([`MalLut256Ss::opt`], CSV `mal-lut256-ss-opt`): the two packed
-//!   "ohv" relations per Protocol-8 instance (§5.5), **4 `GF(2^64)` triples per S-box**.
+//!   "ohv" relations per Protocol-8 instance (§5.5), **4 triples per S-box**, checked in
+//!   `GF(2^8)` and lifted by `E_8` (\[DEV\], `super::ohv16`: the byte path of `Verify`).
 //!
 //! # Online (PROTOCOLS.md §5.7)
 //!

@@ -11,10 +11,10 @@ use core::ops::Range;
 use std::sync::Arc;
 
 use rayon::prelude::*;
-use triskele_engine::verify::{LiftedTriples, Parts, TripleSource};
+use triskele_engine::verify::{ByteRows, ByteSource, LiftedTriples, Parts, TripleSource};
 use triskele_engine::{EngineError, Party, SecurityModel};
 use triskele_field::embed::ByteEmbedding;
-use triskele_field::{Bits16, Field, Gf2p4, Gf2p64};
+use triskele_field::{Bits16, Field, Gf2p4, Gf2p64, LinearMap8};
 use triskele_share::{PartyId, RssVec};
 
 /// Words per parallel work item of the local steps.
@@ -141,9 +141,10 @@ pub(crate) enum OhvCheck {
 type Mask = u8;
 
 /// The two packed relations of PROTOCOLS.md §5.5 ("ohv trick") as lists of
-/// `(monomial mask, power of u)`: relation `k` is `X · Y = Z` in `GF(2^64)` with every listed
-/// monomial bit placed at its power of `u` (the element `0x2`). Degrees stay at most 8, so no
-/// reduction happens and the relation holds iff its 9 coefficient identities hold.
+/// `(monomial mask, power of u)`: relation `k` is `X · Y = Z` with every listed monomial bit
+/// placed at its power of `u`. As bit-polynomials (degrees at most 8, as in `GF(2^64)`, where
+/// no reduction happens) the relation holds iff its 9 coefficient identities hold; they are
+/// checked in `GF(2^8)` at `u = 0x02` ([`OhvRelations`]).
 const RELATIONS: [[&[(Mask, u8)]; 3]; 2] = [
     // Round 1: X = r0 + r1 u + r2 u^2, Y = r3 + r0 u^3 + r1 u^6,
     // Z = r03 + r13 u + r23 u^2 + r0 u^3 + r01 u^4 + r02 u^5 + r01 u^6 + r1 u^7 + r12 u^8.
@@ -206,22 +207,72 @@ const MONOMIAL: [(usize, usize); 16] = [
 
 /// The packed relations of a batch of Protocol-8 runs, kept compact: per instance and
 /// component the 15 monomials `μ_1..μ_15` as one `u16` (bit `m - 1` = `μ_m`, 4 bytes per
-/// instance and party, stored as two byte planes), lifted to two `GF(2^64)` triples per
-/// instance by byte maps while `Verify` streams over them.
+/// instance and party, stored as two byte planes), turned into two `GF(2^8)` triples per
+/// instance by byte maps while `Verify` streams over them ([`ByteSource`]: the byte path, lifted
+/// by `E_8`).
 ///
-/// With `n` instances, triple `k n + j` is relation `k` of instance `j`.
+/// \[DEV\] PROTOCOLS.md §5.5 checks each relation in `GF(2^64)`, where the degree-≤8
+/// bit-polynomials are never reduced. Here each part is evaluated at `u = 0x02` of
+/// `GF(2^8)` (AES polynomial `m(u) = u^8 + u^4 + u^3 + u + 1`), the same number of triples
+/// (so the same bytes and rounds), and `Verify` takes its byte path for them (about twice as
+/// fast per triple as lifting them to `GF(2^64)`). Soundness: an error pattern (one error
+/// bit per product, the round-2 products computed from the erroneous round-1 ones) makes
+/// `XY - Z` a non-zero polynomial `E(u)` of degree at most 8 for some relation, and it
+/// vanishes in `GF(2^8)` only if `E = m`. Relation 1's `E` has no `u^3` term (its `u^3`
+/// coefficient of `Z` is the input bit `r_0`), so it is never `m`, and relation 1 fails for
+/// every wrong round-1 product. With round 1 correct, relation 2's `E` has the same
+/// coefficient at `u^2` and `u^8` (the error of `r_123`), while `m` has 0 and 1 there. The
+/// test `packed_relations_fail_for_every_error_pattern` checks all `2^11` error patterns at
+/// all 16 values of `r`.
+///
+/// With `n` instances, relation `k` of instance `j` is triple `k n + j`.
 /// The instances fill whole words of 16 (the bit-sliced computation's lanes): lanes beyond
 /// the requested instances of the last word are checked too, since they were computed by the
 /// same multiplications on random bits and satisfy the relations as well.
-pub(crate) type OhvRelations = PerInstance<2>;
+pub(crate) struct OhvRelations {
+    /// `inst[c]`: component `c` of every instance.
+    inst: [Planes; 2],
+}
 
 /// `PART_TABLES[k][p][h][b]`: part `p` (`X`, `Y`, `Z`) of relation `k` for the monomials of
-/// byte `h` of an instance's `u16` (`h = 0`: `μ_1..μ_8`, `h = 1`: `μ_9..μ_15`) equal to `b`;
-/// the two halves' values are XORed together (their monomials are disjoint).
+/// byte `h` of an instance's `u16` (`h = 0`: `μ_1..μ_8`, `h = 1`: `μ_9..μ_15`) equal to `b`,
+/// as a bit-polynomial in `u` (bit `i` = `u^i`); the two halves' values are XORed together
+/// (their monomials are disjoint).
 const PART_TABLES: PartTables<2> = part_tables();
 
-/// [`PART_TABLES`] as byte maps.
-static PART_MAPS: PartMaps<2> = part_maps(&PART_TABLES);
+/// [`PART_TABLES`] evaluated at `u = 0x02` of `GF(2^8)`, as byte maps: `[k][p][h]` maps
+/// byte `h` of an instance's `u16` to its share of part `p` of relation `k`.
+static BYTE_MAPS: [[[LinearMap8; 2]; 3]; 2] = byte_maps(&PART_TABLES);
+
+/// A bit-polynomial of degree at most 8 reduced modulo the AES polynomial.
+const fn reduce8(v: u16) -> u8 {
+    (v as u8) ^ if v & 0x100 != 0 { 0x1b } else { 0 }
+}
+
+const fn byte_maps(t: &PartTables<2>) -> [[[LinearMap8; 2]; 3]; 2] {
+    let zero = LinearMap8::from_basis_images([0; 8]);
+    let mut out = [[[zero; 2]; 3]; 2];
+    let mut k = 0;
+    while k < 2 {
+        let mut p = 0;
+        while p < 3 {
+            let mut h = 0;
+            while h < 2 {
+                let mut images = [0u8; 8];
+                let mut j = 0;
+                while j < 8 {
+                    images[j] = reduce8(t[k][p][h][1 << j]);
+                    j += 1;
+                }
+                out[k][p][h] = LinearMap8::from_basis_images(images);
+                h += 1;
+            }
+            p += 1;
+        }
+        k += 1;
+    }
+    out
+}
 
 const fn part_tables() -> PartTables<2> {
     let mut t = [[[[0u16; 256]; 2]; 3]; 2];
@@ -257,7 +308,7 @@ const fn part_tables() -> PartTables<2> {
     t
 }
 
-impl PerInstance<2> {
+impl OhvRelations {
     /// From the bit-sliced monomials: `mono(m, c)` is component `c` of `μ_m` (`m` in `1..16`),
     /// `words` words of 16 lanes each.
     fn from_sliced<'a>(words: usize, mono: impl Fn(usize, usize) -> &'a [Bits16] + Sync) -> Self {
@@ -267,8 +318,48 @@ impl PerInstance<2> {
                 core::array::from_fn(|r| if r < 15 { mono(r + 1, c) } else { &[] });
             per_instance(words, |row, w| rows[row].get(w).map_or(0, |x| x.0))
         });
-        PerInstance::from_planes(inst, &PART_MAPS)
+        OhvRelations { inst }
     }
+}
+
+impl ByteRows for OhvRelations {
+    fn len(&self) -> usize {
+        2 * self.inst[0][0].len()
+    }
+
+    /// Part `part / 2` (`X`, `Y`, `Z`) of component `part % 2`: per run of one relation, the
+    /// map of the low byte plane XOR the map of the high one.
+    fn load(&self, part: usize, start: usize, out: &mut [u8]) {
+        let (c, p) = (part % 2, part / 2);
+        let [lo, hi] = &self.inst[c];
+        for (k, r, at) in relation_runs(2, lo.len(), start, out.len()) {
+            let [f, g] = &BYTE_MAPS[k][p];
+            let o = &mut out[at..at + r.len()];
+            f.apply_pair_bytes(g, &lo[r.clone()], &hi[r], o);
+        }
+    }
+}
+
+/// The runs of the triples `start .. start + count` inside a per-instance store of
+/// `relations` relations over `n` instances (relation `k` of instance `j` is triple `k n +
+/// j`): relation `k`, instances `j .. j + len`, and the run's offset in the range.
+fn relation_runs(
+    relations: usize,
+    n: usize,
+    start: usize,
+    count: usize,
+) -> impl Iterator<Item = (usize, Range<usize>, usize)> {
+    let end = start.saturating_add(count).min(relations * n);
+    let mut t = start;
+    core::iter::from_fn(move || {
+        (t < end).then(|| {
+            let (k, j) = (t / n, t % n);
+            let len = (n - j).min(end - t);
+            let run = (k, j..j + len, t - start);
+            t += len;
+            run
+        })
+    })
 }
 
 /// One component's per-instance `u16`s as two byte planes: `[low bytes, high bytes]`.
@@ -364,18 +455,7 @@ impl<const R: usize> PerInstance<R> {
         start: usize,
         count: usize,
     ) -> impl Iterator<Item = (usize, Range<usize>, usize)> {
-        let n = self.inst[0][0].len();
-        let end = start.saturating_add(count).min(R * n);
-        let mut t = start;
-        core::iter::from_fn(move || {
-            (t < end).then(|| {
-                let (k, j) = (t / n, t % n);
-                let len = (n - j).min(end - t);
-                let run = (k, j..j + len, t - start);
-                t += len;
-                run
-            })
-        })
+        relation_runs(R, self.inst[0][0].len(), start, count)
     }
 
     /// Part `p` (`X`, `Y`, `Z`) of component `c` of triples `start .. start + out.len()`,
@@ -509,7 +589,7 @@ pub(crate) fn random_ohv16<M: SecurityModel>(
     if packed {
         party
             .model()
-            .record_source(Arc::new(OhvRelations::from_sliced(w, mono)));
+            .record_source(Arc::new(ByteSource(OhvRelations::from_sliced(w, mono))));
     }
     let empty: &[Bits16] = &[];
     let first: [&[Bits16]; 16] = core::array::from_fn(|m| if m == 0 { empty } else { mono(m, 0) });
@@ -543,13 +623,33 @@ pub(crate) fn random_ohv16<M: SecurityModel>(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use triskele_field::{EmbedInto, Gf2p8};
 
-    /// The lift equals the relations' definition (each listed monomial bit at its power of
-    /// `u`) on random monomials of 40 words, for ranges that start and end inside either
-    /// relation's run and cross from one to the other, both components, with zeros past the
-    /// end; `Parts::Xy` leaves `z` alone.
+    fn lifted(n: usize) -> LiftedTriples<Gf2p64> {
+        LiftedTriples {
+            x: RssVec::zeros(n),
+            y: RssVec::zeros(n),
+            z: RssVec::zeros(n),
+        }
+    }
+
+    /// `GF(2^8)` at `u = 0x02`: the relation part `p` of `k` from the monomial bits
+    /// `bit(m)`, by the definition (each listed monomial bit times its power of `u`).
+    fn part_at_u(k: usize, p: usize, bit: impl Fn(u8) -> bool) -> Gf2p8 {
+        RELATIONS[k][p]
+            .iter()
+            .filter(|(m, _)| bit(*m))
+            .fold(Gf2p8::ZERO, |acc, &(_, pow)| {
+                acc + Gf2p8(2).pow(u32::from(pow))
+            })
+    }
+
+    /// The loaded bytes equal the relations' definition evaluated in `GF(2^8)` on random
+    /// monomials of 40 words, for ranges that start and end inside either relation's run and
+    /// cross from one to the other, both components; the source lifts them by `E_8`, with
+    /// zeros past the end.
     #[test]
-    fn table_lift_matches_the_relation_lists() {
+    fn loaded_bytes_match_the_relation_lists() {
         let mut seed = 0x1234_5678_9abc_def0u64;
         let mut next = || {
             seed ^= seed << 13;
@@ -569,12 +669,10 @@ mod tests {
         const LEN: usize = 32 * WORDS;
         let rel = OhvRelations::from_sliced(WORDS, |m, c| &rows[c][m]);
         assert_eq!(rel.len(), LEN);
-        let want = |c: usize, t: usize, p: usize| -> u64 {
+        let want = |c: usize, t: usize, p: usize| -> u8 {
             let (k, j) = (t / (LEN / 2), t % (LEN / 2));
-            let bit = |m: u8| (rows[c][usize::from(m)][j / 16].0 >> (j % 16)) & 1;
-            RELATIONS[k][p]
-                .iter()
-                .fold(0, |acc, &(m, pow)| acc ^ (u64::from(bit(m)) << pow))
+            let bit = |m: u8| (rows[c][usize::from(m)][j / 16].0 >> (j % 16)) & 1 == 1;
+            part_at_u(k, p, bit).0
         };
         for (start, n) in [
             (0, LEN),
@@ -582,104 +680,87 @@ mod tests {
             (40, 40),
             (LEN / 2 - 100, 300),
             (LEN / 2, 64),
-            (LEN - 1, 5),
-            (LEN, 3),
+            (LEN - 5, 5),
         ] {
-            for parts in [Parts::Xyz, Parts::Xy] {
-                let mut out = LiftedTriples {
-                    x: RssVec::zeros(n),
-                    y: RssVec::zeros(n),
-                    z: RssVec {
-                        first: vec![Gf2p64(7); n],
-                        second: vec![Gf2p64(7); n],
-                    },
-                };
-                rel.lift(start, parts, &mut out);
-                if parts == Parts::Xyz {
-                    // `z_sums` gives the sums of the lifted `z` times coefficients.
-                    let c: Vec<Gf2p64> = (0..n)
-                        .map(|i| Gf2p64(0x9e37_79b9_7f4a_7c15u64.wrapping_mul(i as u64 + 1)))
-                        .collect();
-                    let dot =
-                        |z: &[Gf2p64]| z.iter().zip(&c).fold(Gf2p64(0), |a, (z, c)| a + *z * *c);
-                    let want = [dot(&out.z.first), dot(&out.z.second)];
-                    assert_eq!(rel.z_sums(start, &c), Some(want), "start {start}, n {n}");
-                }
-                {
-                    // `lift_y` gives the lifted `y`.
-                    let n = out.y.first.len();
-                    let (mut y1, mut y2) = (vec![Gf2p64(1); n], vec![Gf2p64(1); n]);
-                    assert!(rel.lift_y(start, [&mut y1, &mut y2]));
-                    assert_eq!((y1, y2), (out.y.first.clone(), out.y.second.clone()));
-                }
-                for i in 0..n {
-                    let t = start + i;
-                    for c in 0..2 {
-                        let pick =
-                            |v: &RssVec<Gf2p64>| if c == 0 { v.first[i] } else { v.second[i] };
-                        let expect = |p| Gf2p64(if t < LEN { want(c, t, p) } else { 0 });
-                        assert_eq!(pick(&out.x), expect(0), "x c{c} t{t}");
-                        assert_eq!(pick(&out.y), expect(1), "y c{c} t{t}");
-                        let z = if parts == Parts::Xyz {
-                            expect(2)
-                        } else {
-                            Gf2p64(7)
-                        };
-                        assert_eq!(pick(&out.z), z, "z c{c} t{t}");
-                    }
+            for part in 0..6 {
+                let mut out = vec![0xa5u8; n];
+                rel.load(part, start, &mut out);
+                for (i, o) in out.iter().enumerate() {
+                    assert_eq!(
+                        *o,
+                        want(part % 2, start + i, part / 2),
+                        "part {part} at {}",
+                        start + i
+                    );
                 }
             }
+        }
+        let src = ByteSource(rel);
+        let mut out = lifted(LEN + 7);
+        src.lift(0, Parts::Xyz, &mut out);
+        let e8 = |b: u8| Gf2p8(b).embed();
+        for t in 0..LEN + 7 {
+            let expect = |c, p| {
+                if t < LEN {
+                    e8(want(c, t, p))
+                } else {
+                    Gf2p64(0)
+                }
+            };
+            assert_eq!(out.x.first[t], expect(0, 0), "x t{t}");
+            assert_eq!(out.y.second[t], expect(1, 1), "y t{t}");
+            assert_eq!(out.z.first[t], expect(0, 2), "z t{t}");
         }
     }
 
-    /// The packed relations in the clear, lifted through [`OhvRelations`]: they hold for the
-    /// honest monomials of every `r`, and a wrong value of any of the 11 products breaks one.
+    /// The packed relations through [`OhvRelations`], in the clear: they hold for the honest
+    /// monomials of every `r`, and fail for every one of the `2^11` error patterns of the 11
+    /// products (one error bit per product, the round-2 products formed from the erroneous
+    /// round-1 ones as in the protocol), at every `r`: one word per pattern, lane `r`.
     #[test]
-    fn packed_relations_hold_exactly_for_correct_products() {
-        let lift = |mono: [u16; 16]| {
-            // One word: lane r carries the monomials of r; second components zero.
-            let words = mono.map(Bits16);
-            let zero = [Bits16(0)];
-            let rel = OhvRelations::from_sliced(1, |m, c| {
-                if c == 0 {
-                    core::slice::from_ref(&words[m])
-                } else {
-                    &zero
-                }
-            });
-            let mut out = LiftedTriples {
-                x: RssVec::zeros(32),
-                y: RssVec::zeros(32),
-                z: RssVec::zeros(32),
-            };
-            rel.lift(0, Parts::Xyz, &mut out);
-            out
-        };
-        // Lane r carries the monomials of r; every lane is checked at once.
-        let mut honest = [0u16; 16];
-        for (m, word) in honest.iter_mut().enumerate() {
+    fn packed_relations_fail_for_every_error_pattern() {
+        // (monomial, left factor, right factor) in the order Protocol 8 multiplies them.
+        const PRODUCTS: [(usize, usize, usize); 11] = [
+            (3, 1, 2),
+            (5, 1, 4),
+            (9, 1, 8),
+            (6, 2, 4),
+            (10, 2, 8),
+            (12, 4, 8),
+            (7, 3, 4),
+            (11, 3, 8),
+            (13, 5, 8),
+            (14, 6, 8),
+            (15, 3, 12),
+        ];
+        const PATTERNS: usize = 1 << 11;
+        // rows[m][e]: μ_m of pattern e, lane r.
+        let mut rows = vec![vec![Bits16(0); PATTERNS]; 16];
+        for e in 0..PATTERNS {
             for r in 0..16 {
-                *word |= u16::from(m & r == m) << r;
+                let mut mu = [false; 16];
+                for b in 0..4 {
+                    mu[1 << b] = (r >> b) & 1 == 1;
+                }
+                for (i, &(m, a, b)) in PRODUCTS.iter().enumerate() {
+                    mu[m] = (mu[a] && mu[b]) ^ ((e >> i) & 1 == 1);
+                }
+                for (row, v) in rows.iter_mut().zip(mu) {
+                    row[e].0 |= u16::from(v) << r;
+                }
             }
         }
-        let holds = |t: &LiftedTriples<Gf2p64>, idx: usize| {
-            t.x.first[idx] * t.y.first[idx] == t.z.first[idx]
-        };
-        let ok = lift(honest);
-        assert!((0..32).all(|i| holds(&ok, i)));
-        for m in [3usize, 5, 6, 9, 10, 12, 7, 11, 13, 14, 15] {
+        let zero = vec![Bits16(0); PATTERNS];
+        let rel = OhvRelations::from_sliced(PATTERNS, |m, c| if c == 0 { &rows[m] } else { &zero });
+        let n = 16 * PATTERNS;
+        let mut t = lifted(2 * n);
+        ByteSource(rel).lift(0, Parts::Xyz, &mut t);
+        let holds = |i: usize| t.x.first[i] * t.y.first[i] == t.z.first[i];
+        for e in 0..PATTERNS {
             for r in 0..16 {
-                let mut bad = honest;
-                bad[m] ^= 1 << r;
-                let t = lift(bad);
-                assert!(
-                    !holds(&t, triple_index(16, r, 0)) || !holds(&t, triple_index(16, r, 1)),
-                    "monomial {m}, r = {r}"
-                );
-                // Other lanes are unaffected.
-                assert!((0..16).filter(|&l| l != r).all(
-                    |l| holds(&t, triple_index(16, l, 0)) && holds(&t, triple_index(16, l, 1))
-                ));
+                let j = 16 * e + r;
+                let both = holds(triple_index(n, j, 0)) && holds(triple_index(n, j, 1));
+                assert_eq!(both, e == 0, "pattern {e:#b}, r = {r}");
             }
         }
     }

@@ -3,16 +3,97 @@ use std::cell::RefCell;
 use triskele_field::embed::{has_bit_sums, ByteEmbedding, E8_TABLES};
 use triskele_field::{Bulk, Field, Gf2p64, Gf2p8};
 
-use super::Coeffs;
+use super::{Coeffs, LiftedTriples, TripleSource};
 
-/// Triples as `GF(2^8)` bytes: parts `x_1, x_2, y_1, y_2, z_1, z_2` (0..6).
-pub(crate) trait ByteRows {
+/// Triples given as `GF(2^8)` bytes, lifted to `GF(2^64)` by `E_8`: parts `x_1, x_2, y_1,
+/// y_2, z_1, z_2` (0..6) of this party's two components. A store of compact relations that
+/// implements it is checked on `Verify`'s byte path through [`ByteSource`].
+pub trait ByteRows: Sync {
+    /// Number of triples.
     fn len(&self) -> usize;
-    /// `ψ` of part `part`, entries `start .. start + out.len()` (in range).
+    /// True if there are no triples.
+    fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+    /// Writes `ψ` of part `part` (the triple's element of `GF(2^8)`) for the entries `start ..
+    /// start + out.len()`, all in range.
     fn load(&self, part: usize, start: usize, out: &mut [u8]);
-    /// The same entries in place, if `ψ` is the identity on the stored bytes.
+    /// The same entries in place, if the stored bytes are these elements.
     fn bytes(&self, _part: usize, _start: usize, _len: usize) -> Option<&[u8]> {
         None
+    }
+}
+
+/// A [`ByteRows`] store as a [`TripleSource`] over `GF(2^64)`: triple `k` is `E_8` of the
+/// store's bytes, and `Verify` takes the byte path for it (local products on the bytes, bit
+/// sums, folds by scaled byte maps; the folded `y` of level 1 recomputed from the bytes).
+#[derive(Debug, Clone)]
+pub struct ByteSource<T>(pub T);
+
+impl<T: ByteRows> ByteSource<T> {
+    /// Part `part` of the entries `start .. start + out.len()` as bytes, zero past the end.
+    fn load_padded(&self, part: usize, start: usize, out: &mut [u8]) {
+        let m = self.0.len().saturating_sub(start).min(out.len());
+        let (head, tail) = out.split_at_mut(m);
+        if m > 0 {
+            self.0.load(part, start, head);
+        }
+        tail.fill(0);
+    }
+}
+
+impl<T: ByteRows> TripleSource<Gf2p64> for ByteSource<T> {
+    fn len(&self) -> usize {
+        self.0.len()
+    }
+
+    fn lift(&self, start: usize, parts: super::Parts, out: &mut LiftedTriples<Gf2p64>) {
+        let n = out.x.first.len();
+        let count = match parts {
+            super::Parts::Xyz => 6,
+            super::Parts::Xy => 4,
+        };
+        let mut buf = vec![0u8; n];
+        let LiftedTriples { x, y, z } = out;
+        let dsts = [
+            &mut x.first,
+            &mut x.second,
+            &mut y.first,
+            &mut y.second,
+            &mut z.first,
+            &mut z.second,
+        ];
+        for (part, dst) in dsts.into_iter().enumerate().take(count) {
+            self.load_padded(part, start, &mut buf);
+            E8_TABLES.apply_slice(&buf, dst);
+        }
+    }
+
+    fn pair_sums(
+        &self,
+        lo: usize,
+        hi: Option<usize>,
+        c: [Coeffs<'_, Gf2p64>; 2],
+    ) -> Option<[Gf2p64; 4]> {
+        pair_sums(&self.0, lo, hi, c)
+    }
+
+    fn fold_pairs(
+        &self,
+        lo: usize,
+        hi: Option<usize>,
+        c: [Coeffs<'_, Gf2p64>; 2],
+        s: Gf2p64,
+        out: [&mut [Gf2p64]; 4],
+    ) -> bool {
+        fold_pairs(&self.0, lo, hi, c, s, out)
+    }
+
+    fn y_bytes(&self, start: usize, out: [&mut [u8]; 2]) -> bool {
+        for (part, o) in [2, 3].into_iter().zip(out) {
+            self.load_padded(part, start, o);
+        }
+        true
     }
 }
 

@@ -182,6 +182,7 @@ mod coeffs;
 mod fold;
 mod source;
 
+pub use bytes::{ByteRows, ByteSource};
 pub use coeffs::COEFF_CHUNK;
 pub(crate) use source::{source_parts, windows};
 pub use source::{Coeffs, Concat, LiftedTriples, Parts, TripleSource};

@@ -316,6 +316,78 @@ fn byte_fast_paths_match_lifting() {
     }
 }
 
+/// `GF(2^8)` triples served through [`ByteRows::load`] only (no bytes in place).
+struct LoadedBytes(Triples<triskele_field::Gf2p8>);
+
+impl ByteRows for LoadedBytes {
+    fn len(&self) -> usize {
+        self.0.len()
+    }
+    fn load(&self, part: usize, start: usize, out: &mut [u8]) {
+        let v = super::source_parts(&self.0)[part];
+        for (o, x) in out.iter_mut().zip(&v[start..]) {
+            *o = x.0;
+        }
+    }
+}
+
+/// A [`ByteSource`] lifts by `E_8`, takes the byte paths and gives the transcript of the
+/// same triples recorded over `GF(2^8)` (and of lifting them), alone, concatenated with other
+/// sources and in a window, with zeros past its end.
+#[test]
+fn byte_sources_match_recorded_bytes() {
+    for (i, n) in [3usize, 600, 2049, 4097, 20_000].into_iter().enumerate() {
+        let seed = 70 + i as u64;
+        let t = random_triples::<triskele_field::Gf2p8>(n, seed);
+        let src = ByteSource(LoadedBytes(t.clone()));
+        assert_eq!(TripleSource::len(&src), n);
+        let (a, b) = (LiftedTriples::zeros(n + 5), LiftedTriples::zeros(n + 5));
+        let [mut a, mut b] = [a, b];
+        t.lift(0, Parts::Xyz, &mut a);
+        src.lift(0, Parts::Xyz, &mut b);
+        assert!(a.x == b.x && a.y == b.y && a.z == b.z, "n = {n}");
+        let (mut y1, mut y2) = (vec![9u8; n + 3], vec![9u8; n + 3]);
+        assert!(src.y_bytes(1, [&mut y1, &mut y2]));
+        assert!(y1[..n - 1]
+            .iter()
+            .zip(&t.y.first[1..])
+            .all(|(a, b)| *a == b.0));
+        assert!(y2[..n - 1]
+            .iter()
+            .zip(&t.y.second[1..])
+            .all(|(a, b)| *a == b.0));
+        assert!(y1[n - 1..].iter().chain(&y2[n - 1..]).all(|b| *b == 0));
+        if n >= 600 {
+            let c: Vec<Gf2p64> = random_coins(200, seed);
+            let k = [
+                Coeffs::plain_slice(&c[..100]),
+                Coeffs::plain_slice(&c[100..]),
+            ];
+            let sums = src.pair_sums(0, Some(n - 100), k);
+            assert!(sums.is_some());
+            assert_eq!(sums, t.pair_sums(0, Some(n - 100), k));
+        }
+        let mut key = [0u8; 16];
+        key[..8].copy_from_slice(&seed.to_le_bytes());
+        let coins = random_coins::<Gf2p64>(64, seed ^ 1);
+        let want = local_transcript(&LiftOnly(&t), &key, &coins);
+        assert!(want == local_transcript(&src, &key, &coins), "n = {n}");
+        assert!(want == naive_transcript(&src, &key, &coins), "n = {n}");
+        let g = random_triples::<Gf2p64>(n / 3 + 1, seed ^ 7);
+        let want = local_transcript(&Concat(vec![&LiftOnly(&t), &g, &t]), &key, &coins);
+        let cat = Concat(vec![&src, &g, &t]);
+        assert!(want == local_transcript(&cat, &key, &coins), "n = {n}");
+        let bytes_only = Concat(vec![&src, &t]);
+        assert!(bytes_only.y_bytes(0, [&mut [], &mut []]));
+        let w = windows(&bytes_only, Some(n.div_ceil(2)));
+        let plain = Concat(vec![&t, &t]);
+        let pw = windows(&plain, Some(n.div_ceil(2)));
+        for (w, pw) in w.iter().zip(&pw) {
+            assert!(local_transcript(w, &key, &coins) == local_transcript(pw, &key, &coins));
+        }
+    }
+}
+
 /// Random (mostly wrong) triples as a source.
 fn random_triples<F: Field + Random>(n: usize, seed: u64) -> Triples<F> {
     use rand::SeedableRng;

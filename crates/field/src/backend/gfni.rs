@@ -118,6 +118,38 @@ fn linear_apply_impl(map: &LinearMap8, src: &[u8], dst: &mut [u8]) {
     portable::linear_apply(map, st, dt);
 }
 
+/// `dst[k] = f(a[k]) ^ g(b[k])` on the common prefix, 32 bytes at a time.
+pub(crate) fn linear_apply_pair(
+    _t: Gfni,
+    maps: [&LinearMap8; 2],
+    a: &[u8],
+    b: &[u8],
+    dst: &mut [u8],
+) {
+    // SAFETY: the token proves GFNI and AVX2.
+    unsafe { linear_apply_pair_impl(maps, a, b, dst) }
+}
+
+#[target_feature(enable = "gfni,avx2")]
+fn linear_apply_pair_impl([f, g]: [&LinearMap8; 2], a: &[u8], b: &[u8], dst: &mut [u8]) {
+    let n = a.len().min(b.len()).min(dst.len());
+    let mf = _mm256_set1_epi64x(f.gfni_matrix() as i64);
+    let mg = _mm256_set1_epi64x(g.gfni_matrix() as i64);
+    let (ac, at) = a[..n].as_chunks::<32>();
+    let (bc, bt) = b[..n].as_chunks::<32>();
+    let (dc, dt) = dst[..n].as_chunks_mut::<32>();
+    for ((d, x), y) in dc.iter_mut().zip(ac).zip(bc) {
+        let v = _mm256_xor_si256(
+            _mm256_gf2p8affine_epi64_epi8::<0>(load(x), mf),
+            _mm256_gf2p8affine_epi64_epi8::<0>(load(y), mg),
+        );
+        store(d, v);
+    }
+    for ((d, x), y) in dt.iter_mut().zip(at).zip(bt) {
+        *d = f.apply_byte(*x) ^ g.apply_byte(*y);
+    }
+}
+
 pub(crate) fn linear_apply_in_place(_t: Gfni, map: &LinearMap8, buf: &mut [u8]) {
     // SAFETY: the token proves GFNI and AVX2.
     unsafe { linear_apply_in_place_impl(map, buf) }
@@ -226,6 +258,37 @@ fn linear_apply_512_impl(map: &LinearMap8, src: &[u8], dst: &mut [u8]) {
         store64(d, _mm512_gf2p8affine_epi64_epi8::<0>(load64(s), m));
     }
     linear_apply_impl(map, st, dt);
+}
+
+/// `dst[k] = f(a[k]) ^ g(b[k])` on the common prefix, 64 bytes at a time.
+pub(crate) fn linear_apply_pair_512(
+    _t: Gfni512,
+    maps: [&LinearMap8; 2],
+    a: &[u8],
+    b: &[u8],
+    dst: &mut [u8],
+) {
+    // SAFETY: the token proves GFNI, AVX2, AVX-512F and AVX-512BW.
+    unsafe { linear_apply_pair_512_impl(maps, a, b, dst) }
+}
+
+#[target_feature(enable = "gfni,avx2,avx512f,avx512bw")]
+fn linear_apply_pair_512_impl(maps: [&LinearMap8; 2], a: &[u8], b: &[u8], dst: &mut [u8]) {
+    let n = a.len().min(b.len()).min(dst.len());
+    let [f, g] = maps;
+    let mf = _mm512_set1_epi64(f.gfni_matrix() as i64);
+    let mg = _mm512_set1_epi64(g.gfni_matrix() as i64);
+    let (ac, at) = a[..n].as_chunks::<64>();
+    let (bc, bt) = b[..n].as_chunks::<64>();
+    let (dc, dt) = dst[..n].as_chunks_mut::<64>();
+    for ((d, x), y) in dc.iter_mut().zip(ac).zip(bc) {
+        let v = _mm512_xor_si512(
+            _mm512_gf2p8affine_epi64_epi8::<0>(load64(x), mf),
+            _mm512_gf2p8affine_epi64_epi8::<0>(load64(y), mg),
+        );
+        store64(d, v);
+    }
+    linear_apply_pair_impl(maps, at, bt, dt);
 }
 
 pub(crate) fn linear_apply_in_place_512(_t: Gfni512, map: &LinearMap8, buf: &mut [u8]) {
