@@ -68,6 +68,7 @@
 
 use std::sync::Arc;
 
+use triskele_engine::verify::ByteSource;
 use triskele_engine::{EngineError, Malicious, Party, SecurityModel};
 use triskele_field::{Bits16, Gf2p8};
 use triskele_share::{PartyId, RssVec};
@@ -259,18 +260,23 @@ fn bitstring_ohv16<M: SecurityModel>(party: &mut Party<M>, n: usize) -> Result<O
     }
     if M::MALICIOUS {
         let rel = BitstringRelations::new(b, [products.first, products.second], one, w);
-        party.model().record_source(Arc::new(rel));
+        party.model().record_source(Arc::new(ByteSource(rel)));
     }
     Ok(out)
 }
 
 /// The "bit × bit-string" relations of a batch of Protocol-5 runs (`k = 4`), kept compact:
 /// per instance and component one `u16` ([`ONE_BIT`] layout: the random bits `b_0..b_3`, the 11
-/// products, the constant 1; 4 bytes per instance and party), lifted by byte maps while
+/// products, the constant 1; 4 bytes per instance and party), mapped to `GF(2^8)` bytes while
 /// `Verify` streams over them. With `n` instances, step `k` of instance `j` is triple
-/// `(k - 1) n + j`: `X = s = b_k` as 0/1, `Y = Σ_{j<h-1} f_j u^j`, `Z = Σ_{j<h-1} g_j u^j` ([`bitstring_parts`]). Instances
-/// fill whole words of 16 lanes (the extra lanes were computed by the same multiplications on
-/// random bits, so they satisfy the relations too).
+/// `(k - 1) n + j`: `X = s = b_k` as 0/1, `Y = Σ_{j<h-1} f_j u^j`, `Z = Σ_{j<h-1} g_j u^j`
+/// ([`bitstring_parts`]). Instances fill whole words of 16 lanes (the extra lanes were computed
+/// by the same multiplications on random bits, so they satisfy the relations too).
+///
+/// \[DEV\] PROTOCOLS.md §5.5 lifts the strings as bit-polynomials to `GF(2^64)`; here they are
+/// elements of `GF(2^8)` at `u = 0x02` (lifted by `E_8`, `Verify`'s byte path). Their degree is
+/// at most `h - 2 = 6`, so nothing is reduced, `X` is 0 or 1, and `X Y = Z` holds in `GF(2^8)`
+/// iff the coefficient identities `g_j = s f_j` hold, exactly as in `GF(2^64)`.
 type BitstringRelations = PerInstance<3>;
 
 /// Layout of an instance's `u16`: bits 0-3 are `b_0..b_3`, bits 4-14 the 11 products in step
@@ -373,7 +379,7 @@ mod tests {
     use super::*;
     use crate::sbox::ohv16::{transpose16, triple_index};
     use triskele_engine::verify::{LiftedTriples, Parts, TripleSource};
-    use triskele_field::Gf2p64;
+    use triskele_field::{EmbedInto, Gf2p64};
 
     /// Bit-sliced random bits with lane `l` at position `r = l` (bit `k` of `l` in `b_k`).
     fn lane_positions() -> [Bits16; 4] {
@@ -433,6 +439,7 @@ mod tests {
             [first, second]
         };
         let rel = BitstringRelations::new(share(b, 0), share(products, 4), [0xffff, 0], 1);
+        let rel = ByteSource(rel);
         assert_eq!(rel.len(), 48);
         let mut out = LiftedTriples {
             x: RssVec::zeros(50),
@@ -440,13 +447,6 @@ mod tests {
             z: RssVec::zeros(50),
         };
         rel.lift(0, Parts::Xyz, &mut out);
-        {
-            // `lift_y` gives the lifted `y`.
-            let n = out.y.first.len();
-            let (mut y1, mut y2) = (vec![Gf2p64(1); n], vec![Gf2p64(1); n]);
-            assert!(rel.lift_y(0, [&mut y1, &mut y2]));
-            assert_eq!((y1, y2), (out.y.first.clone(), out.y.second.clone()));
-        }
         let at = |v: &RssVec<Gf2p64>, t: usize| v.first[t] + v.second[t];
         assert_eq!(at(&out.x, 48), Gf2p64(0));
         core::array::from_fn(|l| {
@@ -498,6 +498,18 @@ mod tests {
         }
     }
 
+    /// Every part of every step has degree at most 6 in `u`, so its `GF(2^8)` element is the
+    /// bit-polynomial itself (nothing is reduced) and the check in `GF(2^8)` is the check of
+    /// the coefficient identities.
+    #[test]
+    fn bitstring_parts_are_unreduced_bytes() {
+        for step in &BITSTRING_TABLES {
+            for part in step {
+                assert!(part.iter().flatten().all(|v| *v < 0x80));
+            }
+        }
+    }
+
     #[test]
     fn lift_reads_across_word_boundaries() {
         // Two words; a chunk starting mid-word gives the same triples as a full lift.
@@ -508,12 +520,12 @@ mod tests {
         };
         let (_, p2) = clear_run(&b.map(|x| Bits16(!x.0)));
         let products: Vec<Bits16> = (0..11).flat_map(|e| [p[e], p2[e]]).collect();
-        let rel = BitstringRelations::new(
+        let rel = ByteSource(BitstringRelations::new(
             [two(&b, 4), vec![Bits16(0); 8]],
             [products, vec![Bits16(0); 22]],
             [0xffff, 0],
             2,
-        );
+        ));
         let lift = |start: usize, n: usize| {
             let mut out = LiftedTriples {
                 x: RssVec::zeros(n),
@@ -521,19 +533,12 @@ mod tests {
                 z: RssVec::zeros(n),
             };
             rel.lift(start, Parts::Xyz, &mut out);
-            {
-                // `lift_y` gives the lifted `y`.
-                let n = out.y.first.len();
-                let (mut y1, mut y2) = (vec![Gf2p64(1); n], vec![Gf2p64(1); n]);
-                assert!(rel.lift_y(start, [&mut y1, &mut y2]));
-                assert_eq!((y1, y2), (out.y.first.clone(), out.y.second.clone()));
-            }
-            {
-                // `z_sums` gives the sums of the lifted `z` times coefficients.
-                let c: Vec<Gf2p64> = (0..n).map(|i| Gf2p64(3 + 7 * i as u64)).collect();
-                let dot = |z: &[Gf2p64]| z.iter().zip(&c).fold(Gf2p64(0), |a, (z, c)| a + *z * *c);
-                let want = [dot(&out.z.first), dot(&out.z.second)];
-                assert_eq!(rel.z_sums(start, &c), Some(want), "start {start}");
+            // `y_bytes` gives the bytes whose `E_8` is the lifted `y`.
+            let (mut y1, mut y2) = (vec![1u8; n], vec![1u8; n]);
+            assert!(rel.y_bytes(start, [&mut y1, &mut y2]));
+            for (y, lifted) in [(y1, &out.y.first), (y2, &out.y.second)] {
+                let e: Vec<Gf2p64> = y.iter().map(|b| Gf2p8(*b).embed()).collect();
+                assert_eq!(&e, lifted, "start {start}");
             }
             out
         };

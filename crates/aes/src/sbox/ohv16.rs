@@ -11,10 +11,9 @@ use core::ops::Range;
 use std::sync::Arc;
 
 use rayon::prelude::*;
-use triskele_engine::verify::{ByteRows, ByteSource, LiftedTriples, Parts, TripleSource};
+use triskele_engine::verify::{ByteRows, ByteSource};
 use triskele_engine::{EngineError, Party, SecurityModel};
-use triskele_field::embed::ByteEmbedding;
-use triskele_field::{Bits16, Field, Gf2p4, Gf2p64, LinearMap8};
+use triskele_field::{Bits16, Field, Gf2p4, LinearMap8};
 use triskele_share::{PartyId, RssVec};
 
 /// Words per parallel work item of the local steps.
@@ -229,10 +228,7 @@ const MONOMIAL: [(usize, usize); 16] = [
 /// The instances fill whole words of 16 (the bit-sliced computation's lanes): lanes beyond
 /// the requested instances of the last word are checked too, since they were computed by the
 /// same multiplications on random bits and satisfy the relations as well.
-pub(crate) struct OhvRelations {
-    /// `inst[c]`: component `c` of every instance.
-    inst: [Planes; 2],
-}
+pub(crate) type OhvRelations = PerInstance<2>;
 
 /// `PART_TABLES[k][p][h][b]`: part `p` (`X`, `Y`, `Z`) of relation `k` for the monomials of
 /// byte `h` of an instance's `u16` (`h = 0`: `μ_1..μ_8`, `h = 1`: `μ_9..μ_15`) equal to `b`,
@@ -242,37 +238,7 @@ const PART_TABLES: PartTables<2> = part_tables();
 
 /// [`PART_TABLES`] evaluated at `u = 0x02` of `GF(2^8)`, as byte maps: `[k][p][h]` maps
 /// byte `h` of an instance's `u16` to its share of part `p` of relation `k`.
-static BYTE_MAPS: [[[LinearMap8; 2]; 3]; 2] = byte_maps(&PART_TABLES);
-
-/// A bit-polynomial of degree at most 8 reduced modulo the AES polynomial.
-const fn reduce8(v: u16) -> u8 {
-    (v as u8) ^ if v & 0x100 != 0 { 0x1b } else { 0 }
-}
-
-const fn byte_maps(t: &PartTables<2>) -> [[[LinearMap8; 2]; 3]; 2] {
-    let zero = LinearMap8::from_basis_images([0; 8]);
-    let mut out = [[[zero; 2]; 3]; 2];
-    let mut k = 0;
-    while k < 2 {
-        let mut p = 0;
-        while p < 3 {
-            let mut h = 0;
-            while h < 2 {
-                let mut images = [0u8; 8];
-                let mut j = 0;
-                while j < 8 {
-                    images[j] = reduce8(t[k][p][h][1 << j]);
-                    j += 1;
-                }
-                out[k][p][h] = LinearMap8::from_basis_images(images);
-                h += 1;
-            }
-            p += 1;
-        }
-        k += 1;
-    }
-    out
-}
+static BYTE_MAPS: PartMaps<2> = part_maps(&PART_TABLES);
 
 const fn part_tables() -> PartTables<2> {
     let mut t = [[[[0u16; 256]; 2]; 3]; 2];
@@ -308,7 +274,7 @@ const fn part_tables() -> PartTables<2> {
     t
 }
 
-impl OhvRelations {
+impl PerInstance<2> {
     /// From the bit-sliced monomials: `mono(m, c)` is component `c` of `μ_m` (`m` in `1..16`),
     /// `words` words of 16 lanes each.
     fn from_sliced<'a>(words: usize, mono: impl Fn(usize, usize) -> &'a [Bits16] + Sync) -> Self {
@@ -318,25 +284,7 @@ impl OhvRelations {
                 core::array::from_fn(|r| if r < 15 { mono(r + 1, c) } else { &[] });
             per_instance(words, |row, w| rows[row].get(w).map_or(0, |x| x.0))
         });
-        OhvRelations { inst }
-    }
-}
-
-impl ByteRows for OhvRelations {
-    fn len(&self) -> usize {
-        2 * self.inst[0][0].len()
-    }
-
-    /// Part `part / 2` (`X`, `Y`, `Z`) of component `part % 2`: per run of one relation, the
-    /// map of the low byte plane XOR the map of the high one.
-    fn load(&self, part: usize, start: usize, out: &mut [u8]) {
-        let (c, p) = (part % 2, part / 2);
-        let [lo, hi] = &self.inst[c];
-        for (k, r, at) in relation_runs(2, lo.len(), start, out.len()) {
-            let [f, g] = &BYTE_MAPS[k][p];
-            let o = &mut out[at..at + r.len()];
-            f.apply_pair_bytes(g, &lo[r.clone()], &hi[r], o);
-        }
+        PerInstance::from_planes(inst, &BYTE_MAPS)
     }
 }
 
@@ -401,12 +349,20 @@ pub(crate) const fn triple_index(n: usize, j: usize, k: usize) -> usize {
 /// `k` of an instance whose `u16` has byte `h` equal to `b` and the other byte zero.
 pub(crate) type PartTables<const R: usize> = [[[[u16; 256]; 2]; 3]; R];
 
-/// [`PartTables`] as `GF(2)`-linear maps of the bytes: `[k][p][h]` maps byte `h`.
-pub(crate) type PartMaps<const R: usize> = [[[ByteEmbedding; 2]; 3]; R];
+/// [`PartTables`] evaluated at `u = 0x02` of `GF(2^8)` (reduced modulo the AES polynomial),
+/// as `GF(2)`-linear maps of the bytes: `[k][p][h]` maps byte `h`.
+pub(crate) type PartMaps<const R: usize> = [[[LinearMap8; 2]; 3]; R];
+
+/// A bit-polynomial of degree at most 8 as an element of `GF(2^8)` at `u = 0x02`: reduced
+/// modulo the AES polynomial `u^8 + u^4 + u^3 + u + 1`.
+pub(crate) const fn reduce8(v: u16) -> u8 {
+    assert!(v < 0x200, "degree above 8");
+    (v as u8) ^ if v & 0x100 != 0 { 0x1b } else { 0 }
+}
 
 /// The maps of `t` (each byte table is linear, so the images of the eight bits define it).
 pub(crate) const fn part_maps<const R: usize>(t: &PartTables<R>) -> PartMaps<R> {
-    let zero = ByteEmbedding::new(&[Gf2p64(0); 8]);
+    let zero = LinearMap8::from_basis_images([0; 8]);
     let mut out = [[[zero; 2]; 3]; R];
     let mut k = 0;
     while k < R {
@@ -414,13 +370,13 @@ pub(crate) const fn part_maps<const R: usize>(t: &PartTables<R>) -> PartMaps<R> 
         while p < 3 {
             let mut h = 0;
             while h < 2 {
-                let mut images = [Gf2p64(0); 8];
+                let mut images = [0u8; 8];
                 let mut j = 0;
                 while j < 8 {
-                    images[j] = Gf2p64(t[k][p][h][1 << j] as u64);
+                    images[j] = reduce8(t[k][p][h][1 << j]);
                     j += 1;
                 }
-                out[k][p][h] = ByteEmbedding::new(&images);
+                out[k][p][h] = LinearMap8::from_basis_images(images);
                 h += 1;
             }
             p += 1;
@@ -432,11 +388,11 @@ pub(crate) const fn part_maps<const R: usize>(t: &PartTables<R>) -> PartMaps<R> 
 
 /// Relations kept as one `u16` per instance and component (two byte planes each), `R`
 /// triples per instance, each part (`X`, `Y`, `Z`) of relation `k` a `GF(2)`-linear function
-/// of the `u16` given by `maps[k][p]`. With `n` instances, relation `k` of instance `j` is
-/// triple `k n + j`: each relation's triples are contiguous, so a range of triples is at most
-/// `R` runs of instances, each lifted by one pair map of the two byte planes
-/// ([`ByteEmbedding::apply_pair_slice`]) and summed against coefficients by one
-/// [`ByteEmbedding::inner_products`].
+/// of the `u16` into `GF(2^8)` given by `maps[k][p]`; checked on the byte path of `Verify`
+/// through [`ByteSource`] (lifted by `E_8`). With `n` instances, relation `k` of instance `j`
+/// is triple `k n + j`: each relation's triples are contiguous, so a range of triples is at
+/// most `R` runs of instances, each formed by one pair map of the two byte planes
+/// ([`LinearMap8::apply_pair_bytes`]).
 pub(crate) struct PerInstance<const R: usize> {
     /// `inst[c]`: component `c` of every instance.
     inst: [Planes; 2],
@@ -447,74 +403,23 @@ impl<const R: usize> PerInstance<R> {
     pub(crate) fn from_planes(inst: [Planes; 2], maps: &'static PartMaps<R>) -> Self {
         PerInstance { inst, maps }
     }
-
-    /// The runs of the triples `start .. start + count` inside the store: relation `k`,
-    /// instances `j .. j + len`, and the run's offset in the range.
-    fn runs(
-        &self,
-        start: usize,
-        count: usize,
-    ) -> impl Iterator<Item = (usize, Range<usize>, usize)> {
-        relation_runs(R, self.inst[0][0].len(), start, count)
-    }
-
-    /// Part `p` (`X`, `Y`, `Z`) of component `c` of triples `start .. start + out.len()`,
-    /// zero past the end.
-    fn part(&self, c: usize, p: usize, start: usize, out: &mut [Gf2p64]) {
-        let [lo, hi] = &self.inst[c];
-        let mut done = 0;
-        for (k, r, at) in self.runs(start, out.len()) {
-            let [f, g] = &self.maps[k][p];
-            done = at + r.len();
-            f.apply_pair_slice(g, &lo[r.clone()], &hi[r], &mut out[at..done]);
-        }
-        out[done..].fill(Gf2p64(0));
-    }
 }
 
-impl<const R: usize> TripleSource<Gf2p64> for PerInstance<R> {
+impl<const R: usize> ByteRows for PerInstance<R> {
     fn len(&self) -> usize {
         R * self.inst[0][0].len()
     }
 
-    fn lift(&self, start: usize, parts: Parts, out: &mut LiftedTriples<Gf2p64>) {
-        let nparts = match parts {
-            Parts::Xyz => 3,
-            Parts::Xy => 2,
-        };
-        for c in 0..2 {
-            let dsts: [&mut Vec<Gf2p64>; 3] = if c == 0 {
-                [&mut out.x.first, &mut out.y.first, &mut out.z.first]
-            } else {
-                [&mut out.x.second, &mut out.y.second, &mut out.z.second]
-            };
-            for (p, d) in dsts.into_iter().enumerate().take(nparts) {
-                self.part(c, p, start, d);
-            }
+    /// Part `part / 2` (`X`, `Y`, `Z`) of component `part % 2`: per run of one relation, the
+    /// map of the low byte plane XOR the map of the high one.
+    fn load(&self, part: usize, start: usize, out: &mut [u8]) {
+        let (c, p) = (part % 2, part / 2);
+        let [lo, hi] = &self.inst[c];
+        for (k, r, at) in relation_runs(R, lo.len(), start, out.len()) {
+            let [f, g] = &self.maps[k][p];
+            let o = &mut out[at..at + r.len()];
+            f.apply_pair_bytes(g, &lo[r.clone()], &hi[r], o);
         }
-    }
-
-    /// `Σ c Z` per component without lifting `Z`: per run, the bit sums of the `Z` map of the
-    /// two byte planes.
-    fn z_sums(&self, start: usize, c: &[Gf2p64]) -> Option<[Gf2p64; 2]> {
-        Some(self.inst.each_ref().map(|[lo, hi]| {
-            let mut sum = Gf2p64(0);
-            for (k, r, at) in self.runs(start, c.len()) {
-                let [f, g] = &self.maps[k][2];
-                let cr = &c[at..at + r.len()];
-                let [a, b] = ByteEmbedding::inner_products(cr, [(f, &lo[r.clone()]), (g, &hi[r])]);
-                sum += a + b;
-            }
-            sum
-        }))
-    }
-
-    /// `Y` by byte maps, so `Verify` recomputes it instead of storing it.
-    fn lift_y(&self, start: usize, out: [&mut [Gf2p64]; 2]) -> bool {
-        for (c, o) in out.into_iter().enumerate() {
-            self.part(c, 1, start, o);
-        }
-        true
     }
 }
 
@@ -623,7 +528,8 @@ pub(crate) fn random_ohv16<M: SecurityModel>(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use triskele_field::{EmbedInto, Gf2p8};
+    use triskele_engine::verify::{LiftedTriples, Parts, TripleSource};
+    use triskele_field::{EmbedInto, Gf2p64, Gf2p8};
 
     fn lifted(n: usize) -> LiftedTriples<Gf2p64> {
         LiftedTriples {
