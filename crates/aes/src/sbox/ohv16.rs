@@ -205,10 +205,14 @@ const MONOMIAL: [(usize, usize); 16] = [
 ];
 
 /// The packed relations of a batch of Protocol-8 runs, kept compact: per instance and
-/// component the 15 monomials `μ_1..μ_15` as one `u16` (bit `m - 1` = `μ_m`, 4 bytes per
-/// instance and party, stored as two byte planes), turned into two `GF(2^8)` triples per
-/// instance by byte maps while `Verify` streams over them ([`ByteSource`]: the byte path, lifted
-/// by `E_8`).
+/// component its one-hot vector `e` as one `u16` (bit `k` = `e[k]`, 4 bytes per instance and
+/// party, stored as two byte planes), turned into two `GF(2^8)` triples per instance by byte
+/// maps while `Verify` streams over them ([`ByteSource`]: the byte path, lifted by `E_8`).
+/// The relations are written in the monomials `μ_m`, which are a linear function of `e`:
+/// `e[k] = Σ_{m ⊇ k} μ_m` (with `μ_0 = 1`) is the superset-sum transform, its own inverse
+/// over `GF(2)`, so `μ_m = Σ_{k ⊇ m} e[k]` for `m ≥ 1` ([`mobius`]); the byte maps
+/// ([`E_PART_TABLES`]) compose the two. Keeping `e` (which Protocol 8 forms anyway) instead
+/// of transposing the bit-sliced monomials a second time gives the same triples.
 ///
 /// \[DEV\] PROTOCOLS.md §5.5 checks each relation in `GF(2^64)`, where the degree-≤8
 /// bit-polynomials are never reduced. Here each part is evaluated at `u = 0x02` of
@@ -225,9 +229,9 @@ const MONOMIAL: [(usize, usize); 16] = [
 /// all 16 values of `r`.
 ///
 /// With `n` instances, relation `k` of instance `j` is triple `k n + j`.
-/// The instances fill whole words of 16 (the bit-sliced computation's lanes): lanes beyond
-/// the requested instances of the last word are checked too, since they were computed by the
-/// same multiplications on random bits and satisfy the relations as well.
+/// The store fills whole words of 16 (the bit-sliced computation's lanes, so that the number
+/// of triples is that of §6.4): instances past the requested ones are zero (`e = 0`, hence
+/// `X = Y = Z = 0`), trivially valid triples.
 pub(crate) type OhvRelations = PerInstance<2>;
 
 /// `PART_TABLES[k][p][h][b]`: part `p` (`X`, `Y`, `Z`) of relation `k` for the monomials of
@@ -236,9 +240,59 @@ pub(crate) type OhvRelations = PerInstance<2>;
 /// (their monomials are disjoint).
 const PART_TABLES: PartTables<2> = part_tables();
 
-/// [`PART_TABLES`] evaluated at `u = 0x02` of `GF(2^8)`, as byte maps: `[k][p][h]` maps
-/// byte `h` of an instance's `u16` to its share of part `p` of relation `k`.
-static BYTE_MAPS: PartMaps<2> = part_maps(&PART_TABLES);
+/// The parts of [`PART_TABLES`] as functions of an instance's one-hot vector `e` (its `u16`,
+/// bit `k` = `e[k]`): `E_PART_TABLES[k][p][h][b]` for byte `h` of `e` equal to `b` and the
+/// other zero (linear, so the two halves' values are XORed).
+const E_PART_TABLES: PartTables<2> = e_part_tables();
+
+/// [`E_PART_TABLES`] evaluated at `u = 0x02` of `GF(2^8)`, as byte maps: `[k][p][h]` maps
+/// byte `h` of an instance's `e` to its share of part `p` of relation `k`.
+static BYTE_MAPS: PartMaps<2> = part_maps(&E_PART_TABLES);
+
+/// The monomials of a one-hot vector's `u16` `e` (bit `k` = `e[k]`) as a `u16` with bit
+/// `m - 1` = `μ_m = Σ_{k ⊇ m} e[k]` for `m = 1..16` (bit 15 zero): the inverse of
+/// [`superset_sums`] over `GF(2)`, which is the same transform.
+const fn mobius(e: u16) -> u16 {
+    let mut out = 0u16;
+    let mut m = 1;
+    while m < 16 {
+        let mut acc = 0u16;
+        let mut k = 0;
+        while k < 16 {
+            if k & m == m {
+                acc ^= (e >> k) & 1;
+            }
+            k += 1;
+        }
+        out |= acc << (m - 1);
+        m += 1;
+    }
+    out
+}
+
+const fn e_part_tables() -> PartTables<2> {
+    let mut t = [[[[0u16; 256]; 2]; 3]; 2];
+    let mut h = 0;
+    while h < 2 {
+        let mut b = 0;
+        while b < 256 {
+            let mu = mobius((b as u16) << (8 * h));
+            let (lo, hi) = ((mu & 0xff) as usize, (mu >> 8) as usize);
+            let mut k = 0;
+            while k < 2 {
+                let mut p = 0;
+                while p < 3 {
+                    t[k][p][h][b] = PART_TABLES[k][p][0][lo] ^ PART_TABLES[k][p][1][hi];
+                    p += 1;
+                }
+                k += 1;
+            }
+            b += 1;
+        }
+        h += 1;
+    }
+    t
+}
 
 const fn part_tables() -> PartTables<2> {
     let mut t = [[[[0u16; 256]; 2]; 3]; 2];
@@ -275,17 +329,27 @@ const fn part_tables() -> PartTables<2> {
 }
 
 impl PerInstance<2> {
-    /// From the bit-sliced monomials: `mono(m, c)` is component `c` of `μ_m` (`m` in `1..16`),
-    /// `words` words of 16 lanes each.
-    fn from_sliced<'a>(words: usize, mono: impl Fn(usize, usize) -> &'a [Bits16] + Sync) -> Self {
-        let inst = [0, 1].map(|c| {
-            // Row m - 1 is μ_m; row 15 stays zero.
-            let rows: [&[Bits16]; 16] =
-                core::array::from_fn(|r| if r < 15 { mono(r + 1, c) } else { &[] });
-            per_instance(words, |row, w| rows[row].get(w).map_or(0, |x| x.0))
-        });
+    /// From the one-hot vectors of the instances (both components, one `u16` each), padded
+    /// with zero instances to `16 words`.
+    fn from_vectors(e: &RssVec<u16>, words: usize) -> Self {
+        let inst = [&e.first, &e.second].map(|v| byte_planes(v, 16 * words));
         PerInstance::from_planes(inst, &BYTE_MAPS)
     }
+}
+
+/// The low and high bytes of `v`, zero from `v.len()` to `len`.
+fn byte_planes(v: &[u16], len: usize) -> Planes {
+    let (mut lo, mut hi) = (vec![0u8; len], vec![0u8; len]);
+    let chunk = 16 * PAR_WORDS;
+    lo.par_chunks_mut(chunk)
+        .zip(hi.par_chunks_mut(chunk))
+        .zip(v.par_chunks(chunk))
+        .for_each(|((lo, hi), v)| {
+            for ((l, h), x) in lo.iter_mut().zip(hi.iter_mut()).zip(v) {
+                [*l, *h] = x.to_le_bytes();
+            }
+        });
+    [lo, hi]
 }
 
 /// The runs of the triples `start .. start + count` inside a per-instance store of
@@ -491,11 +555,6 @@ pub(crate) fn random_ohv16<M: SecurityModel>(
         let comp = if c == 0 { &v.first } else { &v.second };
         comp.get(part * w..(part + 1) * w).unwrap_or(&[])
     };
-    if packed {
-        party
-            .model()
-            .record_source(Arc::new(ByteSource(OhvRelations::from_sliced(w, mono))));
-    }
     let empty: &[Bits16] = &[];
     let first: [&[Bits16]; 16] = core::array::from_fn(|m| if m == 0 { empty } else { mono(m, 0) });
     let second: [&[Bits16]; 16] = core::array::from_fn(|m| if m == 0 { empty } else { mono(m, 1) });
@@ -522,6 +581,10 @@ pub(crate) fn random_ohv16<M: SecurityModel>(
         &mut out.e.second,
         &mut out.r.second,
     );
+    if packed {
+        let rel = OhvRelations::from_vectors(&out.e, w);
+        party.model().record_source(Arc::new(ByteSource(rel)));
+    }
     Ok(out)
 }
 
@@ -536,6 +599,39 @@ mod tests {
             x: RssVec::zeros(n),
             y: RssVec::zeros(n),
             z: RssVec::zeros(n),
+        }
+    }
+
+    /// The store Protocol 8 records for the bit-sliced monomials `rows[c][m]` (`m` in
+    /// `1..16`; component `c`, `words` words): the one-hot vectors assembled from them with
+    /// the constant-one words `ones`, then [`OhvRelations::from_vectors`] of the first `n`.
+    fn store_of(rows: &[Vec<Vec<Bits16>>], words: usize, ones: [u16; 2], n: usize) -> OhvRelations {
+        let mut e = RssVec {
+            first: vec![0u16; n],
+            second: vec![0u16; n],
+        };
+        let mut r = RssVec::<Gf2p4>::zeros(n);
+        let outs = [(&mut e.first, &mut r.first), (&mut e.second, &mut r.second)];
+        for (c, (ev, rv)) in outs.into_iter().enumerate() {
+            let mono: [&[Bits16]; 16] =
+                core::array::from_fn(|m| if m == 0 { &[][..] } else { &rows[c][m][..] });
+            assemble(|w| from_monomials(&mono, ones[c], w), ev, rv);
+        }
+        OhvRelations::from_vectors(&e, words)
+    }
+
+    /// [`mobius`] undoes the superset sums of every set of monomials (`μ_0` included).
+    #[test]
+    fn mobius_inverts_the_superset_sums() {
+        for mu in 0..=u16::MAX {
+            let mut e = 0u16;
+            for k in 0..16 {
+                let bit = (0..16)
+                    .filter(|m| m & k == k)
+                    .fold(0, |acc, m| acc ^ ((mu >> m) & 1));
+                e |= bit << k;
+            }
+            assert_eq!(mobius(e), mu >> 1, "mu {mu:#06x}");
         }
     }
 
@@ -573,12 +669,18 @@ mod tests {
             .collect();
         const WORDS: usize = 40;
         const LEN: usize = 32 * WORDS;
-        let rel = OhvRelations::from_sliced(WORDS, |m, c| &rows[c][m]);
+        // The last word holds 11 instances; the store pads it with zero instances.
+        const N: usize = 16 * WORDS - 5;
+        let rel = store_of(&rows, WORDS, [0xffff, 0], N);
         assert_eq!(rel.len(), LEN);
         let want = |c: usize, t: usize, p: usize| -> u8 {
             let (k, j) = (t / (LEN / 2), t % (LEN / 2));
             let bit = |m: u8| (rows[c][usize::from(m)][j / 16].0 >> (j % 16)) & 1 == 1;
-            part_at_u(k, p, bit).0
+            if j < N {
+                part_at_u(k, p, bit).0
+            } else {
+                0
+            }
         };
         for (start, n) in [
             (0, LEN),
@@ -656,8 +758,8 @@ mod tests {
                 }
             }
         }
-        let zero = vec![Bits16(0); PATTERNS];
-        let rel = OhvRelations::from_sliced(PATTERNS, |m, c| if c == 0 { &rows[m] } else { &zero });
+        let rows = [rows, vec![vec![Bits16(0); PATTERNS]; 16]];
+        let rel = store_of(&rows, PATTERNS, [0xffff, 0], 16 * PATTERNS);
         let n = 16 * PATTERNS;
         let mut t = lifted(2 * n);
         ByteSource(rel).lift(0, Parts::Xyz, &mut t);
