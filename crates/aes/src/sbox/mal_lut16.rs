@@ -76,8 +76,7 @@ use triskele_share::{PartyId, RssVec};
 use super::gf4_circuit::Gf4p4Relations;
 use super::lut16::{online_layer, Ohv16Pool};
 use super::ohv16::{
-    assemble, part_maps, per_instance, random_ohv16, Ohv16, OhvCheck, PartMaps, PartTables,
-    PerInstance,
+    assemble, part_maps, random_ohv16, Ohv16, OhvCheck, PartMaps, PartTables, PerInstance,
 };
 use super::tower::NibbleLinear;
 use super::SboxProtocol;
@@ -259,7 +258,7 @@ fn bitstring_ohv16<M: SecurityModel>(party: &mut Party<M>, n: usize) -> Result<O
         assemble(word, e_out, r_out);
     }
     if M::MALICIOUS {
-        let rel = BitstringRelations::new(b, [products.first, products.second], one, w);
+        let rel = BitstringRelations::from_vectors(&out.e, w);
         party.model().record_source(Arc::new(ByteSource(rel)));
     }
     Ok(out)
@@ -287,6 +286,12 @@ const ONE_BIT: usize = 15;
 /// polynomials: Protocol 5's levels recomputed from the bits and products. Linear over
 /// `GF(2)` in `v` (the constant 1 is an input bit), which [`BITSTRING_TABLES`] relies on.
 const fn bitstring_parts(v: u16) -> [[u16; 3]; 3] {
+    bitstring_levels(v).0
+}
+
+/// [`bitstring_parts`] and the last level `e` (bit `j` = entry `j`, the one-hot vector) of
+/// one instance from its `u16`.
+const fn bitstring_levels(v: u16) -> ([[u16; 3]; 3], u16) {
     let one = (v >> ONE_BIT) & 1;
     let b0 = v & 1;
     let mut f = [0u16; 16];
@@ -320,11 +325,80 @@ const fn bitstring_parts(v: u16) -> [[u16; 3]; 3] {
         f = next;
         k += 1;
     }
+    let mut e = 0u16;
+    let mut j = 0;
+    while j < 16 {
+        e |= f[j] << j;
+        j += 1;
+    }
+    (out, e)
+}
+
+/// `LAYOUT_OF_E[j]`: the instance `u16` ([`ONE_BIT`] layout) whose one-hot vector is the unit
+/// vector `e = 2^j`. The last level is a bijective linear function of the layout (checked
+/// when the table is built), so any `e` comes from `Σ_{j ∈ e} LAYOUT_OF_E[j]`.
+const LAYOUT_OF_E: [u16; 16] = layout_of_e();
+
+/// Inverts the 16×16 matrix over `GF(2)` whose column `i` is the last level of `2^i`, by
+/// Gauss–Jordan elimination on the rows `[A | I]`.
+const fn layout_of_e() -> [u16; 16] {
+    // rows[r]: bit i (i < 16) = bit r of the last level of 2^i; bits 16.. the identity.
+    let mut rows = [0u32; 16];
+    let mut i = 0;
+    while i < 16 {
+        let col = bitstring_levels(1 << i).1;
+        let mut r = 0;
+        while r < 16 {
+            rows[r] |= (((col >> r) & 1) as u32) << i;
+            r += 1;
+        }
+        i += 1;
+    }
+    let mut r = 0;
+    while r < 16 {
+        rows[r] |= 1 << (16 + r);
+        r += 1;
+    }
+    let mut c = 0;
+    while c < 16 {
+        let mut piv = c;
+        while piv < 16 && (rows[piv] >> c) & 1 == 0 {
+            piv += 1;
+        }
+        assert!(piv < 16, "the last level is not a bijection of the layout");
+        let t = rows[c];
+        rows[c] = rows[piv];
+        rows[piv] = t;
+        let mut r = 0;
+        while r < 16 {
+            if r != c && (rows[r] >> c) & 1 == 1 {
+                rows[r] ^= rows[c];
+            }
+            r += 1;
+        }
+        c += 1;
+    }
+    // Now rows[i] = [e_i | row i of the inverse]: bit j of the inverse's row i is bit i of
+    // the layout for e = 2^j.
+    let mut out = [0u16; 16];
+    let mut j = 0;
+    while j < 16 {
+        let mut v = 0u16;
+        let mut i = 0;
+        while i < 16 {
+            v |= (((rows[i] >> (16 + j)) & 1) as u16) << i;
+            i += 1;
+        }
+        out[j] = v;
+        j += 1;
+    }
     out
 }
 
-/// `BITSTRING_TABLES[k - 1][p][h][b]`: part `p` of step `k` for an instance whose byte `h` is
-/// `b` and other byte zero (the two halves' values are XORed, by linearity).
+/// `BITSTRING_TABLES[k - 1][p][h][b]`: part `p` of step `k` for an instance whose one-hot
+/// vector `e` has byte `h` equal to `b` and the other byte zero (the two halves' values are
+/// XORed, by linearity): the parts of the layout `u16` that gives this `e`
+/// ([`LAYOUT_OF_E`]).
 const BITSTRING_TABLES: PartTables<3> = bitstring_tables();
 
 /// [`BITSTRING_TABLES`] as byte maps.
@@ -336,7 +410,16 @@ const fn bitstring_tables() -> PartTables<3> {
     while h < 2 {
         let mut b = 0;
         while b < 256 {
-            let parts = bitstring_parts((b as u16) << (8 * h));
+            let e = (b as u16) << (8 * h);
+            let mut v = 0u16;
+            let mut j = 0;
+            while j < 16 {
+                if (e >> j) & 1 == 1 {
+                    v ^= LAYOUT_OF_E[j];
+                }
+                j += 1;
+            }
+            let parts = bitstring_parts(v);
             let mut k = 0;
             while k < 3 {
                 let mut p = 0;
@@ -354,23 +437,36 @@ const fn bitstring_tables() -> PartTables<3> {
 }
 
 impl PerInstance<3> {
+    /// From the one-hot vectors Protocol 5 assembled (both components), padded with zero
+    /// instances to `16 words`.
+    fn from_vectors(e: &RssVec<u16>, words: usize) -> Self {
+        PerInstance::from_vector_planes(e, words, &BITSTRING_MAPS)
+    }
+
     /// From the bit-sliced bits and products of both components (`words` words each entry)
-    /// and the constant 1 per component.
+    /// and the constant 1 per component: their layout `u16`s, the last levels of those, and
+    /// [`PerInstance::from_vectors`] (the reference for the tests).
+    #[cfg(test)]
     fn new(
         bits: [Vec<Bits16>; 2],
         products: [Vec<Bits16>; 2],
         one: [u16; 2],
         words: usize,
     ) -> Self {
+        use super::ohv16::per_instance;
         let row = |v: &[Bits16], e: usize, w: usize| v.get(e * words + w).map_or(0, |x| x.0);
-        let inst = [0, 1].map(|c| {
-            per_instance(words, |r, w| match r {
+        let [first, second] = [0, 1].map(|c| {
+            let [lo, hi] = per_instance(words, |r, w| match r {
                 0..4 => row(&bits[c], r, w),
                 ONE_BIT => one[c],
                 _ => row(&products[c], r - 4, w),
-            })
+            });
+            lo.iter()
+                .zip(&hi)
+                .map(|(l, h)| bitstring_levels(u16::from_le_bytes([*l, *h])).1)
+                .collect()
         });
-        PerInstance::from_planes(inst, &BITSTRING_MAPS)
+        Self::from_vectors(&RssVec { first, second }, words)
     }
 }
 
@@ -482,12 +578,13 @@ mod tests {
         }
     }
 
-    /// The tables are the parts of every `u16` (so `bitstring_parts` is linear, as the
-    /// table lookup assumes).
+    /// The tables at an instance's last level are the parts of its `u16` for every `u16` (so
+    /// `bitstring_parts` and the last level are linear, as the table lookup assumes).
     #[test]
     fn bitstring_tables_match_the_parts_of_every_instance() {
         for v in 0..=u16::MAX {
-            let [lo, hi] = [usize::from(v & 0xff), usize::from(v >> 8)];
+            let e = bitstring_levels(v).1;
+            let [lo, hi] = [usize::from(e & 0xff), usize::from(e >> 8)];
             let want = bitstring_parts(v);
             for (k, parts) in want.iter().enumerate() {
                 for (p, x) in parts.iter().enumerate() {
@@ -495,6 +592,18 @@ mod tests {
                     assert_eq!(tab[0][lo] ^ tab[1][hi], *x, "v {v:#06x} step {k} part {p}");
                 }
             }
+        }
+    }
+
+    /// [`LAYOUT_OF_E`] recovers every instance `u16` from its last level.
+    #[test]
+    fn layouts_are_recovered_from_the_last_level() {
+        for v in 0..=u16::MAX {
+            let e = bitstring_levels(v).1;
+            let back = (0..16)
+                .filter(|j| (e >> j) & 1 == 1)
+                .fold(0, |acc, j| acc ^ LAYOUT_OF_E[j]);
+            assert_eq!(back, v, "layout {v:#06x}");
         }
     }
 

@@ -332,8 +332,7 @@ impl PerInstance<2> {
     /// From the one-hot vectors of the instances (both components, one `u16` each), padded
     /// with zero instances to `16 words`.
     fn from_vectors(e: &RssVec<u16>, words: usize) -> Self {
-        let inst = [&e.first, &e.second].map(|v| byte_planes(v, 16 * words));
-        PerInstance::from_planes(inst, &BYTE_MAPS)
+        PerInstance::from_vector_planes(e, words, &BYTE_MAPS)
     }
 }
 
@@ -377,6 +376,7 @@ fn relation_runs(
 /// One component's per-instance `u16`s as two byte planes: `[low bytes, high bytes]`.
 pub(crate) type Planes = [Vec<u8>; 2];
 
+#[cfg(test)]
 /// Per-instance `u16`s of bit-sliced rows: for each of `words` words of 16 lanes, the 16
 /// rows `row(r, w)` (one bit per lane) transposed so that bit `r` of instance `16 w + l` is
 /// lane `l` of row `r`; returned as byte planes.
@@ -464,7 +464,14 @@ pub(crate) struct PerInstance<const R: usize> {
 }
 
 impl<const R: usize> PerInstance<R> {
-    pub(crate) fn from_planes(inst: [Planes; 2], maps: &'static PartMaps<R>) -> Self {
+    /// From per-instance `u16`s (both components, the first `e.len()` instances; zero up to
+    /// `16 words`), each part a map of their two bytes given by `maps`.
+    pub(crate) fn from_vector_planes(
+        e: &RssVec<u16>,
+        words: usize,
+        maps: &'static PartMaps<R>,
+    ) -> Self {
+        let inst = [&e.first, &e.second].map(|v| byte_planes(v, 16 * words));
         PerInstance { inst, maps }
     }
 }
