@@ -89,6 +89,13 @@ impl<T: ByteRows> TripleSource<Gf2p64> for ByteSource<T> {
         fold_pairs(&self.0, lo, hi, c, s, out)
     }
 
+    fn load_bytes(&self, part: usize, start: usize, out: &mut [u8]) -> bool {
+        if !out.is_empty() {
+            self.0.load(part, start, out);
+        }
+        true
+    }
+
     fn y_bytes(&self, start: usize, out: [&mut [u8]; 2]) -> bool {
         for (part, o) in [2, 3].into_iter().zip(out) {
             self.load_padded(part, start, o);

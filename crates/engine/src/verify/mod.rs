@@ -82,7 +82,9 @@
 //! ([`TripleSource::y_bytes`]): level 1 then stores only the folded `x` (8 instead of 16
 //! bytes per triple) and level 2 recomputes the folded `y` from the bytes
 //! (`fold_x_only`). Recorded `GF(2^64)` and `F_p` triples are their own lift and are read in
-//! place ([`TripleSource::slices`]); other sources (custom relations) are lifted
+//! place ([`TripleSource::slices`]). A protocol's compact store of relations that are
+//! `GF(2^8)` triples implements [`ByteRows`] (its bytes formed on demand) and takes the byte
+//! path as a [`ByteSource`]; other sources (custom relations) are lifted
 //! ([`TripleSource::lift`]) into per-job buffers. For the 22 bit triples per S-box of
 //! `mal-lut256-ss` (`L = 3.84 · 10^8` at 100,000 blocks) the byte path of the bit-sliced
 //! words (lanes spread to bytes with one masked move per 64 lanes on AVX-512) took the
@@ -218,6 +220,34 @@ pub trait VerifyField: Field + Encode + Random + Bulk {
         let _ = (a, b, s, out);
         false
     }
+    /// Internal (level 1, pass A, the byte path over any sources that have bytes,
+    /// [`TripleSource::load_bytes`]): [`TripleSource::pair_sums`] of `rows`; `None` (the
+    /// default) if this field has no byte path.
+    #[doc(hidden)]
+    fn rows_pair_sums(
+        rows: &dyn ByteRows,
+        lo: usize,
+        hi: Option<usize>,
+        c: [Coeffs<'_, Self>; 2],
+    ) -> Option<[Self; 4]> {
+        let _ = (rows, lo, hi, c);
+        None
+    }
+    /// Internal (level 1, pass B, the byte path as [`VerifyField::rows_pair_sums`]):
+    /// [`TripleSource::fold_pairs`] of `rows`; `false` (the default) if this field has no
+    /// byte path.
+    #[doc(hidden)]
+    fn rows_fold_pairs(
+        rows: &dyn ByteRows,
+        lo: usize,
+        hi: Option<usize>,
+        c: [Coeffs<'_, Self>; 2],
+        s: Self,
+        out: [&mut [Self]; 4],
+    ) -> bool {
+        let _ = (rows, lo, hi, c, s, out);
+        false
+    }
     /// Internal (level 1, pass B, for triples recorded in this field): writes `out[j] = X_lo
     /// + (X_hi - X_lo) s` with `X = c x` for `j < 2` and `lo[j] + (hi[j] - lo[j]) s` for `j >=
     /// 2`, where `lo`, `hi` are `[x1, x2, y1, y2]` of the lower and upper positions (`hi` zero
@@ -279,6 +309,24 @@ impl VerifyField for Gf2p64 {
     fn lerp_bytes(a: &[u8], b: Option<&[u8]>, s: Self, out: &mut [Self]) -> bool {
         bytes::lerp_bytes(a, b, s, out);
         true
+    }
+    fn rows_pair_sums(
+        rows: &dyn ByteRows,
+        lo: usize,
+        hi: Option<usize>,
+        c: [Coeffs<'_, Self>; 2],
+    ) -> Option<[Self; 4]> {
+        bytes::pair_sums(rows, lo, hi, c)
+    }
+    fn rows_fold_pairs(
+        rows: &dyn ByteRows,
+        lo: usize,
+        hi: Option<usize>,
+        c: [Coeffs<'_, Self>; 2],
+        s: Self,
+        out: [&mut [Self]; 4],
+    ) -> bool {
+        bytes::fold_pairs(rows, lo, hi, c, s, out)
     }
     /// One pass over `a` and `b` ([`Gf2p64::node_inner_products_with`]).
     fn node_sums(a: [&[Self]; 4], b: [&[Self]; 4], _f: &mut [Vec<Self>; 4]) -> [Self; 2] {

@@ -1,7 +1,7 @@
 use triskele_field::Field;
 use triskele_share::RssVec;
 
-use super::VerifyField;
+use super::{ByteRows, VerifyField};
 use crate::model::{Chained, Lift, Triples};
 
 /// The step-1 coefficients of a block of consecutive positions: `c_i = scale · base_i`.
@@ -107,6 +107,25 @@ pub trait TripleSource<V>: Sync {
     fn y_bytes(&self, start: usize, out: [&mut [u8]; 2]) -> bool {
         let _ = (start, out);
         false
+    }
+
+    /// Optional: writes `ψ` of part `part` (`x_1, x_2, y_1, y_2, z_1, z_2` for 0..6) of the
+    /// triples `start .. start + out.len()`, all inside the source, for a ring embedding `ψ`
+    /// into `GF(2^8)` with [`TripleSource::lift`] `= E_8 ∘ ψ`, and returns `true`; `false`
+    /// (the default): no byte form, nothing written. A source returns the same for every
+    /// range (also empty ones). Lets a concatenation take the byte path for pairs whose
+    /// halves lie in different sources.
+    fn load_bytes(&self, part: usize, start: usize, out: &mut [u8]) -> bool {
+        let _ = (part, start, out);
+        false
+    }
+
+    /// Optional: what [`TripleSource::load_bytes`] writes for part `part` of the triples
+    /// `start .. start + k`, all inside the source, borrowed from where the source stores
+    /// them as such bytes; `None` (the default): the caller loads them.
+    fn bytes_in_place(&self, part: usize, start: usize, k: usize) -> Option<&[u8]> {
+        let _ = (part, start, k);
+        None
     }
 
     /// Optional: what [`TripleSource::y_bytes`] writes for the triples `start .. start + k`,
@@ -307,6 +326,18 @@ impl<F: Lift> TripleSource<F::Check> for Triples<F> {
         ])
     }
 
+    fn load_bytes(&self, part: usize, start: usize, out: &mut [u8]) -> bool {
+        F::lanes_to_gf2p8(source_parts(self)[part.min(5)], start, out)
+    }
+
+    fn bytes_in_place(&self, part: usize, start: usize, k: usize) -> Option<&[u8]> {
+        let end = start.checked_add(k)?;
+        if F::LANES != 1 || end > Triples::len(self) {
+            return None;
+        }
+        F::bytes_in_place(&source_parts(self)[part.min(5)][start..end])
+    }
+
     /// `y` lifted directly, without `x` (for bit-sliced words, whole words lifted and the
     /// requested lanes copied).
     fn lift_y(&self, start: usize, out: [&mut [F::Check]; 2]) -> bool {
@@ -454,6 +485,11 @@ impl<'a, V: VerifyField> Concat<'a, V> {
         })
     }
 
+    /// Whether every part has a byte form ([`TripleSource::load_bytes`]).
+    fn has_bytes(&self) -> bool {
+        self.0.iter().all(|s| s.load_bytes(0, 0, &mut []))
+    }
+
     /// The source holding `[lo, lo + k)` and, if given, `[hi, hi + k)`, and its offset.
     fn holder(
         &self,
@@ -499,16 +535,27 @@ impl<V: VerifyField> TripleSource<V> for Concat<'_, V> {
         s.y_bytes_in_place(start - base, k)
     }
 
+    fn bytes_in_place(&self, part: usize, start: usize, k: usize) -> Option<&[u8]> {
+        let (s, base) = self.holder(start, None, k)?;
+        s.bytes_in_place(part, start - base, k)
+    }
+
     fn scaled_x(&self, start: usize, c: &[V], out: [&mut [V]; 2]) -> Option<([&[V]; 2], [V; 2])> {
         let (s, base) = self.holder(start, None, c.len())?;
         s.scaled_x(start - base, c, out)
     }
 
+    /// The part holding both ranges, else (the halves in different parts, or a range across
+    /// parts) the byte path over the concatenation if every part has bytes.
     fn pair_sums(&self, lo: usize, hi: Option<usize>, c: [Coeffs<'_, V>; 2]) -> Option<[V; 4]> {
-        let (s, base) = self.holder(lo, hi, c[0].len())?;
-        s.pair_sums(lo - base, hi.map(|h| h - base), c)
+        match self.holder(lo, hi, c[0].len()) {
+            Some((s, base)) => s.pair_sums(lo - base, hi.map(|h| h - base), c),
+            None if self.has_bytes() => V::rows_pair_sums(&SourceRows(self), lo, hi, c),
+            None => None,
+        }
     }
 
+    /// As [`Concat::pair_sums`].
     fn fold_pairs(
         &self,
         lo: usize,
@@ -519,8 +566,20 @@ impl<V: VerifyField> TripleSource<V> for Concat<'_, V> {
     ) -> bool {
         match self.holder(lo, hi, out[0].len()) {
             Some((src, base)) => src.fold_pairs(lo - base, hi.map(|h| h - base), c, s, out),
+            None if self.has_bytes() => V::rows_fold_pairs(&SourceRows(self), lo, hi, c, s, out),
             None => false,
         }
+    }
+
+    /// Pieced together from the parts, if every part has bytes.
+    fn load_bytes(&self, part: usize, start: usize, out: &mut [u8]) -> bool {
+        if !self.has_bytes() {
+            return false;
+        }
+        for (s, offset, r) in self.overlaps(start, out.len()) {
+            s.load_bytes(part, offset, &mut out[r]);
+        }
+        true
     }
 
     /// Available if every part has it; pieced together from the parts.
@@ -677,6 +736,10 @@ impl<V: VerifyField> TripleSource<V> for Window<'_, V> {
             .fold_pairs(self.off + lo, hi.map(|h| self.off + h), c, s, out)
     }
 
+    fn load_bytes(&self, part: usize, start: usize, out: &mut [u8]) -> bool {
+        self.src.load_bytes(part, self.off + start, out)
+    }
+
     fn y_bytes(&self, start: usize, out: [&mut [u8]; 2]) -> bool {
         let keep = self.kept(start, out[0].len());
         let [a, b] = out;
@@ -697,6 +760,12 @@ impl<V: VerifyField> TripleSource<V> for Window<'_, V> {
     fn y_bytes_in_place(&self, start: usize, k: usize) -> Option<[&[u8]; 2]> {
         self.inside(start, k)
             .then(|| self.src.y_bytes_in_place(self.off + start, k))
+            .flatten()
+    }
+
+    fn bytes_in_place(&self, part: usize, start: usize, k: usize) -> Option<&[u8]> {
+        self.inside(start, k)
+            .then(|| self.src.bytes_in_place(part, self.off + start, k))
             .flatten()
     }
 
@@ -729,5 +798,23 @@ impl<V: VerifyField> TripleSource<V> for Window<'_, V> {
         a[keep..].fill(V::ZERO);
         b[keep..].fill(V::ZERO);
         true
+    }
+}
+
+/// A source with a byte form ([`TripleSource::load_bytes`]) as [`ByteRows`], for the byte
+/// path over several sources.
+struct SourceRows<'a, V>(&'a dyn TripleSource<V>);
+
+impl<V> ByteRows for SourceRows<'_, V> {
+    fn len(&self) -> usize {
+        self.0.len()
+    }
+
+    fn load(&self, part: usize, start: usize, out: &mut [u8]) {
+        self.0.load_bytes(part, start, out);
+    }
+
+    fn bytes(&self, part: usize, start: usize, len: usize) -> Option<&[u8]> {
+        self.0.bytes_in_place(part, start, len)
     }
 }

@@ -377,11 +377,56 @@ fn byte_sources_match_recorded_bytes() {
         let want = local_transcript(&Concat(vec![&LiftOnly(&t), &g, &t]), &key, &coins);
         let cat = Concat(vec![&src, &g, &t]);
         assert!(want == local_transcript(&cat, &key, &coins), "n = {n}");
+        // Byte sources only: pairs whose halves lie in different parts (and ranges across
+        // parts) take the byte path over the concatenation.
         let bytes_only = Concat(vec![&src, &t]);
         assert!(bytes_only.y_bytes(0, [&mut [], &mut []]));
+        let lt = LiftOnly(&t);
+        let lifted = Concat(vec![&lt, &lt]);
+        assert!(!lifted.load_bytes(0, 0, &mut []));
+        if n >= 600 {
+            // The same as one recorded store of both parts' triples (single-source byte path).
+            let twice = |v: &RssVec<triskele_field::Gf2p8>| RssVec {
+                first: [&v.first[..], &v.first[..]].concat(),
+                second: [&v.second[..], &v.second[..]].concat(),
+            };
+            let tt = Triples {
+                x: twice(&t.x),
+                y: twice(&t.y),
+                z: twice(&t.z),
+            };
+            let c: Vec<Gf2p64> = random_coins(200, seed);
+            let k = [
+                Coeffs::plain_slice(&c[..100]),
+                Coeffs::plain_slice(&c[100..]),
+            ];
+            for (lo, hi) in [(0, n), (n - 50, n + 10), (10, n - 50)] {
+                let sums = bytes_only.pair_sums(lo, Some(hi), k);
+                assert!(sums.is_some(), "lo {lo}, hi {hi}");
+                assert_eq!(sums, tt.pair_sums(lo, Some(hi), k), "lo {lo}, hi {hi}");
+                let fold = |src: &dyn TripleSource<Gf2p64>| {
+                    let mut out: [Vec<Gf2p64>; 4] = Default::default();
+                    for o in &mut out {
+                        o.resize(100, Gf2p64(0x55));
+                    }
+                    let o = out.each_mut().map(|o| &mut o[..]);
+                    assert!(src.fold_pairs(lo, Some(hi), k, c[7], o));
+                    out
+                };
+                assert!(fold(&bytes_only) == fold(&tt), "lo {lo}, hi {hi}");
+            }
+        }
+        let want = local_transcript(&lifted, &key, &coins);
+        assert!(
+            want == local_transcript(&bytes_only, &key, &coins),
+            "n = {n}"
+        );
+        assert!(
+            want == naive_transcript(&bytes_only, &key, &coins),
+            "n = {n}"
+        );
         let w = windows(&bytes_only, Some(n.div_ceil(2)));
-        let plain = Concat(vec![&t, &t]);
-        let pw = windows(&plain, Some(n.div_ceil(2)));
+        let pw = windows(&lifted, Some(n.div_ceil(2)));
         for (w, pw) in w.iter().zip(&pw) {
             assert!(local_transcript(w, &key, &coins) == local_transcript(pw, &key, &coins));
         }
