@@ -48,10 +48,9 @@ fn mapped(x: &RssVec<Gf2p8>, map: &LinearMap8) -> RssVec<Gf2p8> {
     out
 }
 
-fn concat(a: &RssVec<Gf2p8>, b: &RssVec<Gf2p8>) -> RssVec<Gf2p8> {
-    let mut out = a.clone();
-    out.extend(b);
-    out
+/// Both components of `x` as slices (a piece of [`Party::mul_covered_parts`]).
+fn components(x: &RssVec<Gf2p8>) -> [&[Gf2p8]; 2] {
+    [&x.first, &x.second]
 }
 
 /// The chain of the table above on `x` (replaced by `x^254`), in three rounds, with the
@@ -66,12 +65,15 @@ pub(crate) fn inversion_chain(
     // Round 1: x^3 = x · x^2.
     let x2 = mapped(x, &LinearMap8::SQUARE);
     let x3 = party.mul_covered(x, &x2)?;
-    // Round 2: [x^15, x^14] = [x^12, x^12] · [x^3, x^2].
+    // Round 2: [x^15, x^14] = [x^12, x^12] · [x^3, x^2], from the pieces in place.
     let x12 = mapped(&x3, &LinearMap8::POW4);
     let RssVec {
         first: mut f,
         second: mut s,
-    } = party.mul_covered(&concat(&x12, &x12), &concat(&x3, &x2))?;
+    } = party.mul_covered_parts(&[
+        (components(&x12), components(&x3)),
+        (components(&x12), components(&x2)),
+    ])?;
     // The upper halves move out (one copy); the lower halves stay in place.
     let x14 = RssVec {
         first: f.split_off(n),

@@ -96,6 +96,20 @@ impl<T: ByteRows> TripleSource<Gf2p64> for ByteSource<T> {
         true
     }
 
+    fn bytes_in_place(&self, part: usize, start: usize, k: usize) -> Option<&[u8]> {
+        let end = start.checked_add(k)?;
+        (end <= self.0.len())
+            .then(|| self.0.bytes(part, start, k))
+            .flatten()
+    }
+
+    fn y_bytes_in_place(&self, start: usize, k: usize) -> Option<[&[u8]; 2]> {
+        Some([
+            self.bytes_in_place(2, start, k)?,
+            self.bytes_in_place(3, start, k)?,
+        ])
+    }
+
     fn y_bytes(&self, start: usize, out: [&mut [u8]; 2]) -> bool {
         for (part, o) in [2, 3].into_iter().zip(out) {
             self.load_padded(part, start, o);

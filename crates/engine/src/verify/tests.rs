@@ -316,7 +316,8 @@ fn byte_fast_paths_match_lifting() {
     }
 }
 
-/// `GF(2^8)` triples served through [`ByteRows::load`] only (no bytes in place).
+/// `GF(2^8)` triples served through [`ByteRows::load`], and the first component's parts
+/// also in place ([`ByteRows::bytes`]).
 struct LoadedBytes(Triples<triskele_field::Gf2p8>);
 
 impl ByteRows for LoadedBytes {
@@ -328,6 +329,11 @@ impl ByteRows for LoadedBytes {
         for (o, x) in out.iter_mut().zip(&v[start..]) {
             *o = x.0;
         }
+    }
+    fn bytes(&self, part: usize, start: usize, len: usize) -> Option<&[u8]> {
+        let v = super::source_parts(&self.0)[part];
+        part.is_multiple_of(2)
+            .then(|| triskele_field::Gf2p8::slice_as_bytes(&v[start..start + len]))
     }
 }
 
@@ -357,6 +363,10 @@ fn byte_sources_match_recorded_bytes() {
             .zip(&t.y.second[1..])
             .all(|(a, b)| *a == b.0));
         assert!(y1[n - 1..].iter().chain(&y2[n - 1..]).all(|b| *b == 0));
+        // In place where the rows have it, inside the source only.
+        assert_eq!(src.bytes_in_place(2, 1, n - 1), Some(&y1[..n - 1]));
+        assert_eq!(src.bytes_in_place(3, 1, n - 1), None);
+        assert_eq!(src.bytes_in_place(2, 1, n), None);
         if n >= 600 {
             let c: Vec<Gf2p64> = random_coins(200, seed);
             let k = [
