@@ -275,6 +275,20 @@ impl LinearMap8 {
         backend::linear_apply_pair(be, [self, other], a, b, dst);
     }
 
+    /// `dst[k] = self(lo) ^ other(hi)` for the low and high bytes of `src[k]` (a linear map of
+    /// the 16-bit values), on the active backend. Lengths must match; release builds process
+    /// the common prefix.
+    pub fn apply_pair_words(&self, other: &Self, src: &[u16], dst: &mut [u8]) {
+        self.apply_pair_words_with(backend::active(), other, src, dst);
+    }
+
+    /// [`LinearMap8::apply_pair_words`] on an explicit backend (portable if `be` is
+    /// unavailable).
+    pub fn apply_pair_words_with(&self, be: Backend, other: &Self, src: &[u16], dst: &mut [u8]) {
+        debug_assert_eq!(src.len(), dst.len());
+        backend::linear_apply_pair_words(be, [self, other], src, dst);
+    }
+
     /// `buf[k] = self(buf[k])` on raw bytes, on the active backend.
     pub fn apply_bytes_in_place(&self, buf: &mut [u8]) {
         backend::linear_apply_in_place(backend::active(), self, buf);

@@ -437,6 +437,20 @@ fn linear_maps_agree() {
             let mut dst = vec![0u8; n];
             f.apply_pair_bytes(g, src, &other, &mut dst);
             assert_eq!(dst, want);
+            // The same pairs as the low and high bytes of words.
+            let words: Vec<u16> = src
+                .iter()
+                .zip(&other)
+                .map(|(a, b)| u16::from_le_bytes([*a, *b]))
+                .collect();
+            for be in Backend::ALL {
+                let mut dst = vec![0x33u8; n];
+                f.apply_pair_words_with(be, g, &words, &mut dst);
+                assert_eq!(dst, want, "{be} apply_pair_words {f:?} {g:?}, n = {n}");
+            }
+            let mut dst = vec![0u8; n];
+            f.apply_pair_words(g, &words, &mut dst);
+            assert_eq!(dst, want);
         }
     }
 }

@@ -23,6 +23,7 @@
 //! this on the exact function used by the protocol.
 
 use core::ops::Range;
+use std::sync::Arc;
 
 use rayon::prelude::*;
 use triskele_engine::{EngineError, Party, ReshareTo, SecurityModel, SemiHonest, View};
@@ -60,8 +61,13 @@ impl Ohv16Pool {
                 v.drain(..pos);
                 v.extend(add);
             };
-            keep(&mut self.pool.e.first, fresh.e.first, self.pos);
-            keep(&mut self.pool.e.second, fresh.e.second, self.pos);
+            // Copies the kept vectors if a malicious run's record still shares them.
+            let (e, add) = (
+                Arc::make_mut(&mut self.pool.e),
+                Arc::unwrap_or_clone(fresh.e),
+            );
+            keep(&mut e.first, add.first, self.pos);
+            keep(&mut e.second, add.second, self.pos);
             self.pool.r.first.drain(..self.pos);
             self.pool.r.second.drain(..self.pos);
             self.pool.r.extend(&fresh.r);
@@ -229,6 +235,43 @@ impl SboxProtocol<SemiHonest> for Lut16 {
 mod tests {
     use super::*;
     use rand::SeedableRng;
+
+    /// Instances `from..to` as one-hot vectors with component values `j` and `!j`.
+    fn instances(from: u16, to: u16) -> Ohv16 {
+        let e = RssVec {
+            first: (from..to).collect(),
+            second: (from..to).map(|j| !j).collect(),
+        };
+        let n = e.first.len();
+        Ohv16 {
+            e: Arc::new(e),
+            r: RssVec::zeros(n),
+        }
+    }
+
+    /// Unused instances are kept before fresh ones; vectors shared with a record (as a
+    /// malicious run's relations hold them) are copied, not changed.
+    #[test]
+    fn pool_keeps_unused_instances_and_leaves_shared_vectors_alone() {
+        let mut pool = Ohv16Pool::default();
+        let first = instances(0, 10);
+        let record = Arc::clone(&first.e);
+        pool.add(first);
+        assert_eq!(pool.take(4).unwrap(), 0..4);
+        let fresh = instances(100, 105);
+        let fresh_record = Arc::clone(&fresh.e);
+        pool.add(fresh);
+        let want: Vec<u16> = (4..10).chain(100..105).collect();
+        assert_eq!(pool.get().e.first, want);
+        assert_eq!(
+            pool.get().e.second,
+            want.iter().map(|j| !j).collect::<Vec<_>>()
+        );
+        assert_eq!(record.first, (0..10).collect::<Vec<_>>());
+        assert_eq!(fresh_record.first, (100..105).collect::<Vec<_>>());
+        assert_eq!(pool.take(11).unwrap(), 0..11);
+        assert!(pool.take(1).is_err());
+    }
     use rand_chacha::ChaCha20Rng;
     use triskele_field::Field;
     use triskele_share::{deal, prss_from_rng};

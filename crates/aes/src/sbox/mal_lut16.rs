@@ -232,21 +232,16 @@ fn bitstring_ohv16<M: SecurityModel>(party: &mut Party<M>, n: usize) -> Result<O
         }
         products.extend(&g);
     }
-    let mut out = Ohv16 {
-        e: RssVec {
-            first: vec![0u16; n],
-            second: vec![0u16; n],
-        },
-        r: RssVec::zeros(n),
+    let mut e = RssVec {
+        first: vec![0u16; n],
+        second: vec![0u16; n],
     };
+    let mut r = RssVec::zeros(n);
     let RssVec { first, second } = bits;
     let b = [first, second];
-    for (c, (e_out, r_out)) in [
-        (&mut out.e.first, &mut out.r.first),
-        (&mut out.e.second, &mut out.r.second),
-    ]
-    .into_iter()
-    .enumerate()
+    for (c, (e_out, r_out)) in [(&mut e.first, &mut r.first), (&mut e.second, &mut r.second)]
+        .into_iter()
+        .enumerate()
     {
         let (e, b) = (&f[c], &b[c]);
         let word = |wd: usize| {
@@ -257,11 +252,12 @@ fn bitstring_ohv16<M: SecurityModel>(party: &mut Party<M>, n: usize) -> Result<O
         };
         assemble(word, e_out, r_out);
     }
+    let e = Arc::new(e);
     if M::MALICIOUS {
-        let rel = BitstringRelations::from_vectors(&out.e, w);
+        let rel = BitstringRelations::from_vectors(Arc::clone(&e), w);
         party.model().record_source(Arc::new(ByteSource(rel)));
     }
-    Ok(out)
+    Ok(Ohv16 { e, r })
 }
 
 /// The "bit × bit-string" relations of a batch of Protocol-5 runs (`k = 4`), kept compact:
@@ -439,8 +435,8 @@ const fn bitstring_tables() -> PartTables<3> {
 impl PerInstance<3> {
     /// From the one-hot vectors Protocol 5 assembled (both components), padded with zero
     /// instances to `16 words`.
-    fn from_vectors(e: &RssVec<u16>, words: usize) -> Self {
-        PerInstance::from_vector_planes(e, words, &BITSTRING_MAPS)
+    fn from_vectors(e: Arc<RssVec<u16>>, words: usize) -> Self {
+        PerInstance::from_vectors_with(e, words, &BITSTRING_MAPS)
     }
 
     /// From the bit-sliced bits and products of both components (`words` words each entry)
@@ -466,7 +462,7 @@ impl PerInstance<3> {
                 .map(|(l, h)| bitstring_levels(u16::from_le_bytes([*l, *h])).1)
                 .collect()
         });
-        Self::from_vectors(&RssVec { first, second }, words)
+        Self::from_vectors(Arc::new(RssVec { first, second }), words)
     }
 }
 

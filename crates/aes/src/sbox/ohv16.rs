@@ -22,8 +22,9 @@ const PAR_WORDS: usize = 1 << 12;
 /// `n` replicated one-hot vectors of length 16 and their positions.
 #[derive(Debug, Clone, Default)]
 pub(crate) struct Ohv16 {
-    /// `e.first[j]`, `e.second[j]`: the two components of instance `j`, bit `k` = entry `k`.
-    pub e: RssVec<u16>,
+    /// `e.first[j]`, `e.second[j]`: the two components of instance `j`, bit `k` = entry `k`
+    /// (shared with the record of a malicious run, which checks the relations on them).
+    pub e: Arc<RssVec<u16>>,
     /// `[[r]]` with `e[r] = 1`.
     pub r: RssVec<Gf2p4>,
 }
@@ -331,24 +332,9 @@ const fn part_tables() -> PartTables<2> {
 impl PerInstance<2> {
     /// From the one-hot vectors of the instances (both components, one `u16` each), padded
     /// with zero instances to `16 words`.
-    fn from_vectors(e: &RssVec<u16>, words: usize) -> Self {
-        PerInstance::from_vector_planes(e, words, &BYTE_MAPS)
+    fn from_vectors(e: Arc<RssVec<u16>>, words: usize) -> Self {
+        PerInstance::from_vectors_with(e, words, &BYTE_MAPS)
     }
-}
-
-/// The low and high bytes of `v`, zero from `v.len()` to `len`.
-fn byte_planes(v: &[u16], len: usize) -> Planes {
-    let (mut lo, mut hi) = (vec![0u8; len], vec![0u8; len]);
-    let chunk = 16 * PAR_WORDS;
-    lo.par_chunks_mut(chunk)
-        .zip(hi.par_chunks_mut(chunk))
-        .zip(v.par_chunks(chunk))
-        .for_each(|((lo, hi), v)| {
-            for ((l, h), x) in lo.iter_mut().zip(hi.iter_mut()).zip(v) {
-                [*l, *h] = x.to_le_bytes();
-            }
-        });
-    [lo, hi]
 }
 
 /// The runs of the triples `start .. start + count` inside a per-instance store of
@@ -374,6 +360,7 @@ fn relation_runs(
 }
 
 /// One component's per-instance `u16`s as two byte planes: `[low bytes, high bytes]`.
+#[cfg(test)]
 pub(crate) type Planes = [Vec<u8>; 2];
 
 #[cfg(test)]
@@ -458,38 +445,49 @@ pub(crate) const fn part_maps<const R: usize>(t: &PartTables<R>) -> PartMaps<R> 
 /// most `R` runs of instances, each formed by one pair map of the two byte planes
 /// ([`LinearMap8::apply_pair_bytes`]).
 pub(crate) struct PerInstance<const R: usize> {
-    /// `inst[c]`: component `c` of every instance.
-    inst: [Planes; 2],
+    /// The instances' `u16`s, both components (shared with the preprocessing's output).
+    e: Arc<RssVec<u16>>,
+    /// Instances counted: `e.len()` rounded up to whole words of 16 (the others are zero).
+    instances: usize,
     maps: &'static PartMaps<R>,
 }
 
 impl<const R: usize> PerInstance<R> {
     /// From per-instance `u16`s (both components, the first `e.len()` instances; zero up to
-    /// `16 words`), each part a map of their two bytes given by `maps`.
-    pub(crate) fn from_vector_planes(
-        e: &RssVec<u16>,
+    /// `16 words`), each part a map of their two bytes given by `maps`; `e` is kept, not
+    /// copied.
+    pub(crate) fn from_vectors_with(
+        e: Arc<RssVec<u16>>,
         words: usize,
         maps: &'static PartMaps<R>,
     ) -> Self {
-        let inst = [&e.first, &e.second].map(|v| byte_planes(v, 16 * words));
-        PerInstance { inst, maps }
+        let instances = (16 * words).max(e.first.len());
+        PerInstance { e, instances, maps }
     }
 }
 
 impl<const R: usize> ByteRows for PerInstance<R> {
     fn len(&self) -> usize {
-        R * self.inst[0][0].len()
+        R * self.instances
     }
 
     /// Part `part / 2` (`X`, `Y`, `Z`) of component `part % 2`: per run of one relation, the
-    /// map of the low byte plane XOR the map of the high one.
+    /// map of each `u16`'s low byte XOR the map of its high byte
+    /// ([`LinearMap8::apply_pair_words`]), zero past the stored instances.
     fn load(&self, part: usize, start: usize, out: &mut [u8]) {
         let (c, p) = (part % 2, part / 2);
-        let [lo, hi] = &self.inst[c];
-        for (k, r, at) in relation_runs(R, lo.len(), start, out.len()) {
+        let v = if c == 0 {
+            &self.e.first
+        } else {
+            &self.e.second
+        };
+        for (k, r, at) in relation_runs(R, self.instances, start, out.len()) {
             let [f, g] = &self.maps[k][p];
             let o = &mut out[at..at + r.len()];
-            f.apply_pair_bytes(g, &lo[r.clone()], &hi[r], o);
+            let stored = r.start.min(v.len())..r.end.min(v.len());
+            let (head, tail) = o.split_at_mut(stored.len());
+            f.apply_pair_words(g, &v[stored], head);
+            tail.fill(0);
         }
     }
 }
@@ -571,28 +569,27 @@ pub(crate) fn random_ohv16<M: SecurityModel>(
         PartyId::P2 => (0, 0),
         PartyId::P3 => (0, Bits16::ONE.0),
     };
-    let mut out = Ohv16 {
-        e: RssVec {
-            first: vec![0u16; n],
-            second: vec![0u16; n],
-        },
-        r: RssVec::zeros(n),
+    let mut e = RssVec {
+        first: vec![0u16; n],
+        second: vec![0u16; n],
     };
+    let mut r = RssVec::zeros(n);
     assemble(
         |w| from_monomials(&first, one_first, w),
-        &mut out.e.first,
-        &mut out.r.first,
+        &mut e.first,
+        &mut r.first,
     );
     assemble(
         |w| from_monomials(&second, one_second, w),
-        &mut out.e.second,
-        &mut out.r.second,
+        &mut e.second,
+        &mut r.second,
     );
+    let e = Arc::new(e);
     if packed {
-        let rel = OhvRelations::from_vectors(&out.e, w);
+        let rel = OhvRelations::from_vectors(Arc::clone(&e), w);
         party.model().record_source(Arc::new(ByteSource(rel)));
     }
-    Ok(out)
+    Ok(Ohv16 { e, r })
 }
 
 #[cfg(test)]
@@ -624,7 +621,7 @@ mod tests {
                 core::array::from_fn(|m| if m == 0 { &[][..] } else { &rows[c][m][..] });
             assemble(|w| from_monomials(&mono, ones[c], w), ev, rv);
         }
-        OhvRelations::from_vectors(&e, words)
+        OhvRelations::from_vectors(Arc::new(e), words)
     }
 
     /// [`mobius`] undoes the superset sums of every set of monomials (`μ_0` included).
