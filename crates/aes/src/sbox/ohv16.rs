@@ -206,9 +206,10 @@ const MONOMIAL: [(usize, usize); 16] = [
 ];
 
 /// The packed relations of a batch of Protocol-8 runs, kept compact: per instance and
-/// component its one-hot vector `e` as one `u16` (bit `k` = `e[k]`, 4 bytes per instance and
-/// party, stored as two byte planes), turned into two `GF(2^8)` triples per instance by byte
-/// maps while `Verify` streams over them ([`ByteSource`]: the byte path, lifted by `E_8`).
+/// component its one-hot vector `e` as one `u16` (bit `k` = `e[k]`; the vectors of the
+/// preprocessing's output, shared, not copied), turned into two `GF(2^8)` triples per
+/// instance by byte maps while `Verify` streams over them ([`ByteSource`]: the byte path,
+/// lifted by `E_8`).
 /// The relations are written in the monomials `μ_m`, which are a linear function of `e`:
 /// `e[k] = Σ_{m ⊇ k} μ_m` (with `μ_0 = 1`) is the superset-sum transform, its own inverse
 /// over `GF(2)`, so `μ_m = Σ_{k ⊇ m} e[k]` for `m ≥ 1` ([`mobius`]); the byte maps
@@ -437,13 +438,13 @@ pub(crate) const fn part_maps<const R: usize>(t: &PartTables<R>) -> PartMaps<R> 
     out
 }
 
-/// Relations kept as one `u16` per instance and component (two byte planes each), `R`
-/// triples per instance, each part (`X`, `Y`, `Z`) of relation `k` a `GF(2)`-linear function
-/// of the `u16` into `GF(2^8)` given by `maps[k][p]`; checked on the byte path of `Verify`
-/// through [`ByteSource`] (lifted by `E_8`). With `n` instances, relation `k` of instance `j`
-/// is triple `k n + j`: each relation's triples are contiguous, so a range of triples is at
-/// most `R` runs of instances, each formed by one pair map of the two byte planes
-/// ([`LinearMap8::apply_pair_bytes`]).
+/// Relations kept as one `u16` per instance and component, `R` triples per instance, each
+/// part (`X`, `Y`, `Z`) of relation `k` a `GF(2)`-linear function of the `u16` into `GF(2^8)`
+/// given by `maps[k][p]` (a map of its low byte XOR a map of its high byte); checked on the
+/// byte path of `Verify` through [`ByteSource`] (lifted by `E_8`). With `n` instances,
+/// relation `k` of instance `j` is triple `k n + j`: each relation's triples are contiguous,
+/// so a range of triples is at most `R` runs of instances, each formed in one pass
+/// ([`LinearMap8::apply_pair_words`]).
 pub(crate) struct PerInstance<const R: usize> {
     /// The instances' `u16`s, both components (shared with the preprocessing's output).
     e: Arc<RssVec<u16>>,
