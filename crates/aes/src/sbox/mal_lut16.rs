@@ -9,9 +9,9 @@
 //! * **Preprocessing**: one random one-hot vector `[[e]]` of length 16 and its position
 //!   `[[r]]` per inversion, from 11 bit products, `2w · 11` bytes to the previous party
 //!   (AES-128: 220 B/block), nothing to the next one. The products are computed with
-//!   `Party::mul_covered` and certified by compactly recorded relations (custom triple sources,
-//!   lifted lane-wise to `GF(2^64)` only while `Verify` streams over them, 60 bytes per 16
-//!   vectors and party in both variants):
+//!   `Party::mul_covered` and certified by compactly recorded relations (custom triple sources
+//!   that share the assembled one-hot vectors with the pool, no memory of their own, turned
+//!   into `GF(2^8)` triples only while `Verify` streams over them, on its byte path):
 //!   * [`Prep::Ohv`]: Protocol 8 (`super::ohv16`), **2 rounds**; the "ohv" trick covers its
 //!     11 products with 2 packed relations per vector (\[DEV\]: checked in `GF(2^8)` at
 //!     `u = 0x02`, lifted by `E_8` on the byte path of `Verify`, sound for every error pattern).
@@ -265,8 +265,9 @@ fn bitstring_ohv16<M: SecurityModel>(party: &mut Party<M>, n: usize) -> Result<O
 /// products, the constant 1; 4 bytes per instance and party), mapped to `GF(2^8)` bytes while
 /// `Verify` streams over them. With `n` instances, step `k` of instance `j` is triple
 /// `(k - 1) n + j`: `X = s = b_k` as 0/1, `Y = Σ_{j<h-1} f_j u^j`, `Z = Σ_{j<h-1} g_j u^j`
-/// ([`bitstring_parts`]). Instances fill whole words of 16 lanes (the extra lanes were computed
-/// by the same multiplications on random bits, so they satisfy the relations too).
+/// ([`bitstring_parts`]). The store fills whole words of 16 lanes (so that the number of
+/// triples is that of PROTOCOLS.md §6.4): instances past the requested ones are zero, whose
+/// layout is zero too, trivially valid triples.
 ///
 /// \[DEV\] PROTOCOLS.md §5.5 lifts the strings as bit-polynomials to `GF(2^64)`; here they are
 /// elements of `GF(2^8)` at `u = 0x02` (lifted by `E_8`, `Verify`'s byte path). Their degree is

@@ -407,7 +407,7 @@ pub(crate) type PartMaps<const R: usize> = [[[LinearMap8; 2]; 3]; R];
 
 /// A bit-polynomial of degree at most 8 as an element of `GF(2^8)` at `u = 0x02`: reduced
 /// modulo the AES polynomial `u^8 + u^4 + u^3 + u + 1`.
-pub(crate) const fn reduce8(v: u16) -> u8 {
+const fn reduce8(v: u16) -> u8 {
     assert!(v < 0x200, "degree above 8");
     (v as u8) ^ if v & 0x100 != 0 { 0x1b } else { 0 }
 }

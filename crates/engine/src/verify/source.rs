@@ -490,6 +490,14 @@ impl<'a, V: VerifyField> Concat<'a, V> {
         self.0.iter().all(|s| s.load_bytes(0, 0, &mut []))
     }
 
+    /// [`TripleSource::load_bytes`] from the parts that overlap the range, for a
+    /// concatenation already known to have bytes ([`Concat::has_bytes`]).
+    fn load_parts(&self, part: usize, start: usize, out: &mut [u8]) {
+        for (s, offset, r) in self.overlaps(start, out.len()) {
+            s.load_bytes(part, offset, &mut out[r]);
+        }
+    }
+
     /// The source holding `[lo, lo + k)` and, if given, `[hi, hi + k)`, and its offset.
     fn holder(
         &self,
@@ -576,9 +584,7 @@ impl<V: VerifyField> TripleSource<V> for Concat<'_, V> {
         if !self.has_bytes() {
             return false;
         }
-        for (s, offset, r) in self.overlaps(start, out.len()) {
-            s.load_bytes(part, offset, &mut out[r]);
-        }
+        self.load_parts(part, start, out);
         true
     }
 
@@ -801,17 +807,17 @@ impl<V: VerifyField> TripleSource<V> for Window<'_, V> {
     }
 }
 
-/// A source with a byte form ([`TripleSource::load_bytes`]) as [`ByteRows`], for the byte
-/// path over several sources.
-struct SourceRows<'a, V>(&'a dyn TripleSource<V>);
+/// A concatenation whose parts all have a byte form ([`Concat::has_bytes`], checked once
+/// before it is made) as [`ByteRows`], for the byte path over several sources.
+struct SourceRows<'a, 'b, V>(&'a Concat<'b, V>);
 
-impl<V> ByteRows for SourceRows<'_, V> {
+impl<V: VerifyField> ByteRows for SourceRows<'_, '_, V> {
     fn len(&self) -> usize {
         self.0.len()
     }
 
     fn load(&self, part: usize, start: usize, out: &mut [u8]) {
-        self.0.load_bytes(part, start, out);
+        self.0.load_parts(part, start, out);
     }
 
     fn bytes(&self, part: usize, start: usize, len: usize) -> Option<&[u8]> {
