@@ -43,5 +43,31 @@ fn slices(c: &mut Criterion) {
     g.finish();
 }
 
-criterion_group!(benches, slices);
+/// `Bulk::lerp_assign_slice` (a later halving level's fold, `v += (w - v) s`) against a plain
+/// `v += w` over the same vectors, from sizes that stay in cache (`2^10`, `2^14` elements of
+/// 8 bytes) to vectors of 32 MiB (`2^22`): where both run at the same rate, the fold is bound
+/// by memory traffic, not by its products.
+fn lerp_sizes(c: &mut Criterion) {
+    use triskele_field::Bulk;
+    let mut g = c.benchmark_group("gf2p64_lerp_assign");
+    for log in [10usize, 14, 18, 22] {
+        let n = 1 << log;
+        let mut rng = ChaCha20Rng::seed_from_u64(2);
+        let mut v = vec![Gf2p64::ZERO; n];
+        let mut w = vec![Gf2p64::ZERO; n];
+        Gf2p64::fill_random(&mut rng, &mut v);
+        Gf2p64::fill_random(&mut rng, &mut w);
+        let s = w[0];
+        g.throughput(Throughput::Elements(n as u64));
+        g.bench_function(BenchmarkId::new("lerp", log), |bench| {
+            bench.iter(|| Gf2p64::lerp_assign_slice(black_box(&mut v), &w, s))
+        });
+        g.bench_function(BenchmarkId::new("add", log), |bench| {
+            bench.iter(|| Gf2p64::add_assign_slice(black_box(&mut v), &w))
+        });
+    }
+    g.finish();
+}
+
+criterion_group!(benches, slices, lerp_sizes);
 criterion_main!(benches);
