@@ -42,7 +42,9 @@ use core::time::Duration;
 use std::sync::Arc;
 
 use sha2::{Digest, Sha256};
-use triskele_field::{Bits16, EmbedInto, Field, Fp, FpRt, Gf2p4, Gf2p64, Gf2p8, Gf4Tower};
+use triskele_field::{
+    Bits16, EmbedInto, Field, Fp, FpRt, Gf2p4, Gf2p64, Gf2p8, Gf4Tower, LinearMap8,
+};
 use triskele_share::RssVec;
 
 use crate::verify::{Coeffs, TripleSource, VerifyField};
@@ -578,12 +580,12 @@ lift_embedded!(
 lift_embedded!(Gf4Tower, tower, |src: &[Gf4Tower], dst: &mut [u8]| {
     Gf4Tower::WOL_INV.apply_bytes(Gf4Tower::slice_as_bytes(src), dst);
 });
-// `a ↦ φ^(-1)(0·Y + a)` (E_4 = E_8 ∘ φ^(-1) on the low nibble).
+/// `a ↦ φ^(-1)(0·Y + a)` on the stored bytes: the low nibble kept, then `φ^(-1)`, as one
+/// byte map (E_4 = E_8 ∘ φ^(-1) on the low nibble).
+const GF2P4_TO_GF2P8: LinearMap8 =
+    Gf4Tower::WOL_INV.compose(&LinearMap8::from_basis_images([1, 2, 4, 8, 0, 0, 0, 0]));
 lift_embedded!(Gf2p4, gf2p4, |src: &[Gf2p4], dst: &mut [u8]| {
-    for (d, s) in dst.iter_mut().zip(src) {
-        *d = s.0 & 0x0f;
-    }
-    Gf4Tower::WOL_INV.apply_bytes_in_place(dst);
+    GF2P4_TO_GF2P8.apply_bytes(Gf2p4::slice_as_bytes(src), dst);
 });
 /// A field that is its own check field: the lift is the identity, and `Verify` reads the
 /// recorded triples in place.
@@ -925,6 +927,38 @@ impl SecurityModel for Malicious {
 mod tests {
     #![allow(clippy::unwrap_used)]
     use super::*;
+
+    /// The byte form of the small fields is their lift: `E_8(ψ(a)) = lift(a)` for every
+    /// element of `GF(2^4)` and of the tower field (for `GF(2^4)` also with junk in the
+    /// unused high nibble, which the lift ignores too), and `ψ` is multiplicative.
+    #[test]
+    fn byte_forms_are_the_lifts() {
+        use triskele_field::embed::E8_TABLES;
+        fn check<F: Lift<Check = Gf2p64>>(elems: &[F]) {
+            let mut bytes = vec![0u8; elems.len()];
+            assert!(F::to_gf2p8(elems, &mut bytes));
+            let mut via = vec![Gf2p64::ZERO; elems.len()];
+            E8_TABLES.apply_slice(&bytes, &mut via);
+            let mut lifted = vec![Gf2p64::ZERO; elems.len()];
+            F::lift_slice(elems, &mut lifted);
+            assert_eq!(via, lifted);
+            for (a, pa) in elems.iter().zip(&bytes).take(16) {
+                for (b, pb) in elems.iter().zip(&bytes).take(16) {
+                    let mut ab = [0u8];
+                    F::to_gf2p8(&[*a * *b], &mut ab);
+                    assert_eq!(Gf2p8(ab[0]), Gf2p8(*pa) * Gf2p8(*pb));
+                }
+            }
+        }
+        let nibbles: Vec<Gf2p4> = (0..=255u8).map(|b| Gf2p4(b & 0x0f)).collect();
+        check(&nibbles);
+        let junk: Vec<Gf2p4> = (0..=255u8).map(Gf2p4).collect();
+        let (mut a, mut b) = (vec![0u8; 256], vec![0u8; 256]);
+        Gf2p4::to_gf2p8(&junk, &mut a);
+        Gf2p4::to_gf2p8(&nibbles, &mut b);
+        assert_eq!(a, b);
+        check(&(0..=255u8).map(Gf4Tower).collect::<Vec<_>>());
+    }
 
     fn rss(v: &[u64]) -> RssVec<Fp> {
         let f: Vec<Fp> = v.iter().map(|&x| Fp::from_u64(x)).collect();

@@ -10,7 +10,7 @@ use zeroize::Zeroize;
 
 use crate::error::{AbortReason, EngineError};
 use crate::model::{Lift, Malicious, Recorder, SecurityModel, SemiHonest, Triples, View};
-use crate::verify::{verify, windows, Concat, TripleSource, VerifyField};
+use crate::verify::{paired_runs, verify, Concat, TripleSource, VerifyField};
 
 /// One piece of a product for [`Party::mul_covered_parts`]: both components of the piece of
 /// `x`, then of `y`.
@@ -742,9 +742,19 @@ impl<M: SecurityModel> Party<M> {
                 .filter(|s| !s.is_empty())
                 .collect(),
         );
-        for run in windows(&binary, self.model.run_size()) {
-            if !run.is_empty() {
-                ok &= verify(self, &run)?;
+        for pieces in paired_runs(&binary, self.model.run_size()) {
+            match &pieces[..] {
+                [] => {}
+                [one] => ok &= verify(self, one)?,
+                _ => {
+                    let run = Concat(
+                        pieces
+                            .iter()
+                            .map(|w| w as &dyn TripleSource<triskele_field::Gf2p64>)
+                            .collect(),
+                    );
+                    ok &= verify(self, &run)?;
+                }
             }
         }
         let fp: [&dyn TripleSource<triskele_field::Fp>; 2] = [&rec.fp, &rec.fp_chained];

@@ -105,6 +105,12 @@ impl Gf2p4 {
         self.const_mul(rhs)
     }
 
+    /// The stored bytes of the elements (no copy; the high nibble of an element made
+    /// without [`Gf2p4::new`] is whatever was stored).
+    pub fn slice_as_bytes(s: &[Self]) -> &[u8] {
+        cast::gf2p4_as_bytes(s)
+    }
+
     /// [`Bulk::mul_slice`] on an explicit backend (the portable code runs if `be` is
     /// [`Backend::Portable`] or not available on this CPU).
     pub fn mul_slice_with(be: Backend, out: &mut [Self], a: &[Self], b: &[Self]) {

@@ -116,6 +116,20 @@ impl<T: ByteRows> TripleSource<Gf2p64> for ByteSource<T> {
         }
         true
     }
+
+    /// `E_8` of the bytes of `y`, so that a concatenation with sources that have no byte
+    /// form can still recompute its folded `y` instead of storing it.
+    fn lift_y(&self, start: usize, out: [&mut [Gf2p64]; 2]) -> bool {
+        let mut buf = [0u8; STEP];
+        for (part, o) in [2, 3].into_iter().zip(out) {
+            for (k, chunk) in o.chunks_mut(STEP).enumerate() {
+                let b = &mut buf[..chunk.len()];
+                self.load_padded(part, start + k * STEP, b);
+                E8_TABLES.apply_slice(b, chunk);
+            }
+        }
+        true
+    }
 }
 
 /// Entries per step (stack buffers).

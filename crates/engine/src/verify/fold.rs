@@ -643,7 +643,9 @@ pub(super) fn fold_x_only<V: VerifyField>(
 ) -> Sums<V> {
     let h2 = h / 2;
     let nh = h2.div_ceil(2);
-    let by_bytes = y_by_bytes(src);
+    // Bytes where the source has them (a concatenation may have them for some ranges only;
+    // [`YFold::fill`] falls back to the other forms).
+    let by_bytes = V::lerp_bytes(&[], None, V::ZERO, &mut []);
     let ranges = job_ranges(nh, SUB);
     // Per buffer: A = [0, nh), B = [nh, h2) (x'' of the pairs), C = [h2, h2 + nh),
     // D = [h2 + nh, h) (their partners, then y'').
@@ -744,13 +746,16 @@ impl<'a, V: VerifyField> YFold<'a, V> {
         let n = out[0].len();
         let [o1, o2] = out;
         let in_place = || Some((src.y_bytes_in_place(q, n)?, src.y_bytes_in_place(q + h, n)?));
-        if let (true, Some(([a1, a2], [b1, b2]))) = (self.by_bytes, in_place()) {
-            V::lerp_bytes(a1, Some(b1), s1, o1);
-            V::lerp_bytes(a2, Some(b2), s1, o2);
-        } else if self.by_bytes {
-            let [b1, b2, b3, b4] = &mut self.bytes;
-            src.y_bytes(q, [&mut b1[..n], &mut b2[..n]]);
-            src.y_bytes(q + h, [&mut b3[..n], &mut b4[..n]]);
+        let [b1, b2, b3, b4] = &mut self.bytes;
+        // A concatenation may have bytes for some ranges only: then both must have them.
+        let mut loaded = || {
+            src.y_bytes(q, [&mut b1[..n], &mut b2[..n]])
+                && src.y_bytes(q + h, [&mut b3[..n], &mut b4[..n]])
+        };
+        if let (true, Some(([a1, a2], [c1, c2]))) = (self.by_bytes, in_place()) {
+            V::lerp_bytes(a1, Some(c1), s1, o1);
+            V::lerp_bytes(a2, Some(c2), s1, o2);
+        } else if self.by_bytes && loaded() {
             V::lerp_bytes(&b1[..n], Some(&b3[..n]), s1, o1);
             V::lerp_bytes(&b2[..n], Some(&b4[..n]), s1, o2);
         } else if let (Some(a), Some(b)) = (src.y_slices(q, n), src.y_slices(q + h, n)) {

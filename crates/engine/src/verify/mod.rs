@@ -98,6 +98,17 @@
 //! [`Bulk::lerp_assign_slice`]. Every path computes the same field elements, hence the same
 //! messages; the unit tests compare all of them with a naive reference level by level.
 //!
+//! **Pairs of one kind.** A party's records mix sources with a byte form and sources without
+//! one (the gf4p4 relations of `mal-gf4-circuit-opt` and `mal-lut16-*`, lifted). The byte
+//! path takes a pair of blocks only if both have bytes, so in the order of the records most
+//! pairs `(j, j + h)` joined a byte triple with a lifted one and both were lifted. Each run
+//! is therefore checked in the order of `paired_runs` (the first half of the byte group,
+//! then of the other group, then the second halves; any order checks the same triples, and
+//! every party derives the same one from the lengths and kinds of its sources), a
+//! concatenation takes the byte path for a pair of blocks whose parts all have bytes even
+//! if other parts have none, and level 2 recomputes the folded `y` from bytes wherever the
+//! range has them (else by [`TripleSource::lift_y`], which a [`ByteSource`] now also gives).
+//!
 //! Throughput (`cargo bench -p triskele-engine --bench verify`, three parties sharing two
 //! cores, `L = 2^20`): 36-44M `GF(2^8)` triples/s (byte path) and 20M `GF(2^64)` triples/s
 //! (lifting path), against 16M/s for both before the fused passes (about 2.4x and 1.25x);
@@ -186,7 +197,7 @@ mod source;
 
 pub use bytes::{ByteRows, ByteSource};
 pub use coeffs::COEFF_CHUNK;
-pub(crate) use source::{source_parts, windows};
+pub(crate) use source::{paired_runs, source_parts};
 pub use source::{Coeffs, Concat, LiftedTriples, Parts, TripleSource};
 
 use coeffs::Coefficients;

@@ -490,6 +490,17 @@ impl<'a, V: VerifyField> Concat<'a, V> {
         self.0.iter().all(|s| s.load_bytes(0, 0, &mut []))
     }
 
+    /// Whether every part that `[lo, lo + k)` or `[hi, hi + k)` overlaps has a byte form,
+    /// so that the byte path over the concatenation can take that pair of blocks although
+    /// other parts (elsewhere) have none.
+    fn pair_has_bytes(&self, lo: usize, hi: Option<usize>, k: usize) -> bool {
+        let bytes = |start: usize| {
+            self.overlaps(start, k)
+                .all(|(s, _, _)| s.load_bytes(0, 0, &mut []))
+        };
+        bytes(lo) && hi.is_none_or(bytes)
+    }
+
     /// [`TripleSource::load_bytes`] from the parts that overlap the range, for a
     /// concatenation already known to have bytes ([`Concat::has_bytes`]).
     fn load_parts(&self, part: usize, start: usize, out: &mut [u8]) {
@@ -554,11 +565,13 @@ impl<V: VerifyField> TripleSource<V> for Concat<'_, V> {
     }
 
     /// The part holding both ranges, else (the halves in different parts, or a range across
-    /// parts) the byte path over the concatenation if every part has bytes.
+    /// parts) the byte path over the concatenation if every part the ranges cover has bytes.
     fn pair_sums(&self, lo: usize, hi: Option<usize>, c: [Coeffs<'_, V>; 2]) -> Option<[V; 4]> {
         match self.holder(lo, hi, c[0].len()) {
             Some((s, base)) => s.pair_sums(lo - base, hi.map(|h| h - base), c),
-            None if self.has_bytes() => V::rows_pair_sums(&SourceRows(self), lo, hi, c),
+            None if self.pair_has_bytes(lo, hi, c[0].len()) => {
+                V::rows_pair_sums(&SourceRows(self), lo, hi, c)
+            }
             None => None,
         }
     }
@@ -574,7 +587,9 @@ impl<V: VerifyField> TripleSource<V> for Concat<'_, V> {
     ) -> bool {
         match self.holder(lo, hi, out[0].len()) {
             Some((src, base)) => src.fold_pairs(lo - base, hi.map(|h| h - base), c, s, out),
-            None if self.has_bytes() => V::rows_fold_pairs(&SourceRows(self), lo, hi, c, s, out),
+            None if self.pair_has_bytes(lo, hi, out[0].len()) => {
+                V::rows_fold_pairs(&SourceRows(self), lo, hi, c, s, out)
+            }
             None => false,
         }
     }
@@ -612,9 +627,16 @@ impl<V: VerifyField> TripleSource<V> for Concat<'_, V> {
         Some(z)
     }
 
-    /// Available if every part has it; pieced together from the parts.
+    /// Available for a range if every part it covers has it (for an empty range: if every
+    /// part has it); pieced together from the parts.
     fn y_bytes(&self, start: usize, out: [&mut [u8]; 2]) -> bool {
-        if !self.0.iter().all(|s| s.y_bytes(0, [&mut [], &mut []])) {
+        let has = |s: &&dyn TripleSource<V>| s.y_bytes(0, [&mut [], &mut []]);
+        let available = if out[0].is_empty() {
+            self.0.iter().all(has)
+        } else {
+            self.overlaps(start, out[0].len()).all(|(s, _, _)| has(&s))
+        };
+        if !available {
             return false;
         }
         let [o1, o2] = out;
@@ -680,6 +702,98 @@ pub(crate) fn windows<V>(src: &dyn TripleSource<V>, max: Option<usize>) -> Vec<W
             len: step.min(total - off),
         })
         .collect()
+}
+
+/// The runs of [`windows`] over a concatenation, each as the pieces of the parts it covers
+/// (windows of the parts, whose order is what the run checks). A run that covers parts with
+/// a byte form ([`TripleSource::load_bytes`]) and parts without one is rearranged so that
+/// level 1's pairs `(j, j + h)` (`h` = [`super::fold::first_half`]) join triples of the
+/// same kind: the first half of the byte group, the first part of the other group (filling
+/// `h`), then the rest of the byte group, then the rest of the other. Pairs of byte triples
+/// then take the byte path, also where their halves lie in different parts, instead of
+/// being lifted with a partner that has no byte form. Any order checks the same triples
+/// (the claim is a sum over all of them), and every party derives the same one from the
+/// lengths and kinds of its sources.
+pub(crate) fn paired_runs<'a, V: VerifyField>(
+    cat: &'a Concat<'a, V>,
+    max: Option<usize>,
+) -> Vec<Vec<Window<'a, V>>> {
+    windows(cat, max)
+        .into_iter()
+        .map(|run| paired(cat, run.off, run.len))
+        .collect()
+}
+
+/// One run of [`paired_runs`]: the pieces of `cat[off .. off + len]`.
+fn paired<'a, V: VerifyField>(
+    cat: &'a Concat<'a, V>,
+    off: usize,
+    len: usize,
+) -> Vec<Window<'a, V>> {
+    let pieces: Vec<(Window<'a, V>, bool)> = cat
+        .overlaps(off, len)
+        .map(|(src, at, r)| {
+            let bytes = src.load_bytes(0, 0, &mut []);
+            (
+                Window {
+                    src,
+                    off: at,
+                    len: r.len(),
+                },
+                bytes,
+            )
+        })
+        .collect();
+    let size = |bytes: bool| -> usize {
+        pieces
+            .iter()
+            .filter(|(_, b)| *b == bytes)
+            .map(|(w, _)| w.len)
+            .sum()
+    };
+    let (b, g) = (size(true), size(false));
+    if b == 0 || g == 0 {
+        return pieces.into_iter().map(|(w, _)| w).collect();
+    }
+    let h = super::fold::first_half(len, len.next_power_of_two());
+    let mut b1 = b.div_ceil(2).min(h);
+    let g1 = g.min(h - b1);
+    b1 = b.min(h - g1).max(b1);
+    let group = |bytes: bool| -> Vec<Window<'a, V>> {
+        pieces
+            .iter()
+            .filter(|(_, b)| *b == bytes)
+            .map(|(w, _)| Window { ..*w })
+            .collect()
+    };
+    let (bl, bh) = split_pieces(group(true), b1);
+    let (gl, gh) = split_pieces(group(false), g1);
+    [bl, gl, bh, gh].into_iter().flatten().collect()
+}
+
+/// `pieces` cut after `at` triples: the pieces before and after (one piece split in two if
+/// the cut falls inside it).
+fn split_pieces<'a, V>(
+    pieces: Vec<Window<'a, V>>,
+    at: usize,
+) -> (Vec<Window<'a, V>>, Vec<Window<'a, V>>) {
+    let (mut lo, mut hi) = (Vec::new(), Vec::new());
+    let mut seen = 0;
+    for w in pieces {
+        let take = at.saturating_sub(seen).min(w.len);
+        seen += w.len;
+        if take > 0 {
+            lo.push(Window { len: take, ..w });
+        }
+        if take < w.len {
+            hi.push(Window {
+                off: w.off + take,
+                len: w.len - take,
+                ..w
+            });
+        }
+    }
+    (lo, hi)
 }
 
 impl<V: VerifyField> Window<'_, V> {
@@ -807,8 +921,9 @@ impl<V: VerifyField> TripleSource<V> for Window<'_, V> {
     }
 }
 
-/// A concatenation whose parts all have a byte form ([`Concat::has_bytes`], checked once
-/// before it is made) as [`ByteRows`], for the byte path over several sources.
+/// A concatenation as [`ByteRows`], for the byte path over several sources: only ranges
+/// whose parts all have a byte form are loaded ([`Concat::pair_has_bytes`], checked before
+/// it is made).
 struct SourceRows<'a, 'b, V>(&'a Concat<'b, V>);
 
 impl<V: VerifyField> ByteRows for SourceRows<'_, '_, V> {

@@ -1,5 +1,5 @@
 use super::coeffs::{chunk_key, column_key, CoeffStream};
-use super::source::Window;
+use super::source::{paired_runs, windows, Window};
 use super::*;
 use crate::model::{Chained, Lift, Triples};
 
@@ -441,6 +441,76 @@ fn byte_sources_match_recorded_bytes() {
             assert!(local_transcript(w, &key, &coins) == local_transcript(pw, &key, &coins));
         }
     }
+}
+
+/// [`paired_runs`] over byte sources (recorded, [`ByteSource`]) and sources without a byte
+/// form (lifting only, and lifting with `lift_y`): every triple in exactly one piece, level
+/// 1's pairs of one kind except next to the groups' cuts, and each run's transcript that of
+/// lifting the same pieces (so the byte paths taken over concatenations with other parts,
+/// and the folded `y` recomputed per range, give the same numbers), also in windows.
+#[test]
+fn paired_runs_join_pairs_of_one_kind() {
+    let seed = 77u64;
+    let t8 = random_triples::<triskele_field::Gf2p8>(5000, seed);
+    let t4 = random_triples::<triskele_field::Gf2p4>(3001, seed ^ 1);
+    let bs = ByteSource(LoadedBytes(random_triples(2500, seed ^ 2)));
+    let g64 = random_triples::<Gf2p64>(1800, seed ^ 3);
+    let g8 = random_triples::<triskele_field::Gf2p8>(2200, seed ^ 4);
+    let (lo64, re8) = (LiftOnly(&g64), Relift(&g8));
+    let parts: Vec<&dyn TripleSource<Gf2p64>> = vec![&t8, &t4, &lo64, &bs, &re8];
+    let kinds = [true, true, false, true, false];
+    let cat = Concat(parts.clone());
+    let mut key = [0u8; 16];
+    key[..8].copy_from_slice(&seed.to_le_bytes());
+    let coins = random_coins::<Gf2p64>(64, seed ^ 5);
+    for max in [None, Some(6000), Some(2000)] {
+        let runs = paired_runs(&cat, max);
+        let mut seen: Vec<Vec<bool>> = parts.iter().map(|p| vec![false; p.len()]).collect();
+        for pieces in &runs {
+            // Which part a piece is from, and the kind of every position of the run.
+            let mut kind_at = Vec::new();
+            for w in pieces {
+                let i = parts
+                    .iter()
+                    .position(|p| core::ptr::addr_eq(*p, w.src))
+                    .expect("a piece of one of the parts");
+                for (k, e) in seen[i][w.off..w.off + w.len].iter_mut().enumerate() {
+                    assert!(!*e, "part {i} entry {} twice", w.off + k);
+                    *e = true;
+                }
+                kind_at.extend(core::iter::repeat_n(kinds[i], w.len));
+            }
+            let len = kind_at.len();
+            let h = first_half(len, len.next_power_of_two());
+            let mixed = (0..len.saturating_sub(h))
+                .filter(|&j| kind_at[j] != kind_at[j + h])
+                .count();
+            assert!(mixed <= 2, "max {max:?}: {mixed} mixed pairs of {len}");
+            let refs: Vec<&dyn TripleSource<Gf2p64>> = pieces
+                .iter()
+                .map(|w| w as &dyn TripleSource<Gf2p64>)
+                .collect();
+            let lifted: Vec<LiftOnly<'_, Gf2p64>> = pieces.iter().map(|w| LiftOnly(w)).collect();
+            let lifted: Vec<&dyn TripleSource<Gf2p64>> = lifted
+                .iter()
+                .map(|w| w as &dyn TripleSource<Gf2p64>)
+                .collect();
+            let run = Concat(refs);
+            let want = local_transcript(&Concat(lifted), &key, &coins);
+            assert!(want == local_transcript(&run, &key, &coins), "max {max:?}");
+            assert!(want == naive_transcript(&run, &key, &coins), "max {max:?}");
+        }
+        assert!(
+            seen.iter().flatten().all(|s| *s),
+            "max {max:?}: an entry in no piece"
+        );
+    }
+    // Without sources of both kinds the order is the parts' own.
+    let bytes_only = Concat(vec![&t8 as &dyn TripleSource<Gf2p64>, &bs]);
+    let runs = paired_runs(&bytes_only, None);
+    assert_eq!(runs.len(), 1);
+    let offsets: Vec<(usize, usize)> = runs[0].iter().map(|w| (w.off, w.len)).collect();
+    assert_eq!(offsets, vec![(0, t8.len()), (0, bs.len())]);
 }
 
 /// Random (mostly wrong) triples as a source.
