@@ -390,6 +390,51 @@ impl Recorder {
         self.custom.clear();
     }
 
+    /// Takes the `GF(2^4)` triples as the `GF(2^8)` triples of their byte form `ψ` (the
+    /// bytes mapped in place in one pass; the allocations move, nothing is copied), so that
+    /// `Verify` reads them where they are instead of mapping them again on each of its
+    /// passes over them. [`Recorder::restore_gf2p4`] gives the memory back.
+    pub(crate) fn take_gf2p4_bytes(&mut self) -> Triples<Gf2p8> {
+        let to8 = |v: Vec<Gf2p4>| {
+            let mut b = Gf2p4::vec_into_bytes(v);
+            GF2P4_TO_GF2P8.apply_bytes_in_place(&mut b);
+            Gf2p8::vec_from_bytes(b)
+        };
+        let rss = |r: RssVec<Gf2p4>| RssVec {
+            first: to8(r.first),
+            second: to8(r.second),
+        };
+        let Triples { x, y, z } = core::mem::take(&mut self.gf2p4);
+        Triples {
+            x: rss(x),
+            y: rss(y),
+            z: rss(z),
+        }
+    }
+
+    /// The memory of [`Recorder::take_gf2p4_bytes`], emptied, back to the `GF(2^4)` store
+    /// (if nothing was recorded there meanwhile).
+    pub(crate) fn restore_gf2p4(&mut self, t: Triples<Gf2p8>) {
+        if !self.gf2p4.is_empty() {
+            return;
+        }
+        let to4 = |v: Vec<Gf2p8>| {
+            let mut b = Gf2p8::vec_into_bytes(v);
+            b.clear();
+            Gf2p4::vec_from_bytes(b)
+        };
+        let rss = |r: RssVec<Gf2p8>| RssVec {
+            first: to4(r.first),
+            second: to4(r.second),
+        };
+        let Triples { x, y, z } = t;
+        self.gf2p4 = Triples {
+            x: rss(x),
+            y: rss(y),
+            z: rss(z),
+        };
+    }
+
     /// Number of check-field triples recorded with check field `GF(2^64)`.
     pub fn gf2p64_triples(&self) -> usize {
         self.gf2p8.len()
@@ -927,6 +972,42 @@ impl SecurityModel for Malicious {
 mod tests {
     #![allow(clippy::unwrap_used)]
     use super::*;
+
+    /// The `GF(2^4)` store taken as bytes holds `ψ` of every part, in the same allocations,
+    /// and its memory goes back to the store, emptied.
+    #[test]
+    fn gf2p4_store_is_checked_as_its_bytes_and_reused() {
+        let mut rec = Recorder::default();
+        let v = |k: u8| -> RssVec<Gf2p4> {
+            RssVec::from_parts(
+                (0..40u8).map(|i| Gf2p4((i * k) & 15)).collect(),
+                (0..40u8).map(|i| Gf2p4((i + k) & 15)).collect(),
+            )
+            .unwrap()
+        };
+        rec.gf2p4.push(&v(3), &v(5), &v(7));
+        let want: Vec<Vec<u8>> = crate::verify::source_parts(&rec.gf2p4)
+            .iter()
+            .map(|p| {
+                let mut b = vec![0u8; p.len()];
+                Gf2p4::to_gf2p8(p, &mut b);
+                b
+            })
+            .collect();
+        let ptr = rec.gf2p4.x.first.as_ptr() as usize;
+        let bytes = rec.take_gf2p4_bytes();
+        assert!(rec.gf2p4.is_empty());
+        let got: Vec<Vec<u8>> = crate::verify::source_parts(&bytes)
+            .iter()
+            .map(|p| Gf2p8::slice_as_bytes(p).to_vec())
+            .collect();
+        assert_eq!(got, want);
+        assert_eq!(bytes.x.first.as_ptr() as usize, ptr);
+        rec.restore_gf2p4(bytes);
+        assert!(rec.gf2p4.is_empty());
+        assert_eq!(rec.gf2p4.x.first.as_ptr() as usize, ptr);
+        assert!(rec.gf2p4.x.first.capacity() >= 40);
+    }
 
     /// The byte form of the small fields is their lift: `E_8(ψ(a)) = lift(a)` for every
     /// element of `GF(2^4)` and of the tower field (for `GF(2^4)` also with junk in the

@@ -711,12 +711,12 @@ impl<M: SecurityModel> Party<M> {
         if self.checking {
             return Ok(());
         }
-        let Some(rec) = self.model.take_due_records() else {
+        let Some(mut rec) = self.model.take_due_records() else {
             return Ok(());
         };
         self.checking = true;
         let t0 = Instant::now();
-        let ok = self.in_phase(Phase::Finalize, |p| p.verify_records(&rec));
+        let ok = self.in_phase(Phase::Finalize, |p| p.verify_records(&mut rec));
         let time = t0.elapsed();
         self.checking = false;
         self.model.segment_verified(rec, ok?, time);
@@ -727,10 +727,28 @@ impl<M: SecurityModel> Party<M> {
     /// any [`triskele_field::Fp`] products were recorded, one in the run-time `F_p` if any
     /// [`triskele_field::FpRt`] products were, with the modulus installed now): this party's
     /// local result, without a compare-view.
-    fn verify_records(&mut self, rec: &Recorder) -> Result<bool, EngineError> {
+    fn verify_records(&mut self, rec: &mut Recorder) -> Result<bool, EngineError> {
+        let g4 = rec.take_gf2p4_bytes();
+        let ok = self.verify_binary(rec, &g4);
+        rec.restore_gf2p4(g4);
+        let mut ok = ok?;
+        let fp: [&dyn TripleSource<triskele_field::Fp>; 2] = [&rec.fp, &rec.fp_chained];
+        ok &= self.verify_sources(fp)?;
+        let fp_rt: [&dyn TripleSource<triskele_field::FpRt>; 2] = [&rec.fp_rt, &rec.fp_rt_chained];
+        ok &= self.verify_sources(fp_rt)?;
+        Ok(ok)
+    }
+
+    /// Protocol 2 over the binary sources of `rec`, its `GF(2^4)` triples given as the bytes
+    /// `g4` ([`Recorder::take_gf2p4_bytes`]), in runs of at most the model's run size.
+    fn verify_binary(
+        &mut self,
+        rec: &Recorder,
+        g4: &Triples<triskele_field::Gf2p8>,
+    ) -> Result<bool, EngineError> {
         let mut ok = true;
         let fixed: [&dyn TripleSource<triskele_field::Gf2p64>; 5] =
-            [&rec.gf2p8, &rec.gf2p4, &rec.tower, &rec.bits, &rec.gf2p64];
+            [&rec.gf2p8, g4, &rec.tower, &rec.bits, &rec.gf2p64];
         let custom = rec
             .custom
             .iter()
@@ -757,10 +775,6 @@ impl<M: SecurityModel> Party<M> {
                 }
             }
         }
-        let fp: [&dyn TripleSource<triskele_field::Fp>; 2] = [&rec.fp, &rec.fp_chained];
-        ok &= self.verify_sources(fp)?;
-        let fp_rt: [&dyn TripleSource<triskele_field::FpRt>; 2] = [&rec.fp_rt, &rec.fp_rt_chained];
-        ok &= self.verify_sources(fp_rt)?;
         Ok(ok)
     }
 
@@ -786,8 +800,8 @@ impl Party<Malicious> {
     /// returns [`AbortReason::MultiplicationCheck`] or another abort unless all checks passed
     /// at all parties. The recorded triples are consumed.
     pub fn verify_recorded(&mut self) -> Result<(), EngineError> {
-        let rec = self.model.take_recorder();
-        let ok = self.verify_records(&rec)? && !self.model.segment_failed();
+        let mut rec = self.model.take_recorder();
+        let ok = self.verify_records(&mut rec)? && !self.model.segment_failed();
         drop(rec);
         self.compare_view_after(if ok {
             Ok(())

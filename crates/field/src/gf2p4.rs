@@ -110,6 +110,18 @@ impl Gf2p4 {
     pub fn slice_as_bytes(s: &[Self]) -> &[u8] {
         cast::gf2p4_as_bytes(s)
     }
+    /// The elements' allocation as their stored bytes (no copy).
+    pub fn vec_into_bytes(v: Vec<Self>) -> Vec<u8> {
+        cast::vec_gf2p4_into_u8(v)
+    }
+    /// A byte vector's allocation as elements, each byte reduced to its low nibble (no new
+    /// allocation).
+    pub fn vec_from_bytes(mut v: Vec<u8>) -> Vec<Self> {
+        for b in &mut v {
+            *b &= 0x0f;
+        }
+        cast::vec_u8_into_gf2p4(v)
+    }
 
     /// [`Bulk::mul_slice`] on an explicit backend (the portable code runs if `be` is
     /// [`Backend::Portable`] or not available on this CPU).

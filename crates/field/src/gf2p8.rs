@@ -133,6 +133,14 @@ impl Gf2p8 {
     pub fn slice_from_bytes(b: &[u8]) -> &[Self] {
         cast::bytes_as_gf2p8(b)
     }
+    /// A byte vector's allocation as elements (no copy; every byte is an element).
+    pub fn vec_from_bytes(v: Vec<u8>) -> Vec<Self> {
+        cast::vec_u8_into_gf2p8(v)
+    }
+    /// The elements' allocation as bytes (no copy).
+    pub fn vec_into_bytes(v: Vec<Self>) -> Vec<u8> {
+        cast::vec_gf2p8_into_u8(v)
+    }
     /// Mutable bytes viewed as elements (no copy).
     pub fn slice_from_bytes_mut(b: &mut [u8]) -> &mut [Self] {
         cast::bytes_as_gf2p8_mut(b)

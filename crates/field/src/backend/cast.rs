@@ -147,16 +147,27 @@ pub(crate) fn fp_as_words_mut(s: &mut [Fp]) -> &mut [u128] {
     unsafe { core::slice::from_raw_parts_mut(s.as_mut_ptr().cast::<u128>(), s.len()) }
 }
 
-/// Reuses a byte vector's allocation as a vector of `Gf2p8` (no copy).
-pub(crate) fn vec_u8_into_gf2p8(v: Vec<u8>) -> Vec<Gf2p8> {
-    let mut v = core::mem::ManuallyDrop::new(v);
-    let (ptr, len, cap) = (v.as_mut_ptr(), v.len(), v.capacity());
-    // SAFETY: `Gf2p8` is `#[repr(transparent)]` over `u8`: same size (1) and alignment (1), so the
-    // allocation's layout is identical for both element types and every byte is a valid
-    // element. `v` is not dropped (ManuallyDrop), so ownership of the allocation moves to the
-    // new vector exactly once.
-    unsafe { Vec::from_raw_parts(ptr.cast::<Gf2p8>(), len, cap) }
+/// Reuses a vector's allocation for another `#[repr(transparent)]` byte type (no copy).
+macro_rules! byte_vec_cast {
+    ($name:ident, $from:ty, $to:ty) => {
+        pub(crate) fn $name(v: Vec<$from>) -> Vec<$to> {
+            let mut v = core::mem::ManuallyDrop::new(v);
+            let (ptr, len, cap) = (v.as_mut_ptr(), v.len(), v.capacity());
+            // SAFETY: both types are `u8` or `#[repr(transparent)]` over `u8`: same size (1)
+            // and alignment (1), so the allocation's layout is identical for both element
+            // types, and every byte is a valid value for the compiler (`Gf2p4`'s nibble
+            // invariant is a library convention its callers restore). `v` is not dropped
+            // (ManuallyDrop), so ownership of the allocation moves to the new vector exactly
+            // once.
+            unsafe { Vec::from_raw_parts(ptr.cast::<$to>(), len, cap) }
+        }
+    };
 }
+
+byte_vec_cast!(vec_u8_into_gf2p8, u8, Gf2p8);
+byte_vec_cast!(vec_gf2p8_into_u8, Gf2p8, u8);
+byte_vec_cast!(vec_u8_into_gf2p4, u8, Gf2p4);
+byte_vec_cast!(vec_gf2p4_into_u8, Gf2p4, u8);
 
 /// Reuses a `u64` vector's allocation as a vector of `Gf2p64` (no copy).
 pub(crate) fn vec_u64_into_gf2p64(v: Vec<u64>) -> Vec<Gf2p64> {
