@@ -980,7 +980,7 @@ mod tests {
         let mut rec = Recorder::default();
         let v = |k: u8| -> RssVec<Gf2p4> {
             RssVec::from_parts(
-                (0..40u8).map(|i| Gf2p4((i * k) & 15)).collect(),
+                (0..40u8).map(|i| Gf2p4(i.wrapping_mul(k) & 15)).collect(),
                 (0..40u8).map(|i| Gf2p4((i + k) & 15)).collect(),
             )
             .unwrap()
