@@ -102,8 +102,10 @@ pub trait TripleSource<V>: Sync {
     /// Optional: writes `ψ(y_1)`, `ψ(y_2)` of triples `start .. start + out[0].len()` (zero
     /// from [`TripleSource::len`] on), for a ring embedding `ψ` into `GF(2^8)` with
     /// [`TripleSource::lift`] `= E_8 ∘ ψ`, and returns `true`. A source returns the same for
-    /// every range (also empty ones); `false` (the default): no byte form, nothing written.
-    /// Lets `Verify` recompute the folded `y` of level 1 instead of storing it.
+    /// every range (also empty ones), except a [`Concat`], which has them for the ranges whose
+    /// parts all have them (and for empty ones if every part has them); `false` (the
+    /// default): no byte form, nothing written. Lets `Verify` recompute the folded `y` of
+    /// level 1 instead of storing it.
     fn y_bytes(&self, start: usize, out: [&mut [u8]; 2]) -> bool {
         let _ = (start, out);
         false
