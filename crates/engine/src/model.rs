@@ -332,6 +332,20 @@ impl Debug for Recorder {
     }
 }
 
+/// The six vectors of `t`, each turned into a vector of another field by `f` (which may
+/// reuse its allocation).
+fn map_vectors<A, B>(t: Triples<A>, f: impl Fn(Vec<A>) -> Vec<B>) -> Triples<B> {
+    let rss = |r: RssVec<A>| RssVec {
+        first: f(r.first),
+        second: f(r.second),
+    };
+    Triples {
+        x: rss(t.x),
+        y: rss(t.y),
+        z: rss(t.z),
+    }
+}
+
 /// Empties share vectors, keeping their memory.
 fn clear_all<F>(vs: [&mut RssVec<F>; 3]) {
     for v in vs {
@@ -395,44 +409,23 @@ impl Recorder {
     /// `Verify` reads them where they are instead of mapping them again on each of its
     /// passes over them. [`Recorder::restore_gf2p4`] gives the memory back.
     pub(crate) fn take_gf2p4_bytes(&mut self) -> Triples<Gf2p8> {
-        let to8 = |v: Vec<Gf2p4>| {
+        map_vectors(core::mem::take(&mut self.gf2p4), |v| {
             let mut b = Gf2p4::vec_into_bytes(v);
             GF2P4_TO_GF2P8.apply_bytes_in_place(&mut b);
             Gf2p8::vec_from_bytes(b)
-        };
-        let rss = |r: RssVec<Gf2p4>| RssVec {
-            first: to8(r.first),
-            second: to8(r.second),
-        };
-        let Triples { x, y, z } = core::mem::take(&mut self.gf2p4);
-        Triples {
-            x: rss(x),
-            y: rss(y),
-            z: rss(z),
-        }
+        })
     }
 
     /// The memory of [`Recorder::take_gf2p4_bytes`], emptied, back to the `GF(2^4)` store
     /// (if nothing was recorded there meanwhile).
     pub(crate) fn restore_gf2p4(&mut self, t: Triples<Gf2p8>) {
-        if !self.gf2p4.is_empty() {
-            return;
+        if self.gf2p4.is_empty() {
+            self.gf2p4 = map_vectors(t, |v| {
+                let mut b = Gf2p8::vec_into_bytes(v);
+                b.clear();
+                Gf2p4::vec_from_bytes(b)
+            });
         }
-        let to4 = |v: Vec<Gf2p8>| {
-            let mut b = Gf2p8::vec_into_bytes(v);
-            b.clear();
-            Gf2p4::vec_from_bytes(b)
-        };
-        let rss = |r: RssVec<Gf2p8>| RssVec {
-            first: to4(r.first),
-            second: to4(r.second),
-        };
-        let Triples { x, y, z } = t;
-        self.gf2p4 = Triples {
-            x: rss(x),
-            y: rss(y),
-            z: rss(z),
-        };
     }
 
     /// Number of check-field triples recorded with check field `GF(2^64)`.

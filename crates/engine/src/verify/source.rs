@@ -732,44 +732,26 @@ fn paired<'a, V: VerifyField>(
     off: usize,
     len: usize,
 ) -> Vec<Window<'a, V>> {
-    let pieces: Vec<(Window<'a, V>, bool)> = cat
+    let (bytes, other): (Vec<Window<'a, V>>, Vec<Window<'a, V>>) = cat
         .overlaps(off, len)
-        .map(|(src, at, r)| {
-            let bytes = src.load_bytes(0, 0, &mut []);
-            (
-                Window {
-                    src,
-                    off: at,
-                    len: r.len(),
-                },
-                bytes,
-            )
+        .map(|(src, at, r)| Window {
+            src,
+            off: at,
+            len: r.len(),
         })
-        .collect();
-    let size = |bytes: bool| -> usize {
-        pieces
-            .iter()
-            .filter(|(_, b)| *b == bytes)
-            .map(|(w, _)| w.len)
-            .sum()
-    };
-    let (b, g) = (size(true), size(false));
+        .partition(|w| w.src.load_bytes(0, 0, &mut []));
+    let size = |g: &[Window<'a, V>]| g.iter().map(|w| w.len).sum::<usize>();
+    let (b, g) = (size(&bytes), size(&other));
     if b == 0 || g == 0 {
-        return pieces.into_iter().map(|(w, _)| w).collect();
+        // One kind only: the parts' own order.
+        return if b == 0 { other } else { bytes };
     }
     let h = super::fold::first_half(len, len.next_power_of_two());
     let mut b1 = b.div_ceil(2).min(h);
     let g1 = g.min(h - b1);
     b1 = b.min(h - g1).max(b1);
-    let group = |bytes: bool| -> Vec<Window<'a, V>> {
-        pieces
-            .iter()
-            .filter(|(_, b)| *b == bytes)
-            .map(|(w, _)| Window { ..*w })
-            .collect()
-    };
-    let (bl, bh) = split_pieces(group(true), b1);
-    let (gl, gh) = split_pieces(group(false), g1);
+    let (bl, bh) = split_pieces(bytes, b1);
+    let (gl, gh) = split_pieces(other, g1);
     [bl, gl, bh, gh].into_iter().flatten().collect()
 }
 
