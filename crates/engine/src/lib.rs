@@ -10,8 +10,9 @@
 //! Active security with abort ([`Malicious`], PROTOCOLS.md §5): hashed views and a two-way
 //! compare-view ([`Party::compare_view`]), coin tossing ([`Party::coins`]), broadcasts and zero
 //! checks by hashing, recorded multiplication triples lifted to `GF(2^64)` (or checked in
-//! `F_p`), and Protocol 2 ([`verify`], soundness `(2ℓ+3)/2^64` with independent step-1
-//! coefficients, documented there). A party that aborts sends an abort notice to both
+//! `F_p`), and Protocol 2 ([`verify`], soundness `(2ℓ+4)/2^64` per run with step-1
+//! coefficients drawn from a PRG seeded by tossed coins, `(2ℓ+3)/p` in `F_p`; derived
+//! there). A party that aborts sends an abort notice to both
 //! neighbours ([`Party::abort`]), so every honest party stops with [`EngineError::Abort`]
 //! instead of waiting for a timeout; no output is returned before the compare-view that
 //! follows its opening ([`Party::open_output`]).
