@@ -117,27 +117,37 @@ fn expected(target: Target, size: KeySize) -> Expected {
 /// (`triskele_engine::verify` docs): to next `16 + 8ℓ + 24 + 32` (16-byte seed instead of
 /// §6.4's one 8-byte coin), to prev `16ℓ + 16 + 32` (§6.4's `16ℓ + 16` plus the digest sent
 /// back in the two-way compare-view), `2ℓ + 8` messages on each channel. Logarithmic in `L`.
+/// A run of at least `OCTAL_MIN_LEN` triples that all have a byte form (mal-chida-rec-check,
+/// mal-gf4-circuit, mal-lut256-ss(-opt)) starts with the k-ary first level instead: with
+/// `ℓ' = ⌈log2 ⌈L/8⌉⌉`, to next `16 + 8 + 8ℓ' + 24 + 32`, to prev `112 + 16ℓ' + 16 + 32`,
+/// `2ℓ' + 10` messages.
 fn finalize_expected(target: Target, size: KeySize, simd: usize) -> (u64, u64, u64) {
-    let triples_per_sbox = match target {
-        Target::MalChidaRecCheck => 4,
-        Target::MalGf4Circuit => 5,
-        Target::MalGf4CircuitOpt => 3,
+    let (triples_per_sbox, bytes) = match target {
+        Target::MalChidaRecCheck => (4, true),
+        Target::MalGf4Circuit => (5, true),
+        Target::MalGf4CircuitOpt => (3, false),
         // 2 packed ohv relations resp. 3 bit × bit-string relations per one-hot vector and one
         // gf4p4 relation per S-box; exact here because a benchmark layer is a multiple of 16
         // S-boxes (no padding lanes; see mal_lut16_verifies_exactly_the_recorded_relations).
-        Target::MalLut16Ohv => 3,
-        Target::MalLut16Bitstring => 4,
+        Target::MalLut16Ohv => (3, false),
+        Target::MalLut16Bitstring => (4, false),
         // 22 bit triples (or 4 packed relations) of the preprocessing + 2 VerifySbox triples.
-        Target::MalLut256Ss => 24,
-        Target::MalLut256SsOpt => 6,
+        Target::MalLut256Ss => (24, true),
+        Target::MalLut256SsOpt => (6, true),
         _ => return (0, 0, 0),
     };
-    verify_cost(triples_per_sbox * size.sboxes_per_block() * simd)
+    verify_cost(triples_per_sbox * size.sboxes_per_block() * simd, bytes)
 }
 
-/// [`finalize_expected`] for `Verify` over exactly `l` triples.
-fn verify_cost(l: usize) -> (u64, u64, u64) {
-    let l = u64::from(triskele_engine::verify::levels(l));
+/// [`finalize_expected`] for `Verify` over exactly `l` triples (`bytes`: all with a byte
+/// form).
+fn verify_cost(l: usize, bytes: bool) -> (u64, u64, u64) {
+    use triskele_engine::verify::{levels, OCTAL_MIN_LEN};
+    if bytes && l >= OCTAL_MIN_LEN {
+        let l = u64::from(levels(l.div_ceil(8)));
+        return (16 + 8 + 8 * l + 24 + 32, 112 + 16 * l + 16 + 32, 2 * l + 10);
+    }
+    let l = u64::from(levels(l));
     (16 + 8 * l + 24 + 32, 16 * l + 16 + 32, 2 * l + 8)
 }
 
@@ -279,14 +289,15 @@ fn mal_chida_rec_check_is_640_bytes_per_block_to_prev_and_logarithmic_finalize()
     let e = expected(Target::MalChidaRecCheck, KeySize::Aes128);
     assert_eq!(e.online_prev, 640);
     assert_eq!(e.online_messages_prev, 30);
-    // S = 1: L = 640, ℓ = 10; S = 1000: L = 640 000, ℓ = 20.
+    // S = 1: L = 640, ℓ = 10; S = 1000: L = 640 000, the k-ary first level and ℓ' = 17
+    // (three halvings would send (232, 368, 48)).
     assert_eq!(
         finalize_expected(Target::MalChidaRecCheck, KeySize::Aes128, 1),
         (152, 208, 28)
     );
     assert_eq!(
         finalize_expected(Target::MalChidaRecCheck, KeySize::Aes128, 1000),
-        (232, 368, 48)
+        (216, 432, 44)
     );
 }
 
@@ -300,14 +311,15 @@ fn mal_gf4_circuit_is_400_bytes_per_block_to_prev_and_logarithmic_finalize() {
         assert_eq!((e.online_next, e.online_prev), (0, 400));
         assert_eq!(e.online_messages_prev, 40);
     }
-    // mal-gf4-circuit: S = 1: L = 800, ℓ = 10; S = 1000: L = 800 000, ℓ = 20.
+    // mal-gf4-circuit: S = 1: L = 800, ℓ = 10; S = 1000: L = 800 000, the k-ary first level
+    // and ℓ' = 17.
     assert_eq!(
         finalize_expected(Target::MalGf4Circuit, KeySize::Aes128, 1),
         (152, 208, 28)
     );
     assert_eq!(
         finalize_expected(Target::MalGf4Circuit, KeySize::Aes128, 1000),
-        (232, 368, 48)
+        (216, 432, 44)
     );
     // mal-gf4-circuit-gf4p4: S = 1: L = 480, ℓ = 9; S = 1000: L = 480 000, ℓ = 19.
     assert_eq!(
@@ -332,23 +344,25 @@ fn mal_lut256_ss_is_440_prep_and_160_160_online_bytes_per_block_and_logarithmic_
         let e = expected(t, KeySize::Aes256);
         assert_eq!((e.prep_prev, e.online_next, e.online_prev), (616, 224, 224));
     }
-    // mal-lut256-ss: S = 1: L = 3840, ℓ = 12; S = 1000: L = 3 840 000, ℓ = 22.
+    // mal-lut256-ss: S = 1: L = 3840, ℓ = 12; S = 1000: L = 3 840 000, the k-ary first level
+    // and ℓ' = 19.
     assert_eq!(
         finalize_expected(Target::MalLut256Ss, KeySize::Aes128, 1),
         (168, 240, 32)
     );
     assert_eq!(
         finalize_expected(Target::MalLut256Ss, KeySize::Aes128, 1000),
-        (248, 400, 52)
+        (232, 464, 48)
     );
-    // mal-lut256-ss-opt: S = 1: L = 960, ℓ = 10; S = 1000: L = 960 000, ℓ = 20.
+    // mal-lut256-ss-opt: S = 1: L = 960, ℓ = 10; S = 1000: L = 960 000, the k-ary first level
+    // and ℓ' = 17.
     assert_eq!(
         finalize_expected(Target::MalLut256SsOpt, KeySize::Aes128, 1),
         (152, 208, 28)
     );
     assert_eq!(
         finalize_expected(Target::MalLut256SsOpt, KeySize::Aes128, 1000),
-        (232, 368, 48)
+        (216, 432, 44)
     );
 }
 
@@ -426,7 +440,7 @@ fn mal_lut16_verifies_exactly_the_recorded_relations() {
                 (input, out, recorded, stats)
             });
             let l = per_vector * 16 * n.div_ceil(16) + n;
-            let (fin_next, fin_prev, fin_msgs) = verify_cost(l);
+            let (fin_next, fin_prev, fin_msgs) = verify_cost(l, false);
             for (input, out, recorded, stats) in runs {
                 let want: Vec<Gf2p8> = input.iter().map(|v| v.inverse()).collect();
                 assert_eq!(out, want, "{prep:?} n = {n}");

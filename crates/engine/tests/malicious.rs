@@ -61,7 +61,15 @@ fn is_abort(r: &Result<(), EngineError>) -> bool {
 fn run_verify<F: Lift + Random>(
     triples: &[(RssVec<F>, RssVec<F>, RssVec<F>); 3],
 ) -> [(Result<(), EngineError>, [u64; 4]); 3] {
-    three(|mut p| {
+    run_verify_with(&NetOptions::default(), triples)
+}
+
+/// [`run_verify`] over links with `opts` (a tamper).
+fn run_verify_with<F: Lift + Random>(
+    opts: &NetOptions,
+    triples: &[(RssVec<F>, RssVec<F>, RssVec<F>); 3],
+) -> [(Result<(), EngineError>, [u64; 4]); 3] {
+    three_with(opts, |mut p| {
         let (x, y, z) = &triples[p.id().index()];
         p.model().record(x, y, z);
         p.set_phase(Phase::Finalize);
@@ -93,6 +101,95 @@ fn honest_verify_passes_with_the_documented_bytes() {
             // Messages (sends + receives) per channel: ℓ + 5 sends to next and ℓ + 3 to prev.
             assert_eq!(st[2], 2 * l + 8, "n = {n}");
             assert_eq!(st[3], 2 * l + 8, "n = {n}");
+        }
+    }
+}
+
+/// Finalize `[to next, to prev, messages next, messages prev]` of one run of `Verify` with
+/// the k-ary first level over `n` triples (`ℓ' = ⌈log2 ⌈n/8⌉⌉` halvings after it): to next
+/// the seed, the level's coin, `ℓ'` coins, `t`, `ρ`, `σ` and the digest; to prev its 14
+/// reshared values, `ℓ'` reshares of two, `z*`, `σ` and the digest.
+fn octal_cost(n: usize) -> [u64; 4] {
+    let l = u64::from(levels(n.div_ceil(8)));
+    [
+        16 + 8 + 8 * l + 24 + 32,
+        112 + 16 * l + 16 + 32,
+        2 * l + 10,
+        2 * l + 10,
+    ]
+}
+
+/// Runs of at least `OCTAL_MIN_LEN` triples with bytes take the k-ary first level (fewer
+/// messages, 64 more bytes to prev than three halvings); shorter ones and triples without
+/// bytes halve from the start.
+#[test]
+fn honest_byte_runs_take_the_octal_level_with_the_documented_bytes() {
+    use triskele_engine::verify::OCTAL_MIN_LEN;
+    for n in [OCTAL_MIN_LEN, 70_001, (1 << 17) + 5] {
+        let t = dealt_triples::<Gf2p8>(n, &[], n as u64);
+        for (r, st) in run_verify(&t) {
+            r.unwrap();
+            assert_eq!(st, octal_cost(n), "n = {n}");
+        }
+    }
+    let n = OCTAL_MIN_LEN - 1;
+    let l = u64::from(levels(n));
+    for (r, st) in run_verify(&dealt_triples::<Gf2p8>(n, &[], 3)) {
+        r.unwrap();
+        assert_eq!(
+            st,
+            [16 + 8 * l + 24 + 32, 16 * l + 16 + 32, 2 * l + 8, 2 * l + 8]
+        );
+    }
+    let t = dealt_triples::<Bits16>(5000, &[], 4);
+    for (r, st) in run_verify(&t) {
+        r.unwrap();
+        assert_eq!(st, octal_cost(5000 * 16));
+    }
+}
+
+/// One error in a run that takes the k-ary first level, in each row of the blocks, at block
+/// boundaries and in the last, partial block: every party aborts.
+#[test]
+fn planted_errors_in_octal_runs_abort() {
+    let n: usize = 70_001;
+    let b = n.div_ceil(8);
+    let mut rng = ChaCha20Rng::seed_from_u64(23);
+    let mut positions = vec![0, b - 1, b, 3 * b + 7, 7 * b, n - 1];
+    positions.push(rng.random_range(0..n));
+    for (trial, pos) in positions.into_iter().enumerate() {
+        let e = Gf2p8(1 << (trial % 8));
+        let t = dealt_triples::<Gf2p8>(n, &[(pos, e)], 300 + trial as u64);
+        for (r, _) in run_verify(&t) {
+            assert!(
+                matches!(r, Err(EngineError::Abort(AbortReason::MultiplicationCheck))),
+                "position {pos}: {r:?}"
+            );
+        }
+    }
+}
+
+/// A corrupt party that flips a bit of its reshared values of the k-ary level (its first
+/// finalize message to prev) or of its share of the level's coin (its second to next)
+/// makes every honest party abort, with honest triples.
+#[test]
+fn tampered_octal_level_aborts() {
+    let t = dealt_triples::<Gf2p8>(70_001, &[], 31);
+    for cheater in PartyId::ALL {
+        for (dir, msg) in [(Direction::Prev, 0), (Direction::Next, 1)] {
+            let tamper = Tamper::new(cheater, Phase::Finalize, Some(dir), msg, 40 + msg);
+            let opts = NetOptions {
+                tamper: Some(tamper.clone()),
+                ..NetOptions::default()
+            };
+            let res = run_verify_with(&opts, &t);
+            let len = tamper.tampered().map(|f| f.len);
+            assert_eq!(len, Some(if msg == 0 { 112 } else { 8 }), "{dir:?}");
+            for (i, (r, _)) in res.iter().enumerate() {
+                if i != cheater.index() {
+                    assert!(is_abort(r), "{cheater:?} {dir:?}: party {i}: {r:?}");
+                }
+            }
         }
     }
 }

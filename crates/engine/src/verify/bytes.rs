@@ -141,7 +141,7 @@ const E_C: ByteEmbedding = E8_TABLES.scaled(Gf2p64(0b110));
 const U2: Gf2p64 = Gf2p64(0b100);
 
 /// `out = x_1 (y_1 + y_2) + x_2 y_1` in `GF(2^8)` (`y12 = y_1 + y_2`).
-fn lp8(out: &mut [u8], x1: &[u8], x2: &[u8], y1: &[u8], y12: &[u8]) {
+pub(super) fn lp8(out: &mut [u8], x1: &[u8], x2: &[u8], y1: &[u8], y12: &[u8]) {
     let o = Gf2p8::slice_from_bytes_mut(out);
     Gf2p8::mul_slice(o, Gf2p8::slice_from_bytes(x1), Gf2p8::slice_from_bytes(y12));
     Gf2p8::mul_add_slice(o, Gf2p8::slice_from_bytes(x2), Gf2p8::slice_from_bytes(y1));

@@ -49,7 +49,7 @@ impl<V: VerifyField> Sums<V> {
         hu: V::ZERO,
     };
 
-    fn add(self, o: Self) -> Self {
+    pub(super) fn add(self, o: Self) -> Self {
         Sums {
             z: [self.z[0] + o.z[0], self.z[1] + o.z[1]],
             h1: self.h1 + o.h1,
@@ -61,7 +61,7 @@ impl<V: VerifyField> Sums<V> {
 /// Splits `[0, count)` into contiguous ranges for the rayon jobs (enough to balance the
 /// threads, few enough that per-job buffers are set up rarely), with boundaries at multiples
 /// of `align`.
-fn job_ranges(count: usize, align: usize) -> Vec<core::ops::Range<usize>> {
+pub(super) fn job_ranges(count: usize, align: usize) -> Vec<core::ops::Range<usize>> {
     let units = count.div_ceil(align).max(1);
     let jobs = units.min(4 * rayon::current_num_threads()).max(1);
     let per = units.div_ceil(jobs);
@@ -621,6 +621,31 @@ pub(super) fn fold_level<V: VerifyField>(
                     let bv = b.each_ref().map(|v| &v[off..off + kb]);
                     acc = acc.add(pair_sums(av, bv, &mut f));
                 }
+                p += k;
+            }
+            acc
+        })
+        .reduce(|| Sums::ZERO, Sums::add)
+}
+
+/// The sums of a level from its vectors `v` (`[x_1, x_2, y_1, y_2]`, length `len`), pairing
+/// `j < half` with `j + half` (no fold): the first halving level after the k-ary one.
+pub(super) fn level_sums<V: VerifyField>(v: &[Vec<V>; 4], half: usize, len: usize) -> Sums<V> {
+    job_ranges(half, SUB)
+        .into_par_iter()
+        .map(|r| {
+            let mut f: [Vec<V>; 4] = Default::default();
+            for w in &mut f {
+                w.resize(SUB, V::ZERO);
+            }
+            let mut acc = Sums::ZERO;
+            let mut p = r.start;
+            while p < r.end {
+                let k = SUB.min(r.end - p);
+                let kb = k.min(len.saturating_sub(half + p));
+                let a = v.each_ref().map(|x| &x[p..p + k]);
+                let b = v.each_ref().map(|x| &x[half + p..half + p + kb]);
+                acc = acc.add(pair_sums(a, b, &mut f));
                 p += k;
             }
             acc

@@ -26,6 +26,16 @@
 //!    with local inner products (`u` = [`VerifyField::node`]) and reshares both (16 bytes to
 //!    `P_{i-1}`); `[[H(0)]] = [[z]] - [[H(1)]]`. A coin `s` (8 bytes to `P_{i+1}`) folds the
 //!    vectors to `f_j(s)`, `g_j(s)` and the claim to `H(s)` (Lagrange on `0, 1, u`).
+//!
+//!    \[DEV\] A run of at least [`OCTAL_MIN_LEN`]` = 2^16` triples that all have a byte form
+//!    (`GF(2^8)`, `GF(2^4)`, the tower field, bit-sliced bits, the packed ohv relations; so
+//!    the finalize check of mal-chida-rec-check, mal-gf4-circuit and mal-lut256-ss(-opt) from
+//!    about 100 blocks on) instead starts with one **k-ary level** (`k = 8`, module `octal`):
+//!    blocks of eight triples, coefficients `a_J β_m`, a polynomial `Q` of degree 14 given by
+//!    its values at the 15 nodes `E_8(0) .. E_8(14)`, of which 14 are reshared (112 bytes to
+//!    `P_{i-1}`), and one coin `s` that folds the claim to length `⌈L/8⌉`; the halvings
+//!    follow. It replaces three halvings (48 bytes to `P_{i-1}`, three coins, six rounds) by
+//!    one step of two rounds, and the later levels start from `L/8` entries instead of `L/2`.
 //! 3. **CheckTriple** (Protocol 1) on the last triple: random `[[x*]]`, `[[τ]]`;
 //!    `[[z*]] = [[x*]][[y]]` (8 B to prev); coin `t`; open `ρ = x + t x*`;
 //!    `[[δ]] = ρ[[y]] - [[z]] - t[[z*]]`; `[[σ]] = [[δ]][[τ]]` (8 B to prev); open `σ`; the
@@ -125,7 +135,10 @@
 //!
 //! To `P_{i+1}`: `16 + 8ℓ + 24` bytes (seed, `ℓ` coins `s`, coin `t`, `ρ`, `σ`); to `P_{i-1}`:
 //! `16ℓ + 16`. Rounds: `2ℓ + 6` (plus the compare-view). With the 16-byte seed, the to-next
-//! count is 8 bytes more than PROTOCOLS.md §6.4's single-coin formula `8 + 8ℓ + 24`.
+//! count is 8 bytes more than PROTOCOLS.md §6.4's single-coin formula `8 + 8ℓ + 24`. With the
+//! k-ary first level and `ℓ' = ⌈log2 ⌈L/8⌉⌉` halvings after it: to `P_{i+1}` `16 + 8 + 8ℓ' +
+//! 24`, to `P_{i-1}` `112 + 16ℓ' + 16`, rounds `2ℓ' + 8` (for `ℓ = ℓ' + 3`: 16 bytes less to
+//! next, 64 more to prev, four rounds less).
 //!
 //! # Soundness
 //!
@@ -152,9 +165,14 @@
 //!   corrupt party knows neither `τ` (one component is hidden from it) nor, hence, `δτ`:
 //!   `σ = 0` with probability `≤ 1/|V|`.
 //!
-//! Union bound: `ε ≤ (2ℓ + 4) / 2^64` in `GF(2^64)` (product coefficients) and `(2ℓ + 3) / p`
-//! in `F_p`. Up to `10^6` AES-256 blocks with every variant's triple count (`L ≤ 3840 · 10^6 <
-//! 2^32`, `ℓ ≤ 32`): `ε ≤ 68 · 2^-64 < 2^-57`, well below the required `2^-40` at every batch
+//! * The k-ary first level (module `octal`): step 1 with the coefficients `a_J β_m` is a
+//!   non-zero polynomial of degree 3 in independent uniform factors (`≤ 3/|V|`), and the
+//!   level keeps a false claim false unless `s` is a root of the difference of two distinct
+//!   polynomials of degree ≤ 14 (`≤ 14/|V|`); it takes the place of three halvings.
+//!
+//! Union bound: `ε ≤ (2ℓ + 4) / 2^64` in `GF(2^64)` (product coefficients; `(2ℓ' + 19) / 2^64
+//! = (2ℓ + 13) / 2^64` with the k-ary first level) and `(2ℓ + 3) / p` in `F_p`. Up to `10^6` AES-256 blocks with every variant's triple count (`L ≤ 3840 · 10^6 <
+//! 2^32`, `ℓ ≤ 32`): `ε ≤ 77 · 2^-64 < 2^-57`, well below the required `2^-40` at every batch
 //! size (with powers of one coin step 1 alone would cost `(L-1)/2^64`, about `2^-38` at `L =
 //! 2^26`).
 //!
@@ -176,7 +194,7 @@
 //! source (a preprocessing batch of compact relations) is larger than a segment. Union bound
 //! over at most [`crate::MAX_SEGMENTS`]` + 1 = 257` segments and, in `GF(2^64)`, fewer than
 //! `L / 2^20 + 257 < 2^12 + 257` runs for the `L < 2^32` triples of up to `10^6` AES-256
-//! blocks: `ε ≤ 4353 · 68 · 2^-64 < 2^-45` in `GF(2^64)` at every batch size and segment
+//! blocks: `ε ≤ 4353 · 77 · 2^-64 < 2^-45` in `GF(2^64)` at every batch size and segment
 //! size (and `257 · (2ℓ + 3) / p`, below `2^-80` for the primes of at least 100 bits of the
 //! malicious PRFs, whose records are not split). Privacy is unchanged: each run opens only
 //! coins and the randomized `σ`.
@@ -193,17 +211,19 @@ use crate::party::{Party, ReshareTo};
 
 mod coeffs;
 mod fold;
+mod octal;
 mod source;
 
 pub use bytes::{ByteRows, ByteSource};
 pub use coeffs::COEFF_CHUNK;
+pub use octal::MIN_LEN as OCTAL_MIN_LEN;
 pub(crate) use source::{paired_runs, source_parts};
 pub use source::{Coeffs, Concat, LiftedTriples, Parts, TripleSource};
 
 use coeffs::Coefficients;
 use fold::{
-    first_half, fold_level, fold_scaled, fold_x_only, inner_share, lerp_node, source_fold,
-    source_sums, Folded, Sums,
+    first_half, fold_level, fold_scaled, fold_x_only, inner_share, lerp_node, level_sums,
+    source_fold, source_sums, Folded, Sums,
 };
 
 /// A field in which [`verify`] runs.
@@ -288,6 +308,39 @@ pub trait VerifyField: Field + Encode + Random + Bulk {
             }
         }
     }
+    /// Internal (the k-ary first level, module `octal`): its nodes if a run of `src` takes
+    /// it (this field has the level, the run is long enough and every triple has bytes);
+    /// `None` (the default) otherwise.
+    #[doc(hidden)]
+    fn octal_nodes(src: &dyn TripleSource<Self>) -> Option<[Self; octal::NODES]> {
+        let _ = src;
+        None
+    }
+    /// Internal (the k-ary first level before its coin): writes the block coefficients
+    /// `a` and returns `[z_1, z_2, Q(α_0), .., Q(α_14)]` (this party's shares); `None` if
+    /// some triple has no byte form (the default: no such level).
+    #[doc(hidden)]
+    fn octal_sums(
+        src: &dyn TripleSource<Self>,
+        seed: &[u8; 16],
+        beta: &[Self; octal::K],
+        a: &mut [Self],
+    ) -> Option<[Self; octal::NODES + 2]> {
+        let _ = (src, seed, beta, a);
+        None
+    }
+    /// Internal (the k-ary first level's fold with the coin `s`): `out = [x'_1, x'_2, y'_1,
+    /// y'_2]`; `false` if some triple has no byte form (the default: no such level).
+    #[doc(hidden)]
+    fn octal_fold(
+        src: &dyn TripleSource<Self>,
+        a: &[Self],
+        s: Self,
+        out: [&mut [Self]; 4],
+    ) -> bool {
+        let _ = (src, a, s, out);
+        false
+    }
     /// Internal (the sums of a halving level): `[Σ lp(b), Σ lp(b + (b - a) · node())]` with
     /// `lp(x1, x2, y1, y2) = x1 (y1 + y2) + x2 y1`, over the positions of `a = [x1, x2, y1, y2]`
     /// (`b` zero from `b[0].len()` on); `f` is scratch for the line at the node. A field may do
@@ -342,6 +395,25 @@ impl VerifyField for Gf2p64 {
     /// One pass over `a` and `b` ([`Gf2p64::node_inner_products_with`]).
     fn node_sums(a: [&[Self]; 4], b: [&[Self]; 4], _f: &mut [Vec<Self>; 4]) -> [Self; 2] {
         Gf2p64::node_inner_products_with(triskele_field::backend::active(), a, b)
+    }
+    fn octal_nodes(src: &dyn TripleSource<Self>) -> Option<[Self; octal::NODES]> {
+        octal::applies(src).then(octal::nodes64)
+    }
+    fn octal_sums(
+        src: &dyn TripleSource<Self>,
+        seed: &[u8; 16],
+        beta: &[Self; octal::K],
+        a: &mut [Self],
+    ) -> Option<[Self; octal::NODES + 2]> {
+        octal::sums(src, seed, beta, a)
+    }
+    fn octal_fold(
+        src: &dyn TripleSource<Self>,
+        a: &[Self],
+        s: Self,
+        out: [&mut [Self]; 4],
+    ) -> bool {
+        octal::fold(src, a, s, out)
     }
 }
 
@@ -475,12 +547,18 @@ pub fn verify<V: VerifyField, M: SecurityModel>(
         let c = c[0];
         (scalar_times(c, &t.x), t.y, scalar_times(c, &t.z))
     } else {
-        let spare = core::mem::take(&mut party.spare);
-        let (mut prover, mut sums) = Prover::start(src, seed, spare);
+        let mut spare = core::mem::take(&mut party.spare);
         // Current claim: Σ x'_k y'_k = z.
-        let mut z = RssVec {
-            first: vec![sums.z[0]],
-            second: vec![sums.z[1]],
+        let (mut prover, mut sums, mut z) = match octal_sums(src, &seed, &mut spare) {
+            Some(first) => octal_level(party, src, seed, first, spare)?,
+            None => {
+                let (prover, sums) = Prover::start(src, seed, spare);
+                let z = RssVec {
+                    first: vec![sums.z[0]],
+                    second: vec![sums.z[1]],
+                };
+                (prover, sums, z)
+            }
         };
         loop {
             let h = party.additive_to_rss(vec![sums.h1, sums.hu], ReshareTo::Prev)?;
@@ -517,6 +595,81 @@ pub fn verify<V: VerifyField, M: SecurityModel>(
         )
     };
     check_triple(party, &x, &y, &z)
+}
+
+/// A prover after its first level: the prover, the sums of its next level and the claim.
+type Started<'a, V> = (Prover<'a, V>, Sums<V>, RssVec<V>);
+
+/// The k-ary first level's local part before its coin (module `octal`), if a run of `src`
+/// takes it: nodes, `β`, the block coefficients `a` and the sums of [`VerifyField::octal_sums`].
+struct OctalFirst<V> {
+    nodes: [V; octal::NODES],
+    beta: [V; octal::K],
+    a: Vec<V>,
+    sums: [V; octal::NODES + 2],
+}
+
+fn octal_sums<V: VerifyField>(
+    src: &dyn TripleSource<V>,
+    seed: &[u8; 16],
+    spare: &mut Spare,
+) -> Option<OctalFirst<V>> {
+    let nodes = V::octal_nodes(src)?;
+    let beta = octal::octal_columns::<V>(seed);
+    let mut a = spare.take::<V>(src.len().div_ceil(octal::K));
+    match V::octal_sums(src, seed, &beta, &mut a) {
+        Some(sums) => Some(OctalFirst {
+            nodes,
+            beta,
+            a,
+            sums,
+        }),
+        None => {
+            spare.put(a);
+            None
+        }
+    }
+}
+
+/// The rest of the k-ary first level: reshares `Q(α_1) .. Q(α_14)`, sets `Q(α_0) = z -
+/// Σ_{m ≥ 1} β_m Q(α_m)`, tosses `s`, folds, and returns the halving prover of the claim
+/// `Q(s)` of length `⌈L/8⌉` with its first sums.
+fn octal_level<'a, V: VerifyField, M: SecurityModel>(
+    party: &mut Party<M>,
+    src: &'a dyn TripleSource<V>,
+    seed: [u8; 16],
+    first: OctalFirst<V>,
+    mut spare: Spare,
+) -> Result<Started<'a, V>, EngineError> {
+    let OctalFirst {
+        nodes,
+        beta,
+        a,
+        sums,
+    } = first;
+    let q = party.additive_to_rss(sums[3..].to_vec(), ReshareTo::Prev)?;
+    let s = party.coins_in::<V>(1)?[0];
+    let lambda = octal::lagrange(&nodes, s);
+    // Per component: Q(α_0) from the claim, then Q(s).
+    let at_s = |z: V, q: &[V]| {
+        let q0 = (1..octal::K).fold(z, |acc, m| acc - beta[m] * q[m - 1]);
+        (1..octal::NODES).fold(lambda[0] * q0, |acc, n| acc + lambda[n] * q[n - 1])
+    };
+    let z = RssVec {
+        first: vec![at_s(sums[0], &q.first)],
+        second: vec![at_s(sums[1], &q.second)],
+    };
+    let blocks = a.len();
+    let mut out: [Vec<V>; 4] = core::array::from_fn(|_| spare.take::<V>(blocks));
+    let folded = V::octal_fold(src, &a, s, out.each_mut().map(|v| &mut v[..]));
+    spare.put(a);
+    if !folded {
+        return Err(EngineError::Unsupported(
+            "verify: a source lost its byte form between the passes of the first level".into(),
+        ));
+    }
+    let (prover, sums) = Prover::from_folded(src, seed, out, spare);
+    Ok((prover, sums, z))
 }
 
 /// Most vectors [`Spare`] keeps.
@@ -591,6 +744,28 @@ impl<'a, V: VerifyField> Prover<'a, V> {
             len: n,
             half,
             folded: kept.map(Folded::Scaled),
+            spare,
+        };
+        (prover, sums)
+    }
+
+    /// The prover of a claim already folded to `v = [x_1, x_2, y_1, y_2]` (by the k-ary first
+    /// level), with the sums of its first halving level.
+    fn from_folded(
+        src: &'a dyn TripleSource<V>,
+        seed: [u8; 16],
+        v: [Vec<V>; 4],
+        spare: Spare,
+    ) -> (Self, Sums<V>) {
+        let len = v[0].len();
+        let half = len.div_ceil(2);
+        let sums = level_sums(&v, half, len);
+        let prover = Prover {
+            src,
+            co: Coefficients::new(seed),
+            len,
+            half,
+            folded: Some(Folded::Four(v)),
             spare,
         };
         (prover, sums)

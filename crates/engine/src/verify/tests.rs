@@ -757,3 +757,126 @@ fn fp_rt_products_verify_under_each_modulus() {
         .expect("a prime");
     }
 }
+
+/// The k-ary first level (module `octal`) computed naively from the lifted triples: the
+/// sums `[z_1, z_2, Q(α_0) .. Q(α_14)]` and the folded `[x'_1, x'_2, y'_1, y'_2]` for the coin
+/// `s`, from the definitions (block `J` holds triples `m B + J`, coefficients `a_J β_m`,
+/// `F_J` interpolates the entries at the nodes `E_8(0) .. E_8(7)`, `Q = Σ a_J F_J G_J`).
+fn naive_octal(
+    src: &dyn TripleSource<Gf2p64>,
+    seed: &[u8; 16],
+    s: Gf2p64,
+) -> ([Gf2p64; 17], [Vec<Gf2p64>; 4]) {
+    use triskele_field::embed::e8;
+    use triskele_field::Gf2p8;
+    use triskele_share::{Prg, PrgKey};
+    let total = src.len();
+    let b = total.div_ceil(8);
+    let mut t = LiftedTriples::zeros(total);
+    src.lift(0, Parts::Xyz, &mut t);
+    let mut a = vec![Gf2p64::ZERO; b];
+    for (k, ch) in a.chunks_mut(COEFF_CHUNK).enumerate() {
+        prg_coefficients(seed, k * COEFF_CHUNK, ch);
+    }
+    let mut beta = [Gf2p64::ONE; 8];
+    Prg::new(&PrgKey(super::coeffs::octal_key(seed))).fill(&mut beta[1..]);
+    let node = |n: usize| e8(Gf2p8(n as u8));
+    // ℓ_m(v) for the data nodes 0..8.
+    let basis = |m: usize, v: Gf2p64| {
+        (0..8).filter(|&i| i != m).fold(Gf2p64::ONE, |acc, i| {
+            acc * (v - node(i)) * (node(m) - node(i)).inverse()
+        })
+    };
+    let get = |v: &Vec<Gf2p64>, k: usize| v.get(k).copied().unwrap_or(Gf2p64::ZERO);
+    let parts = [
+        &t.x.first,
+        &t.x.second,
+        &t.y.first,
+        &t.y.second,
+        &t.z.first,
+        &t.z.second,
+    ];
+    // ℓ_m at the 15 nodes and at s (index 15).
+    let table: Vec<[Gf2p64; 8]> = (0..16)
+        .map(|n| {
+            let v = if n < 15 { node(n) } else { s };
+            core::array::from_fn(|m| basis(m, v))
+        })
+        .collect();
+    // F of part p of block j at node n (or at s for n = 15).
+    let at = |p: usize, j: usize, n: usize| {
+        (0..8).fold(Gf2p64::ZERO, |acc, m| {
+            acc + table[n][m] * get(parts[p], m * b + j)
+        })
+    };
+    let mut out = [Gf2p64::ZERO; 17];
+    for (j, aj) in a.iter().enumerate() {
+        for (m, bm) in beta.iter().enumerate() {
+            out[0] += *aj * *bm * get(parts[4], m * b + j);
+            out[1] += *aj * *bm * get(parts[5], m * b + j);
+        }
+        for (n, o) in out[2..].iter_mut().enumerate() {
+            let f = [0, 1, 2, 3].map(|p| at(p, j, n));
+            *o += *aj * (f[0] * f[2] + f[0] * f[3] + f[1] * f[2]);
+        }
+    }
+    let folded = [0, 1, 2, 3].map(|p| {
+        (0..b)
+            .map(|j| {
+                let v = at(p, j, 15);
+                if p < 2 {
+                    a[j] * v
+                } else {
+                    v
+                }
+            })
+            .collect()
+    });
+    (out, folded)
+}
+
+/// The k-ary first level's streamed sums and fold equal the naive reference, for byte
+/// sources of every kind and lengths that end inside a block and inside a work block; a
+/// source without bytes does not take it.
+#[test]
+fn octal_level_matches_the_naive_reference() {
+    fn check(src: &dyn TripleSource<Gf2p64>, seed: u64) {
+        assert!(Gf2p64::octal_nodes(src).is_some(), "length {}", src.len());
+        let mut key = [0u8; 16];
+        key[..8].copy_from_slice(&seed.to_le_bytes());
+        let s = random_coins::<Gf2p64>(1, seed)[0];
+        let (want_sums, want_fold) = naive_octal(src, &key, s);
+        let b = src.len().div_ceil(8);
+        let beta = octal::octal_columns::<Gf2p64>(&key);
+        // Filled with other values first: the level writes every element.
+        let mut a = random_coins::<Gf2p64>(b, seed + 1);
+        let sums = Gf2p64::octal_sums(src, &key, &beta, &mut a).expect("bytes");
+        assert!(sums == want_sums, "sums, length {}", src.len());
+        let mut out: [Vec<Gf2p64>; 4] =
+            core::array::from_fn(|t| random_coins::<Gf2p64>(b, seed + 2 + t as u64));
+        assert!(Gf2p64::octal_fold(
+            src,
+            &a,
+            s,
+            out.each_mut().map(|v| &mut v[..])
+        ));
+        assert!(out == want_fold, "fold, length {}", src.len());
+    }
+    check(
+        &random_triples::<triskele_field::Gf2p8>(OCTAL_MIN_LEN, 1),
+        1,
+    );
+    check(&random_triples::<triskele_field::Gf2p8>(70_001, 2), 2);
+    check(&random_triples::<triskele_field::Gf2p4>(65_541, 3), 3);
+    check(&random_triples::<triskele_field::Bits16>(4_100, 4), 4);
+    let g8 = random_triples::<triskele_field::Gf2p8>(30_001, 5);
+    let tower = random_triples::<triskele_field::Gf4Tower>(999, 6);
+    let g4 = random_triples::<triskele_field::Gf2p4>(40_000, 7);
+    check(&Concat(vec![&g8, &tower, &g4]), 8);
+    // Too short, or without bytes: the halving from level 1.
+    let short = random_triples::<triskele_field::Gf2p8>(OCTAL_MIN_LEN - 1, 9);
+    assert!(Gf2p64::octal_nodes(&short).is_none());
+    let g64 = random_triples::<Gf2p64>(OCTAL_MIN_LEN, 10);
+    assert!(Gf2p64::octal_nodes(&g64).is_none());
+    assert!(Gf2p64::octal_nodes(&Concat(vec![&g8, &g64, &g4])).is_none());
+}
