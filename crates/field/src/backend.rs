@@ -707,6 +707,79 @@ pub(crate) fn embed_byte_pairs(
     portable::embed_byte_pairs(t, a, b, dst)
 }
 
+/// `dst[k] = Σ_i f_i(src_i[k])` into GF(2^64) on the common prefix (`f_i = t[i]`): one
+/// transpose per 64 elements on the 512-bit GFNI backend, else by pairs.
+pub(crate) fn embed_byte_sums<const N: usize>(
+    be: Backend,
+    t: [&NibbleTables<'_>; N],
+    src: [&[u8]; N],
+    dst: &mut [u64],
+) {
+    let n = src.iter().fold(dst.len(), |n, s| n.min(s.len()));
+    let mut done = 0;
+    #[cfg(target_arch = "x86_64")]
+    if let ByteOps::Gfni512(g) = byte_ops(be) {
+        done = gfni::embed_bytes_sum_512(g, t, src, &mut dst[..n]);
+    }
+    // The tail (and every other backend): pairs of maps, summed 64 elements at a time.
+    let mut tmp = [0u64; 64];
+    let mut off = done;
+    while off < n {
+        let k = (n - off).min(tmp.len());
+        let d = &mut dst[off..off + k];
+        for i in (0..N).step_by(2) {
+            let out = &mut tmp[..k];
+            let a = &src[i][off..off + k];
+            match src.get(i + 1) {
+                Some(b) => embed_byte_pairs(be, [t[i], t[i + 1]], a, &b[off..off + k], out),
+                None => embed_bytes(be, t[i], a, out),
+            }
+            if i == 0 {
+                d.copy_from_slice(out);
+            } else {
+                d.iter_mut().zip(out.iter()).for_each(|(d, x)| *d ^= x);
+            }
+        }
+        off += k;
+    }
+}
+
+/// `dst[k] = Σ_i f_i(src_i[k])` on bytes, on the common prefix: one pass on the 512-bit GFNI
+/// backend, else by pairs.
+pub(crate) fn linear_apply_sum<const N: usize>(
+    be: Backend,
+    maps: [&LinearMap8; N],
+    src: [&[u8]; N],
+    dst: &mut [u8],
+) {
+    let n = src.iter().fold(dst.len(), |n, s| n.min(s.len()));
+    let mut done = 0;
+    #[cfg(target_arch = "x86_64")]
+    if let ByteOps::Gfni512(g) = byte_ops(be) {
+        done = gfni::linear_apply_sum_512(g, maps, src, &mut dst[..n]);
+    }
+    let mut tmp = [0u8; 256];
+    let mut off = done;
+    while off < n {
+        let k = (n - off).min(tmp.len());
+        let d = &mut dst[off..off + k];
+        for i in (0..N).step_by(2) {
+            let out = &mut tmp[..k];
+            let a = &src[i][off..off + k];
+            match src.get(i + 1) {
+                Some(b) => linear_apply_pair(be, [maps[i], maps[i + 1]], a, &b[off..off + k], out),
+                None => linear_apply(be, maps[i], a, out),
+            }
+            if i == 0 {
+                d.copy_from_slice(out);
+            } else {
+                d.iter_mut().zip(out.iter()).for_each(|(d, x)| *d ^= x);
+            }
+        }
+        off += k;
+    }
+}
+
 /// `Σ_i c_i (f(a_i) [+ g(b_i)])` in GF(2^64) over the common prefix (`[f, g] = t`; `g` is
 /// used only with `b`): fused on VPCLMULQDQ backends, else lifted in pieces.
 pub(crate) fn embed_inner(

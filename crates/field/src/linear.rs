@@ -254,6 +254,22 @@ impl LinearMap8 {
         backend::linear_apply(backend::active(), self, src, dst);
     }
 
+    /// `dst[k] = Σ_i maps[i](src[i][k])` on raw bytes and the common prefix, on the active
+    /// backend (one pass on the 512-bit GFNI backend, else by pairs).
+    pub fn apply_sum_bytes<const N: usize>(maps: [&Self; N], src: [&[u8]; N], dst: &mut [u8]) {
+        Self::apply_sum_bytes_with(backend::active(), maps, src, dst);
+    }
+
+    /// [`LinearMap8::apply_sum_bytes`] on an explicit backend.
+    pub fn apply_sum_bytes_with<const N: usize>(
+        be: Backend,
+        maps: [&Self; N],
+        src: [&[u8]; N],
+        dst: &mut [u8],
+    ) {
+        backend::linear_apply_sum(be, maps, src, dst);
+    }
+
     /// `dst[k] = self(a[k]) ^ other(b[k])` on raw bytes, on the active backend (one pass on
     /// the GFNI backends): a linear map of the 16-bit values `(a[k], b[k])`. Lengths must
     /// match; release builds process the common prefix.

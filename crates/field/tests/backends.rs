@@ -1010,3 +1010,45 @@ fn env_switch_forces_portable() {
     run("auto", backend::best_available());
     run("no-such-backend", backend::best_available());
 }
+
+/// The sums of `N` byte maps (`LinearMap8::apply_sum_bytes`, into `GF(2^64)`
+/// `ByteEmbedding::apply_sum_slice`) on every backend equal the maps applied one element at
+/// a time and added, for odd and even `N` and slices of different lengths (the common prefix
+/// is written, the rest of `dst` left alone).
+#[test]
+fn sums_of_byte_maps_match_the_scalar_maps() {
+    use triskele_field::embed::{ByteEmbedding, E8_TABLES};
+    fn check<const N: usize>(r: &mut ChaCha20Rng) {
+        for n in LENGTHS {
+            let src: [Vec<u8>; N] = core::array::from_fn(|i| vec_of::<Gf2p8>(r, n + i))
+                .map(|v| v.into_iter().map(|x| x.0).collect());
+            let srcs: [&[u8]; N] = core::array::from_fn(|i| &src[i][..]);
+            let lin: [LinearMap8; N] = core::array::from_fn(|_| {
+                LinearMap8::mul_by(Gf2p8::random(r)).compose(&LinearMap8::SQUARE)
+            });
+            let emb: [ByteEmbedding; N] =
+                core::array::from_fn(|_| E8_TABLES.scaled_by(Gf2p64::random(r)));
+            let want: Vec<u8> = (0..n)
+                .map(|k| (0..N).fold(0, |a, i| a ^ lin[i].apply_byte(src[i][k])))
+                .collect();
+            let want64: Vec<Gf2p64> = (0..n)
+                .map(|k| (0..N).fold(Gf2p64::ZERO, |a, i| a + emb[i].apply(src[i][k])))
+                .collect();
+            for be in Backend::ALL {
+                let mut dst = vec![0x5au8; n + 3];
+                LinearMap8::apply_sum_bytes_with(be, lin.each_ref(), srcs, &mut dst);
+                assert_eq!(&dst[..n], &want[..], "{be} linear, N = {N}, n = {n}");
+                assert!(dst[n..].iter().all(|b| *b == 0x5a));
+                let mut dst = vec![Gf2p64(7); n + 3];
+                ByteEmbedding::apply_sum_slice_with(be, emb.each_ref(), srcs, &mut dst);
+                assert_eq!(&dst[..n], &want64[..], "{be} embed, N = {N}, n = {n}");
+                assert!(dst[n..].iter().all(|w| *w == Gf2p64(7)));
+            }
+        }
+    }
+    let mut r = rng(77);
+    check::<1>(&mut r);
+    check::<2>(&mut r);
+    check::<3>(&mut r);
+    check::<8>(&mut r);
+}

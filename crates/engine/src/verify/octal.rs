@@ -153,7 +153,6 @@ struct Scratch {
     y12: Vec<[u8; SUB]>,
     /// `x_1, x_2, y_1, y_1 + y_2` at an extra node.
     at: Vec<[u8; SUB]>,
-    tmp: Box<[u8; SUB]>,
     w: Vec<[u8; SUB]>,
 }
 
@@ -162,40 +161,7 @@ impl Scratch {
         Scratch {
             y12: vec![[0; SUB]; K],
             at: vec![[0; SUB]; 4],
-            tmp: Box::new([0; SUB]),
             w: vec![[0; SUB]; NODES],
-        }
-    }
-}
-
-/// `dst = Σ_m maps[m](src[m])` on bytes.
-fn combine8(maps: &[LinearMap8; K], src: [&[u8]; K], dst: &mut [u8], tmp: &mut [u8]) {
-    let k = dst.len();
-    let tmp = &mut tmp[..k];
-    for q in 0..K / 2 {
-        let (a, b) = (&maps[2 * q], &maps[2 * q + 1]);
-        if q == 0 {
-            a.apply_pair_bytes(b, src[0], src[1], dst);
-        } else {
-            a.apply_pair_bytes(b, src[2 * q], src[2 * q + 1], tmp);
-            for (d, t) in dst.iter_mut().zip(tmp.iter()) {
-                *d ^= t;
-            }
-        }
-    }
-}
-
-/// `dst = Σ_m maps[m](src[m])` from bytes to `GF(2^64)`.
-fn embed8(maps: &[ByteEmbedding; K], src: [&[u8]; K], dst: &mut [Gf2p64], tmp: &mut [Gf2p64]) {
-    let k = dst.len();
-    let tmp = &mut tmp[..k];
-    for q in 0..K / 2 {
-        let (a, b) = (&maps[2 * q], &maps[2 * q + 1]);
-        if q == 0 {
-            a.apply_pair_slice(b, src[0], src[1], dst);
-        } else {
-            a.apply_pair_slice(b, src[2 * q], src[2 * q + 1], tmp);
-            Gf2p64::add_assign_slice(dst, tmp);
         }
     }
 }
@@ -237,12 +203,15 @@ pub(super) fn sums(
                 let k = a.len();
                 co.fill(j, a);
                 let parts = rows.load(src, blocks, j, k, 6)?;
-                let Scratch { y12, at, tmp, w } = &mut sc;
+                let Scratch { y12, at, w } = &mut sc;
                 let part = |m: usize, p: usize| parts[m][p];
                 for m in 0..K {
-                    for ((d, y1), y2) in y12[m][..k].iter_mut().zip(part(m, 2)).zip(part(m, 3)) {
-                        *d = y1 ^ y2;
-                    }
+                    let id = &LinearMap8::IDENTITY;
+                    LinearMap8::apply_sum_bytes(
+                        [id, id],
+                        [part(m, 2), part(m, 3)],
+                        &mut y12[m][..k],
+                    );
                     lp8(
                         &mut w[m][..k],
                         part(m, 0),
@@ -257,7 +226,7 @@ pub(super) fn sums(
                             3 => &y12[m][..k],
                             p => part(m, p),
                         });
-                        combine8(maps, src, &mut out[..k], &mut tmp[..]);
+                        LinearMap8::apply_sum_bytes(maps.each_ref(), src, &mut out[..k]);
                     }
                     lp8(
                         &mut w[K + e][..k],
@@ -316,7 +285,6 @@ pub(super) fn fold(
     jobs.into_par_iter().all(|(start, mut piece)| {
         let mut rows = Rows::new();
         let mut acc = vec![Gf2p64::ZERO; SUB];
-        let mut tmp = vec![Gf2p64::ZERO; SUB];
         let n = piece[0].len();
         let mut off = 0;
         while off < n {
@@ -329,10 +297,10 @@ pub(super) fn fold(
                 let srcs: [&[u8]; K] = core::array::from_fn(|m| parts[m][t]);
                 let o = &mut o[off..off + k];
                 if t < 2 {
-                    embed8(&maps, srcs, &mut acc[..k], &mut tmp);
+                    ByteEmbedding::apply_sum_slice(maps.each_ref(), srcs, &mut acc[..k]);
                     Gf2p64::mul_slice(o, &acc[..k], &a[j..j + k]);
                 } else {
-                    embed8(&maps, srcs, o, &mut tmp);
+                    ByteEmbedding::apply_sum_slice(maps.each_ref(), srcs, o);
                 }
             }
             off += k;

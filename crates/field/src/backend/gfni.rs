@@ -291,6 +291,78 @@ fn linear_apply_pair_512_impl(maps: [&LinearMap8; 2], a: &[u8], b: &[u8], dst: &
     linear_apply_pair_impl(maps, at, bt, dt);
 }
 
+/// `dst[k] = Σ_i f_i(src_i[k])` over the whole 64-byte chunks of the common prefix; returns
+/// how many bytes it did (the caller does the tail).
+pub(crate) fn linear_apply_sum_512<const N: usize>(
+    _t: Gfni512,
+    maps: [&LinearMap8; N],
+    src: [&[u8]; N],
+    dst: &mut [u8],
+) -> usize {
+    // SAFETY: the token proves GFNI, AVX2, AVX-512F and AVX-512BW.
+    unsafe { linear_apply_sum_512_impl(maps, src, dst) }
+}
+
+#[target_feature(enable = "gfni,avx2,avx512f,avx512bw")]
+fn linear_apply_sum_512_impl<const N: usize>(
+    maps: [&LinearMap8; N],
+    src: [&[u8]; N],
+    dst: &mut [u8],
+) -> usize {
+    let n = src.iter().fold(dst.len(), |n, s| n.min(s.len())) / 64 * 64;
+    let m: [__m512i; N] = maps.map(|f| _mm512_set1_epi64(f.gfni_matrix() as i64));
+    let chunks: [&[[u8; 64]]; N] = src.map(|s| s.as_chunks::<64>().0);
+    for (c, d) in dst[..n].as_chunks_mut::<64>().0.iter_mut().enumerate() {
+        let mut v = _mm512_setzero_si512();
+        for (s, m) in chunks.iter().zip(&m) {
+            let x = load64(&s[c]);
+            v = _mm512_xor_si512(v, _mm512_gf2p8affine_epi64_epi8::<0>(x, *m));
+        }
+        store64(d, v);
+    }
+    n
+}
+
+/// `dst[k] = Σ_i f_i(src_i[k])` into `GF(2^64)` words over the whole 64-byte chunks of the
+/// common prefix (one `vgf2p8affineqb` per map and byte plane, one transpose per chunk);
+/// returns how many elements it did (the caller does the tail).
+pub(crate) fn embed_bytes_sum_512<const N: usize>(
+    _t: Gfni512,
+    t: [&NibbleTables<'_>; N],
+    src: [&[u8]; N],
+    dst: &mut [u64],
+) -> usize {
+    // SAFETY: the token proves GFNI, AVX2, AVX-512F and AVX-512BW.
+    unsafe { embed_bytes_sum_512_impl(t, src, dst) }
+}
+
+#[target_feature(enable = "gfni,avx2,avx512f,avx512bw")]
+fn embed_bytes_sum_512_impl<const N: usize>(
+    t: [&NibbleTables<'_>; N],
+    src: [&[u8]; N],
+    dst: &mut [u64],
+) -> usize {
+    let n = src.iter().fold(dst.len(), |n, s| n.min(s.len())) / 64 * 64;
+    let m: [[__m512i; 8]; N] =
+        t.map(|t| core::array::from_fn(|p| _mm512_set1_epi64(t.gfni[p] as i64)));
+    let chunks: [&[[u8; 64]]; N] = src.map(|s| s.as_chunks::<64>().0);
+    for (c, d) in dst[..n].as_chunks_mut::<64>().0.iter_mut().enumerate() {
+        let mut planes = [_mm512_setzero_si512(); 8];
+        for (s, m) in chunks.iter().zip(&m) {
+            let x = load64(&s[c]);
+            for (plane, m) in planes.iter_mut().zip(m) {
+                *plane = _mm512_xor_si512(*plane, _mm512_gf2p8affine_epi64_epi8::<0>(x, *m));
+            }
+        }
+        let (words, _) = d.as_chunks_mut::<8>();
+        for (w, v) in words.iter_mut().zip(transpose_planes_512(planes)) {
+            // SAFETY: `w` is 64 writable bytes; `storeu` needs no alignment.
+            unsafe { _mm512_storeu_si512(w.as_mut_ptr().cast(), v) };
+        }
+    }
+    n
+}
+
 /// `dst[k] = f(lo(src[k])) ^ g(hi(src[k]))` on the common prefix, 32 words at a time: both
 /// maps on all 64 bytes, the high byte's image shifted onto the low one, and the words
 /// narrowed to bytes.
