@@ -317,7 +317,7 @@ pub trait VerifyField: Field + Encode + Random + Bulk {
         None
     }
     /// Internal (the k-ary first level before its coin): writes the block coefficients
-    /// `a` and returns `[z_1, z_2, Q(α_0), .., Q(α_14)]` (this party's shares); `None` if
+    /// `a` and returns `[z_1, z_2, Q(α_1), .., Q(α_14)]` (this party's shares); `None` if
     /// some triple has no byte form (the default: no such level).
     #[doc(hidden)]
     fn octal_sums(
@@ -325,7 +325,7 @@ pub trait VerifyField: Field + Encode + Random + Bulk {
         seed: &[u8; 16],
         beta: &[Self; octal::K],
         a: &mut [Self],
-    ) -> Option<[Self; octal::NODES + 2]> {
+    ) -> Option<[Self; octal::NODES + 1]> {
         let _ = (src, seed, beta, a);
         None
     }
@@ -404,7 +404,7 @@ impl VerifyField for Gf2p64 {
         seed: &[u8; 16],
         beta: &[Self; octal::K],
         a: &mut [Self],
-    ) -> Option<[Self; octal::NODES + 2]> {
+    ) -> Option<[Self; octal::NODES + 1]> {
         octal::sums(src, seed, beta, a)
     }
     fn octal_fold(
@@ -606,7 +606,7 @@ struct OctalFirst<V> {
     nodes: [V; octal::NODES],
     beta: [V; octal::K],
     a: Vec<V>,
-    sums: [V; octal::NODES + 2],
+    sums: [V; octal::NODES + 1],
 }
 
 fn octal_sums<V: VerifyField>(
@@ -647,7 +647,7 @@ fn octal_level<'a, V: VerifyField, M: SecurityModel>(
         a,
         sums,
     } = first;
-    let q = party.additive_to_rss(sums[3..].to_vec(), ReshareTo::Prev)?;
+    let q = party.additive_to_rss(sums[2..].to_vec(), ReshareTo::Prev)?;
     let s = party.coins_in::<V>(1)?[0];
     let lambda = octal::lagrange(&nodes, s);
     // Per component: Q(α_0) from the claim, then Q(s).
@@ -673,7 +673,7 @@ fn octal_level<'a, V: VerifyField, M: SecurityModel>(
 }
 
 /// Most vectors [`Spare`] keeps.
-const SPARE_MAX: usize = 4;
+const SPARE_MAX: usize = 5;
 
 /// The folded vectors of a party's last verification, kept for its next one: a run verified
 /// in segments ([`crate::Party::checkpoint`]) folds vectors of about the same length every

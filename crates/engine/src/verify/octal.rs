@@ -172,14 +172,15 @@ pub(super) fn applies(src: &dyn TripleSource<Gf2p64>) -> bool {
 }
 
 /// This party's local part of the step before the coin: writes `a_J` (`a.len() = B`) and
-/// returns `[z_1, z_2, Q_0, .., Q_14]`, the two components of the combined `z` and its
-/// additive shares of `Q(α_n)`; `None` if some triple has no byte form.
+/// returns `[z_1, z_2, Q_1, .., Q_14]`, the two components of the combined `z` and its
+/// additive shares of `Q(α_n)` (not of `Q(α_0)`, which follows from the claim); `None` if
+/// some triple has no byte form.
 pub(super) fn sums(
     src: &dyn TripleSource<Gf2p64>,
     seed: &[u8; 16],
     beta: &[Gf2p64; K],
     a: &mut [Gf2p64],
-) -> Option<[Gf2p64; NODES + 2]> {
+) -> Option<[Gf2p64; NODES + 1]> {
     let blocks = a.len();
     let co = Coefficients::<Gf2p64>::new(*seed);
     let extra = extra_node_maps();
@@ -197,7 +198,7 @@ pub(super) fn sums(
         .map(|(start, a)| {
             let mut rows = Rows::new();
             let mut sc = Scratch::new();
-            let mut acc = [Gf2p64::ZERO; NODES + 2];
+            let mut acc = [Gf2p64::ZERO; NODES + 1];
             for (q, a) in a.chunks_mut(SUB).enumerate() {
                 let j = start + q * SUB;
                 let k = a.len();
@@ -212,13 +213,15 @@ pub(super) fn sums(
                         [part(m, 2), part(m, 3)],
                         &mut y12[m][..k],
                     );
-                    lp8(
-                        &mut w[m][..k],
-                        part(m, 0),
-                        part(m, 1),
-                        part(m, 2),
-                        &y12[m][..k],
-                    );
+                    if m > 0 {
+                        lp8(
+                            &mut w[m][..k],
+                            part(m, 0),
+                            part(m, 1),
+                            part(m, 2),
+                            &y12[m][..k],
+                        );
+                    }
                 }
                 for (e, maps) in extra.iter().enumerate() {
                     for (t, out) in at.iter_mut().enumerate() {
@@ -236,9 +239,9 @@ pub(super) fn sums(
                         &at[3][..k],
                     );
                 }
-                let q: [Gf2p64; NODES] = ByteEmbedding::inner_products(
+                let q: [Gf2p64; NODES - 1] = ByteEmbedding::inner_products(
                     a,
-                    core::array::from_fn(|n| (&E8_TABLES, &w[n][..k])),
+                    core::array::from_fn(|n| (&E8_TABLES, &w[n + 1][..k])),
                 );
                 for (o, v) in acc[2..].iter_mut().zip(q) {
                     *o += v;
@@ -254,7 +257,7 @@ pub(super) fn sums(
             Some(acc)
         })
         .try_reduce(
-            || [Gf2p64::ZERO; NODES + 2],
+            || [Gf2p64::ZERO; NODES + 1],
             |x, y| Some(core::array::from_fn(|i| x[i] + y[i])),
         )
 }

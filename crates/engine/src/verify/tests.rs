@@ -851,7 +851,8 @@ fn octal_level_matches_the_naive_reference() {
         // Filled with other values first: the level writes every element.
         let mut a = random_coins::<Gf2p64>(b, seed + 1);
         let sums = Gf2p64::octal_sums(src, &key, &beta, &mut a).expect("bytes");
-        assert!(sums == want_sums, "sums, length {}", src.len());
+        assert!(sums[..2] == want_sums[..2], "z, length {}", src.len());
+        assert!(sums[2..] == want_sums[3..], "Q, length {}", src.len());
         let mut out: [Vec<Gf2p64>; 4] =
             core::array::from_fn(|t| random_coins::<Gf2p64>(b, seed + 2 + t as u64));
         assert!(Gf2p64::octal_fold(

@@ -343,8 +343,13 @@ fn embed_bytes_sum_512_impl<const N: usize>(
     dst: &mut [u64],
 ) -> usize {
     let n = src.iter().fold(dst.len(), |n, s| n.min(s.len())) / 64 * 64;
-    let m: [[__m512i; 8]; N] =
-        t.map(|t| core::array::from_fn(|p| _mm512_set1_epi64(t.gfni[p] as i64)));
+    // Filled in place (a mapped array of 4 KiB per eight maps would be copied on return).
+    let mut m = [[_mm512_setzero_si512(); 8]; N];
+    for (m, t) in m.iter_mut().zip(&t) {
+        for (m, g) in m.iter_mut().zip(t.gfni) {
+            *m = _mm512_set1_epi64(*g as i64);
+        }
+    }
     let chunks: [&[[u8; 64]]; N] = src.map(|s| s.as_chunks::<64>().0);
     for (c, d) in dst[..n].as_chunks_mut::<64>().0.iter_mut().enumerate() {
         let mut planes = [_mm512_setzero_si512(); 8];
