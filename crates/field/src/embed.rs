@@ -102,6 +102,142 @@ pub fn gf4p4(coeffs: [Gf2p4; 3]) -> Gf2p64 {
     phi0(coeffs[0]) + phi0(coeffs[1]) * GF4P4_A + phi0(coeffs[2]) * GF4P4_A2
 }
 
+// ---- GF(2^16) as a tower over GF(2^8) ---------------------------------------------------
+
+/// `c` of the tower `GF(2^16) = GF(2^8)[t]/(t^2 + t + c)`: the smallest byte of absolute
+/// trace 1 (so that `t^2 + t + c` is irreducible over `GF(2^8)`).
+pub const TOWER_C: u8 = {
+    let mut c = 1u8;
+    loop {
+        // Tr(c) = c + c^2 + c^4 + ... + c^128, which is 0 or 1.
+        let mut t = 0u8;
+        let mut x = c;
+        let mut i = 0;
+        while i < 8 {
+            t ^= x;
+            x = crate::gf2p8::mul_u8(x, x);
+            i += 1;
+        }
+        if t == 1 {
+            break c;
+        }
+        c += 1;
+    }
+};
+
+/// `T = E_16(t)`: a root of `X^2 + X + E_8(c)` in `GF(2^64)` ([`TOWER_C`]), found by solving
+/// the `GF(2)`-linear system `X^2 + X = E_8(c)` (the root `T + 1` would do as well).
+pub const TOWER_T: Gf2p64 = {
+    let target = e8(Gf2p8(TOWER_C)).0;
+    match solve64(&square_plus_identity(), target) {
+        Some(x) => Gf2p64(x),
+        None => panic!("X^2 + X = E_8(c) has no root"),
+    }
+};
+
+/// The images of the basis `2^i` under `X ↦ X^2 + X`.
+const fn square_plus_identity() -> [u64; 64] {
+    let mut cols = [0u64; 64];
+    let mut i = 0;
+    while i < 64 {
+        let x = Gf2p64(1 << i);
+        cols[i] = x.const_mul(x).0 ^ x.0;
+        i += 1;
+    }
+    cols
+}
+
+/// A solution `x` (bit `i` the coefficient of `cols[i]`) of `Σ x_i cols[i] = y` over `GF(2)`,
+/// if there is one (Gaussian elimination on the columns, tracking their combinations).
+const fn solve64<const N: usize>(cols: &[u64; N], y: u64) -> Option<u64> {
+    let mut v = *cols;
+    let mut comb = [0u64; N];
+    let mut i = 0;
+    while i < N {
+        comb[i] = 1 << i;
+        i += 1;
+    }
+    // Pivot columns: column `k` keeps its lowest set bit, which no other pivot has.
+    let mut k = 0;
+    while k < N {
+        if v[k] != 0 {
+            let bit = v[k] & v[k].wrapping_neg();
+            let mut j = 0;
+            while j < N {
+                if j != k && v[j] & bit != 0 {
+                    v[j] ^= v[k];
+                    comb[j] ^= comb[k];
+                }
+                j += 1;
+            }
+        }
+        k += 1;
+    }
+    let (mut rest, mut x) = (y, 0u64);
+    let mut k = 0;
+    while k < N {
+        if v[k] != 0 {
+            let bit = v[k] & v[k].wrapping_neg();
+            if rest & bit != 0 {
+                rest ^= v[k];
+                x ^= comb[k];
+            }
+        }
+        k += 1;
+    }
+    if rest == 0 {
+        Some(x)
+    } else {
+        None
+    }
+}
+
+/// `E_16(lo + hi t) = E_8(lo) + E_8(hi) T`, the embedding of the tower ([`TOWER_T`]) into
+/// `GF(2^64)`; on `GF(2^8)` (`hi = 0`) it is `E_8`.
+pub const fn e16(lo: u8, hi: u8) -> Gf2p64 {
+    Gf2p64(e8(Gf2p8(lo)).0 ^ e8(Gf2p8(hi)).const_mul(TOWER_T).0)
+}
+
+/// `(lo, hi)` with `e16(lo, hi) = y`, if `y` lies in the image of [`e16`].
+pub const fn coords16(y: Gf2p64) -> Option<(u8, u8)> {
+    let mut basis = [0u64; 16];
+    let mut i = 0;
+    while i < 8 {
+        basis[i] = e16(1 << i, 0).0;
+        basis[8 + i] = e16(0, 1 << i).0;
+        i += 1;
+    }
+    match solve64(&basis, y.0) {
+        Some(x) => Some((x as u8, (x >> 8) as u8)),
+        None => None,
+    }
+}
+
+/// The product in the tower: `(a_0 + a_1 t)(b_0 + b_1 t) = (a_0 b_0 + c a_1 b_1) + (a_0 b_1 +
+/// a_1 b_0 + a_1 b_1) t`.
+pub const fn mul16(a: (u8, u8), b: (u8, u8)) -> (u8, u8) {
+    use crate::gf2p8::mul_u8;
+    let (m0, m1) = (mul_u8(a.0, b.0), mul_u8(a.1, b.1));
+    let m2 = mul_u8(a.0 ^ a.1, b.0 ^ b.1);
+    (m0 ^ mul_u8(TOWER_C, m1), m2 ^ m0)
+}
+
+/// The tower coordinates of a byte map into `GF(2^64)` whose images lie in the image of
+/// [`e16`]: `[lo, hi]` with `f(x) = e16(lo(x), hi(x))`; `None` if some image does not.
+pub fn word_maps(f: &ByteEmbedding) -> Option<[crate::LinearMap8; 2]> {
+    let mut lo = [0u8; 8];
+    let mut hi = [0u8; 8];
+    for b in 0..8 {
+        let (l, h) = coords16(f.apply(1 << b))?;
+        lo[b] = l;
+        hi[b] = h;
+    }
+    Some([
+        crate::LinearMap8::from_basis_images(lo),
+        crate::LinearMap8::from_basis_images(hi),
+    ])
+}
+
 /// A `GF(2)`-linear map from bytes to `GF(2^64)` as two nibble tables:
 /// `f(x) = lo[x & 15] ^ hi[x >> 4]`, built by a `const fn` from the images of the eight bits
 /// (with the tables' byte planes, which the AVX2 code looks up with `vpshufb`).

@@ -506,3 +506,51 @@ fn fp_known_answers() {
     assert_eq!(x.pow(p - 1), Fp::ONE);
     assert_eq!(x * x.inverse(), Fp::ONE);
 }
+
+/// The tower `GF(2^16) = GF(2^8)[t]/(t^2 + t + c)` and its embedding `E_16`: `t^2 + t + c` has
+/// no root in `GF(2^8)`, `T` is a root of its image and not in `E_8(GF(2^8))`, `E_16` is an
+/// injective ring homomorphism (on all `2^16` sums and on random products), it extends `E_8`,
+/// `coords16` inverts it, and the gf4p4 images of PROTOCOLS.md §2.4 lie in its image.
+#[test]
+fn tower_gf2p16_embeds_as_a_ring() {
+    use triskele_field::embed::{coords16, e16, e8, mul16, word_maps, GF4P4_A, TOWER_C, TOWER_T};
+    let c = Gf2p8(TOWER_C);
+    for x in 0..=255u8 {
+        let x = Gf2p8(x);
+        assert_ne!(x * x + x + c, Gf2p8(0), "t^2 + t + c has the root {x:?}");
+        assert_ne!(e8(x), TOWER_T);
+    }
+    assert_eq!(TOWER_T * TOWER_T + TOWER_T, e8(c));
+    let mut seen = std::collections::HashSet::new();
+    for lo in 0..=255u8 {
+        assert_eq!(e16(lo, 0), e8(Gf2p8(lo)));
+        for hi in 0..=255u8 {
+            let y = e16(lo, hi);
+            assert!(seen.insert(y.0), "E_16 is not injective");
+            assert_eq!(coords16(y), Some((lo, hi)));
+        }
+    }
+    let mut x = 0x1234_5678_9abc_def1u64;
+    for _ in 0..5000 {
+        x = x.rotate_left(13) ^ x.wrapping_mul(0x9e37_79b9_7f4a_7c15);
+        let [a0, a1, b0, b1, ..] = x.to_le_bytes();
+        let p = mul16((a0, a1), (b0, b1));
+        assert_eq!(e16(p.0, p.1), e16(a0, a1) * e16(b0, b1));
+        assert_eq!(e16(a0 ^ b0, a1 ^ b1), e16(a0, a1) + e16(b0, b1));
+    }
+    assert_eq!(coords16(Gf2p64(1 << 40)), None);
+    // The gf4p4 embedding lands in the tower: A and the images of φ_0.
+    assert!(coords16(GF4P4_A).is_some());
+    let phi0 = triskele_field::embed::PHI0_IMAGES;
+    let phi = triskele_field::embed::ByteEmbedding::new(&core::array::from_fn(|j| {
+        if j < 4 {
+            phi0[j]
+        } else {
+            phi0[j - 4] * GF4P4_A
+        }
+    }));
+    let [lo, hi] = word_maps(&phi).expect("φ_0 lies in GF(2^16)");
+    for v in 0..=255u8 {
+        assert_eq!(e16(lo.apply_byte(v), hi.apply_byte(v)), phi.apply(v));
+    }
+}

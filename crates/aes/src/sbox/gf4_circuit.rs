@@ -40,12 +40,12 @@
 //! `ℓ = ⌈log2 L⌉` (`(2ℓ + 4)/2^64` for runs that halve from the first level), and all segments and runs of a batch of up to `10^6` AES-256 blocks with
 //! less than `2^-45`.
 
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use triskele_engine::verify::{LiftedTriples, Parts, TripleSource};
 use triskele_engine::{EngineError, Malicious, Party, SecurityModel, SemiHonest};
-use triskele_field::embed::{ByteEmbedding, GF4P4_TABLES};
-use triskele_field::{Gf2p4, Gf2p64, Gf2p8};
+use triskele_field::embed::{word_maps, ByteEmbedding, GF4P4_TABLES};
+use triskele_field::{Gf2p4, Gf2p64, Gf2p8, LinearMap8};
 use triskele_share::RssVec;
 
 use super::SboxProtocol;
@@ -229,6 +229,40 @@ impl TripleSource<Gf2p64> for Gf4p4Relations {
         }))
     }
 
+    /// The parts in the tower `GF(2^16) = GF(2^8)[t]`, which contains the gf4p4 embedding's
+    /// image: the maps of [`X_OF_A`] .. [`Z_OF_W`] as pairs of byte maps ([`word_maps`]).
+    fn load_words(&self, part: usize, start: usize, lo: &mut [u8], hi: &mut [u8]) -> bool {
+        let Some([x_a, y_a, y_d, z_w]) = gf4p4_word_maps() else {
+            return false;
+        };
+        let n = lo.len().min(hi.len());
+        let planes = &self.packed[part % 2];
+        let Some([a, d, w]) = start
+            .checked_add(n)
+            .and_then(|end| {
+                planes
+                    .iter()
+                    .map(|v| v.get(start..end))
+                    .collect::<Option<Vec<_>>>()
+            })
+            .and_then(|v| <[&[u8]; 3]>::try_from(v).ok())
+        else {
+            // Outside the source (not asked for by Verify): zeros.
+            lo.fill(0);
+            hi.fill(0);
+            return true;
+        };
+        for (out, k) in [(&mut lo[..n], 0), (&mut hi[..n], 1)] {
+            match part / 2 {
+                0 => x_a[k].apply_bytes(a, out),
+                1 => y_a[k].apply_pair_bytes(&y_d[k], a, d, out),
+                // Z_OF_D is Y_OF_A.
+                _ => y_a[k].apply_pair_bytes(&z_w[k], d, w, out),
+            }
+        }
+        true
+    }
+
     fn lift(&self, start: usize, parts: Parts, out: &mut LiftedTriples<Gf2p64>) {
         for (c, planes) in self.packed.iter().enumerate() {
             let [a, d, w] = planes.each_ref().map(|v| v.get(start..).unwrap_or(&[]));
@@ -259,6 +293,21 @@ const Y_OF_A: ByteEmbedding = ByteEmbedding::from_nibble_tables(GF4P4_TABLES[0],
 const Y_OF_D: ByteEmbedding = ByteEmbedding::from_nibble_tables([0; 16], GF4P4_TABLES[1]);
 const Z_OF_D: ByteEmbedding = Y_OF_A;
 const Z_OF_W: ByteEmbedding = ByteEmbedding::from_nibble_tables(GF4P4_TABLES[2], GF4P4_TABLES[1]);
+
+/// [`X_OF_A`], [`Y_OF_A`] (= [`Z_OF_D`]), [`Y_OF_D`] and [`Z_OF_W`] in tower coordinates
+/// (`[lo, hi]` byte maps each), computed once; `None` if an image were outside `GF(2^16)`
+/// (it is not: `gf4p4_relations_have_a_word_form`).
+fn gf4p4_word_maps() -> Option<[[LinearMap8; 2]; 4]> {
+    static MAPS: OnceLock<Option<[[LinearMap8; 2]; 4]>> = OnceLock::new();
+    *MAPS.get_or_init(|| {
+        Some([
+            word_maps(&X_OF_A)?,
+            word_maps(&Y_OF_A)?,
+            word_maps(&Y_OF_D)?,
+            word_maps(&Z_OF_W)?,
+        ])
+    })
+}
 
 fn invert<M: SecurityModel>(
     party: &mut Party<M>,
@@ -310,6 +359,49 @@ fn invert<M: SecurityModel>(
 mod tests {
     use super::*;
     use triskele_field::{Field, Gf2p4};
+
+    /// The word form of the relations (tower coordinates, `load_words`) embeds by `E_16` to
+    /// their lift, for every part, random packed bytes and ranges that start inside.
+    #[test]
+    fn gf4p4_relations_have_a_word_form() {
+        use triskele_field::embed::e16;
+        assert!(gf4p4_word_maps().is_some());
+        let n = 300;
+        let bytes = |k: usize| -> Vec<u8> {
+            (0..n)
+                .map(|i| ((i * 73 + k * 151) as u8).rotate_left((i % 7) as u32) ^ (k as u8))
+                .collect()
+        };
+        let rel = Gf4p4Relations {
+            packed: [
+                [bytes(1), bytes(2), bytes(3)],
+                [bytes(4), bytes(5), bytes(6)],
+            ],
+        };
+        let mut out = LiftedTriples {
+            x: RssVec::zeros(n),
+            y: RssVec::zeros(n),
+            z: RssVec::zeros(n),
+        };
+        rel.lift(0, Parts::Xyz, &mut out);
+        let lifted = [
+            &out.x.first,
+            &out.x.second,
+            &out.y.first,
+            &out.y.second,
+            &out.z.first,
+            &out.z.second,
+        ];
+        for (part, want) in lifted.into_iter().enumerate() {
+            for start in [0, 1, 77, n] {
+                let k = n - start;
+                let (mut lo, mut hi) = (vec![0xa5u8; k], vec![0x5au8; k]);
+                assert!(rel.load_words(part, start, &mut lo, &mut hi));
+                let got: Vec<Gf2p64> = lo.iter().zip(&hi).map(|(l, h)| e16(*l, *h)).collect();
+                assert_eq!(got[..], want[start..], "part {part}, start {start}");
+            }
+        }
+    }
 
     /// The compact gf4p4 relations, lifted through [`Gf4p4Relations`] and reconstructed from
     /// both components (each value shared as `(v + m, m)` with a mask `m`, so the lift is

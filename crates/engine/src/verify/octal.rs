@@ -36,7 +36,7 @@
 //! ARCHITECTURE.md table) are those of the halving.
 
 use rayon::prelude::*;
-use triskele_field::embed::{e8, ByteEmbedding, E8_TABLES};
+use triskele_field::embed::{e8, ByteEmbedding, E8_TABLES, TOWER_C, TOWER_T};
 use triskele_field::{Bulk, Field, Gf2p64, Gf2p8, LinearMap8};
 
 use super::bytes::lp8;
@@ -92,24 +92,35 @@ fn extra_node_maps() -> [[LinearMap8; K]; NODES - K] {
     core::array::from_fn(|e| lagrange(&data, Gf2p8((K + e) as u8)).map(LinearMap8::mul_by))
 }
 
-/// The byte rows of one job: parts `0 .. 6` of the eight entries of a sub-block of blocks,
-/// borrowed from the source where it stores them as such bytes, else loaded here.
+/// The rows of one job: parts `0 .. 6` of the eight entries of a sub-block of blocks, as
+/// bytes (borrowed from the source where it stores them as such bytes, else loaded here) or
+/// as words (tower coordinates `lo`, `hi`, loaded here).
 struct Rows {
     buf: Vec<[u8; SUB]>,
+    hi: Vec<[u8; SUB]>,
 }
 
-/// Part `p` of entry `m` at `[m][p]`.
-type RowViews<'a> = [[&'a [u8]; 6]; K];
+/// Part `p` of entry `m` at `[m][p]`: the bytes or the words' low bytes, and the words'
+/// high bytes.
+struct RowViews<'a> {
+    lo: [[&'a [u8]; 6]; K],
+    hi: Option<[[&'a [u8]; 6]; K]>,
+}
 
 impl Rows {
-    fn new() -> Self {
+    fn new(words: bool) -> Self {
         Rows {
             buf: vec![[0; SUB]; K * 6],
+            hi: if words {
+                vec![[0; SUB]; K * 6]
+            } else {
+                Vec::new()
+            },
         }
     }
 
     /// Parts `0 .. count` of entry `m` of blocks `j .. j + k` (zero past the source; later
-    /// parts empty); `None` if the source has no bytes.
+    /// parts empty), as words if this job loads words; `None` if the source has no such form.
     fn load<'a>(
         &'a mut self,
         src: &'a dyn TripleSource<Gf2p64>,
@@ -119,16 +130,27 @@ impl Rows {
         count: usize,
     ) -> Option<RowViews<'a>> {
         let len = src.len();
+        let words = !self.hi.is_empty();
         let mut direct: [[Option<&'a [u8]>; 6]; K] = [[None; 6]; K];
         for (m, row) in direct.iter_mut().enumerate() {
             let start = m * blocks + j;
             let avail = len.saturating_sub(start).min(k);
             for (p, d) in row.iter_mut().enumerate().take(count) {
+                let at = m * 6 + p;
+                if words {
+                    let (lo, hi) = (&mut self.buf[at], &mut self.hi[at]);
+                    if avail > 0 && !src.load_words(p, start, &mut lo[..avail], &mut hi[..avail]) {
+                        return None;
+                    }
+                    lo[avail..k].fill(0);
+                    hi[avail..k].fill(0);
+                    continue;
+                }
                 if avail == k {
                     *d = src.bytes_in_place(p, start, k);
                 }
                 if d.is_none() {
-                    let buf = &mut self.buf[m * 6 + p];
+                    let buf = &mut self.buf[at];
                     if avail > 0 && !src.load_bytes(p, start, &mut buf[..avail]) {
                         return None;
                     }
@@ -136,45 +158,103 @@ impl Rows {
                 }
             }
         }
-        let buf = &self.buf;
-        Some(core::array::from_fn(|m| {
-            core::array::from_fn(|p| match direct[m][p] {
-                Some(d) => d,
-                None if p < count => &buf[m * 6 + p][..k],
-                None => &[],
+        let view = |buf: &'a [[u8; SUB]], direct: &[[Option<&'a [u8]>; 6]; K]| {
+            core::array::from_fn(|m| {
+                core::array::from_fn(|p| match direct[m][p] {
+                    Some(d) => d,
+                    None if p < count => &buf[m * 6 + p][..k],
+                    None => &[],
+                })
             })
-        }))
+        };
+        let (buf, hi) = (&self.buf, &self.hi);
+        Some(RowViews {
+            lo: view(buf, &direct),
+            hi: words.then(|| view(hi, &[[None; 6]; K])),
+        })
     }
 }
 
-/// One job's byte scratch of the sums: `y_1 + y_2` of each entry, the values at one extra
-/// node, and the local products at the 15 nodes.
+/// One job's byte planes for the sums: `y_1 + y_2` of each entry, the values `x_1, x_2, y_1,
+/// y_1 + y_2` at one extra node, the local products at the 15 nodes, and four planes of
+/// scratch for the products in the tower (`*_hi`: the words' high bytes, empty for bytes).
 struct Scratch {
     y12: Vec<[u8; SUB]>,
-    /// `x_1, x_2, y_1, y_1 + y_2` at an extra node.
+    y12_hi: Vec<[u8; SUB]>,
     at: Vec<[u8; SUB]>,
+    at_hi: Vec<[u8; SUB]>,
     w: Vec<[u8; SUB]>,
+    w_hi: Vec<[u8; SUB]>,
+    tmp: Vec<[u8; SUB]>,
 }
 
 impl Scratch {
-    fn new() -> Self {
+    fn new(words: bool) -> Self {
+        let planes = |n: usize, on: bool| if on { vec![[0; SUB]; n] } else { Vec::new() };
         Scratch {
-            y12: vec![[0; SUB]; K],
-            at: vec![[0; SUB]; 4],
-            w: vec![[0; SUB]; NODES],
+            y12: planes(K, true),
+            y12_hi: planes(K, words),
+            at: planes(4, true),
+            at_hi: planes(4, words),
+            w: planes(NODES, true),
+            w_hi: planes(NODES, words),
+            tmp: planes(7, words),
         }
     }
 }
 
-/// Whether a run of `src` takes the step: long enough, and bytes for every triple.
+/// `dst = Σ a_i` on bytes.
+fn xor_into(dst: &mut [u8], a: &[u8], b: &[u8]) {
+    let id = &LinearMap8::IDENTITY;
+    LinearMap8::apply_sum_bytes([id, id], [a, b], dst);
+}
+
+/// The local product `lp(x, y) = x_1 (y_1 + y_2) + x_2 y_1` in the tower `GF(2^8)[t]/(t^2 + t +
+/// c)` on planes (`[lo, hi]`; `y12 = y_1 + y_2`): with `m_0 = Σ a_0 b_0`, `m_1 = Σ a_1 b_1`,
+/// `m_2 = Σ (a_0 + a_1)(b_0 + b_1)` over the two products, `lo = m_0 + c m_1`, `hi = m_2 + m_0`
+/// ([`triskele_field::embed::mul16`]).
+fn lp16(
+    out: [&mut [u8]; 2],
+    x1: [&[u8]; 2],
+    x2: [&[u8]; 2],
+    y1: [&[u8]; 2],
+    y12: [&[u8]; 2],
+    tmp: &mut [[u8; SUB]],
+) {
+    let k = out[0].len();
+    let [s1, s2, s3, s4, m0, m1, m2] = tmp else {
+        return;
+    };
+    let (s1, s2, s3, s4) = (&mut s1[..k], &mut s2[..k], &mut s3[..k], &mut s4[..k]);
+    let (m0, m1, m2) = (&mut m0[..k], &mut m1[..k], &mut m2[..k]);
+    lp8(m0, x1[0], x2[0], y1[0], y12[0]);
+    lp8(m1, x1[1], x2[1], y1[1], y12[1]);
+    xor_into(s1, x1[0], x1[1]);
+    xor_into(s2, x2[0], x2[1]);
+    xor_into(s3, y1[0], y1[1]);
+    xor_into(s4, y12[0], y12[1]);
+    lp8(m2, s1, s2, s3, s4);
+    let id = &LinearMap8::IDENTITY;
+    let [lo, hi] = out;
+    LinearMap8::apply_sum_bytes([id, &LinearMap8::mul_by(Gf2p8(TOWER_C))], [m0, m1], lo);
+    LinearMap8::apply_sum_bytes([id, id], [m2, m0], hi);
+}
+
+/// Whether a run of `src` takes the step: long enough, and bytes or words for every triple.
 pub(super) fn applies(src: &dyn TripleSource<Gf2p64>) -> bool {
-    src.len() >= MIN_LEN && src.load_bytes(0, 0, &mut [])
+    src.len() >= MIN_LEN
+        && (src.load_bytes(0, 0, &mut []) || src.load_words(0, 0, &mut [], &mut []))
+}
+
+/// Whether `src` is taken as words (some triple has no byte form).
+fn as_words(src: &dyn TripleSource<Gf2p64>) -> bool {
+    !src.load_bytes(0, 0, &mut [])
 }
 
 /// This party's local part of the step before the coin: writes `a_J` (`a.len() = B`) and
 /// returns `[z_1, z_2, Q_1, .., Q_14]`, the two components of the combined `z` and its
 /// additive shares of `Q(α_n)` (not of `Q(α_0)`, which follows from the claim); `None` if
-/// some triple has no byte form.
+/// some triple has neither form.
 pub(super) fn sums(
     src: &dyn TripleSource<Gf2p64>,
     seed: &[u8; 16],
@@ -182,9 +262,12 @@ pub(super) fn sums(
     a: &mut [Gf2p64],
 ) -> Option<[Gf2p64; NODES + 1]> {
     let blocks = a.len();
+    let words = as_words(src);
     let co = Coefficients::<Gf2p64>::new(*seed);
     let extra = extra_node_maps();
     let zmaps: [ByteEmbedding; K] = beta.map(|b| E8_TABLES.scaled_by(b));
+    let zmaps_hi: [ByteEmbedding; K] = beta.map(|b| E8_TABLES.scaled_by(b * TOWER_T));
+    let e8_hi = E8_TABLES.scaled_by(TOWER_T);
     let ranges = job_ranges(blocks, SUB);
     let mut pieces = Vec::with_capacity(ranges.len());
     let mut rest = a;
@@ -196,24 +279,43 @@ pub(super) fn sums(
     pieces
         .into_par_iter()
         .map(|(start, a)| {
-            let mut rows = Rows::new();
-            let mut sc = Scratch::new();
+            let mut rows = Rows::new(words);
+            let mut sc = Scratch::new(words);
             let mut acc = [Gf2p64::ZERO; NODES + 1];
             for (q, a) in a.chunks_mut(SUB).enumerate() {
                 let j = start + q * SUB;
                 let k = a.len();
                 co.fill(j, a);
                 let parts = rows.load(src, blocks, j, k, 6)?;
-                let Scratch { y12, at, w } = &mut sc;
-                let part = |m: usize, p: usize| parts[m][p];
+                let Scratch {
+                    y12,
+                    y12_hi,
+                    at,
+                    at_hi,
+                    w,
+                    w_hi,
+                    tmp,
+                } = &mut sc;
+                let part = |m: usize, p: usize| parts.lo[m][p];
+                let part_hi = |m: usize, p: usize| parts.hi.map_or(&[][..], |h| h[m][p]);
                 for m in 0..K {
-                    let id = &LinearMap8::IDENTITY;
-                    LinearMap8::apply_sum_bytes(
-                        [id, id],
-                        [part(m, 2), part(m, 3)],
-                        &mut y12[m][..k],
-                    );
-                    if m > 0 {
+                    xor_into(&mut y12[m][..k], part(m, 2), part(m, 3));
+                    if words {
+                        xor_into(&mut y12_hi[m][..k], part_hi(m, 2), part_hi(m, 3));
+                    }
+                    if m == 0 {
+                        continue;
+                    }
+                    if words {
+                        lp16(
+                            [&mut w[m][..k], &mut w_hi[m][..k]],
+                            [part(m, 0), part_hi(m, 0)],
+                            [part(m, 1), part_hi(m, 1)],
+                            [part(m, 2), part_hi(m, 2)],
+                            [&y12[m][..k], &y12_hi[m][..k]],
+                            tmp,
+                        );
+                    } else {
                         lp8(
                             &mut w[m][..k],
                             part(m, 0),
@@ -224,20 +326,38 @@ pub(super) fn sums(
                     }
                 }
                 for (e, maps) in extra.iter().enumerate() {
-                    for (t, out) in at.iter_mut().enumerate() {
+                    for t in 0..4 {
                         let src: [&[u8]; K] = core::array::from_fn(|m| match t {
                             3 => &y12[m][..k],
                             p => part(m, p),
                         });
-                        LinearMap8::apply_sum_bytes(maps.each_ref(), src, &mut out[..k]);
+                        LinearMap8::apply_sum_bytes(maps.each_ref(), src, &mut at[t][..k]);
+                        if words {
+                            let src: [&[u8]; K] = core::array::from_fn(|m| match t {
+                                3 => &y12_hi[m][..k],
+                                p => part_hi(m, p),
+                            });
+                            LinearMap8::apply_sum_bytes(maps.each_ref(), src, &mut at_hi[t][..k]);
+                        }
                     }
-                    lp8(
-                        &mut w[K + e][..k],
-                        &at[0][..k],
-                        &at[1][..k],
-                        &at[2][..k],
-                        &at[3][..k],
-                    );
+                    if words {
+                        lp16(
+                            [&mut w[K + e][..k], &mut w_hi[K + e][..k]],
+                            [&at[0][..k], &at_hi[0][..k]],
+                            [&at[1][..k], &at_hi[1][..k]],
+                            [&at[2][..k], &at_hi[2][..k]],
+                            [&at[3][..k], &at_hi[3][..k]],
+                            tmp,
+                        );
+                    } else {
+                        lp8(
+                            &mut w[K + e][..k],
+                            &at[0][..k],
+                            &at[1][..k],
+                            &at[2][..k],
+                            &at[3][..k],
+                        );
+                    }
                 }
                 let q: [Gf2p64; NODES - 1] = ByteEmbedding::inner_products(
                     a,
@@ -246,12 +366,28 @@ pub(super) fn sums(
                 for (o, v) in acc[2..].iter_mut().zip(q) {
                     *o += v;
                 }
+                if words {
+                    let q: [Gf2p64; NODES - 1] = ByteEmbedding::inner_products(
+                        a,
+                        core::array::from_fn(|n| (&e8_hi, &w_hi[n + 1][..k])),
+                    );
+                    for (o, v) in acc[2..].iter_mut().zip(q) {
+                        *o += v;
+                    }
+                }
                 for (t, o) in acc[..2].iter_mut().enumerate() {
                     let z: [Gf2p64; K] = ByteEmbedding::inner_products(
                         a,
                         core::array::from_fn(|m| (&zmaps[m], part(m, 4 + t))),
                     );
                     *o += z.into_iter().fold(Gf2p64::ZERO, |x, y| x + y);
+                    if words {
+                        let z: [Gf2p64; K] = ByteEmbedding::inner_products(
+                            a,
+                            core::array::from_fn(|m| (&zmaps_hi[m], part_hi(m, 4 + t))),
+                        );
+                        *o += z.into_iter().fold(Gf2p64::ZERO, |x, y| x + y);
+                    }
                 }
             }
             Some(acc)
@@ -263,7 +399,7 @@ pub(super) fn sums(
 }
 
 /// The fold with the coin `s`: `out = [x'_1, x'_2, y'_1, y'_2]` (length `B = a.len()` each)
-/// with `x'_J = a_J F_J(s)`, `y'_J = G_J(s)`; `false` if some triple has no byte form.
+/// with `x'_J = a_J F_J(s)`, `y'_J = G_J(s)`; `false` if some triple has neither form.
 pub(super) fn fold(
     src: &dyn TripleSource<Gf2p64>,
     a: &[Gf2p64],
@@ -271,8 +407,15 @@ pub(super) fn fold(
     out: [&mut [Gf2p64]; 4],
 ) -> bool {
     let blocks = a.len();
+    let words = as_words(src);
     let data: [Gf2p64; K] = core::array::from_fn(|m| nodes64()[m]);
-    let maps: [ByteEmbedding; K] = lagrange(&data, s).map(|l| E8_TABLES.scaled_by(l));
+    let ell = lagrange(&data, s);
+    let maps: [ByteEmbedding; K] = ell.map(|l| E8_TABLES.scaled_by(l));
+    // Words: entry m's low byte by maps[m], its high byte by maps[m] times T.
+    let maps16: [ByteEmbedding; 2 * K] = core::array::from_fn(|i| {
+        let l = ell[i / 2];
+        E8_TABLES.scaled_by(if i % 2 == 0 { l } else { l * TOWER_T })
+    });
     let ranges = job_ranges(blocks, SUB);
     let mut outs = out.map(Some);
     let mut jobs = Vec::with_capacity(ranges.len());
@@ -286,7 +429,7 @@ pub(super) fn fold(
         jobs.push((r.start, piece));
     }
     jobs.into_par_iter().all(|(start, mut piece)| {
-        let mut rows = Rows::new();
+        let mut rows = Rows::new(words);
         let mut acc = vec![Gf2p64::ZERO; SUB];
         let n = piece[0].len();
         let mut off = 0;
@@ -297,13 +440,26 @@ pub(super) fn fold(
                 return false;
             };
             for (t, o) in piece.iter_mut().enumerate() {
-                let srcs: [&[u8]; K] = core::array::from_fn(|m| parts[m][t]);
                 let o = &mut o[off..off + k];
+                let dst = if t < 2 { &mut acc[..k] } else { &mut o[..] };
+                match parts.hi {
+                    Some(hi) => {
+                        let srcs: [&[u8]; 2 * K] = core::array::from_fn(|i| {
+                            if i % 2 == 0 {
+                                parts.lo[i / 2][t]
+                            } else {
+                                hi[i / 2][t]
+                            }
+                        });
+                        ByteEmbedding::apply_sum_slice(maps16.each_ref(), srcs, dst);
+                    }
+                    None => {
+                        let srcs: [&[u8]; K] = core::array::from_fn(|m| parts.lo[m][t]);
+                        ByteEmbedding::apply_sum_slice(maps.each_ref(), srcs, dst);
+                    }
+                }
                 if t < 2 {
-                    ByteEmbedding::apply_sum_slice(maps.each_ref(), srcs, &mut acc[..k]);
                     Gf2p64::mul_slice(o, &acc[..k], &a[j..j + k]);
-                } else {
-                    ByteEmbedding::apply_sum_slice(maps.each_ref(), srcs, o);
                 }
             }
             off += k;

@@ -122,6 +122,22 @@ pub trait TripleSource<V>: Sync {
         false
     }
 
+    /// Optional: writes the coordinates in the tower `GF(2^16) = GF(2^8)[t]` of part `part`
+    /// (`x_1, x_2, y_1, y_2, z_1, z_2` for 0..6) of the triples `start .. start + lo.len()`,
+    /// all inside the source, with [`TripleSource::lift`] `= E_16(lo + hi t)`
+    /// (`triskele_field::embed::e16`), and returns `true`; `false`: no such form, nothing
+    /// written. A source returns the same for every range (also empty ones). The default is
+    /// the byte form ([`TripleSource::load_bytes`], `E_16` extends `E_8`) with `hi = 0`. Lets the
+    /// k-ary first level of `Verify` take runs that mix byte triples with relations in
+    /// `GF(2^16)` (the gf4p4 relations).
+    fn load_words(&self, part: usize, start: usize, lo: &mut [u8], hi: &mut [u8]) -> bool {
+        if !self.load_bytes(part, start, lo) {
+            return false;
+        }
+        hi.fill(0);
+        true
+    }
+
     /// Optional: what [`TripleSource::load_bytes`] writes for part `part` of the triples
     /// `start .. start + k`, all inside the source, borrowed from where the source stores
     /// them as such bytes; `None` (the default): the caller loads them.
@@ -503,6 +519,11 @@ impl<'a, V: VerifyField> Concat<'a, V> {
         bytes(lo) && hi.is_none_or(bytes)
     }
 
+    /// Whether every part has a word form ([`TripleSource::load_words`]).
+    fn has_words(&self) -> bool {
+        self.0.iter().all(|s| s.load_words(0, 0, &mut [], &mut []))
+    }
+
     /// [`TripleSource::load_bytes`] from the parts that overlap the range, for a
     /// concatenation already known to have bytes ([`Concat::has_bytes`]).
     fn load_parts(&self, part: usize, start: usize, out: &mut [u8]) {
@@ -594,6 +615,17 @@ impl<V: VerifyField> TripleSource<V> for Concat<'_, V> {
             }
             None => false,
         }
+    }
+
+    /// Pieced together from the parts, if every part has words (or bytes).
+    fn load_words(&self, part: usize, start: usize, lo: &mut [u8], hi: &mut [u8]) -> bool {
+        if !self.has_words() {
+            return false;
+        }
+        for (s, offset, r) in self.overlaps(start, lo.len()) {
+            s.load_words(part, offset, &mut lo[r.clone()], &mut hi[r]);
+        }
+        true
     }
 
     /// Pieced together from the parts, if every part has bytes.
@@ -842,6 +874,10 @@ impl<V: VerifyField> TripleSource<V> for Window<'_, V> {
 
     fn load_bytes(&self, part: usize, start: usize, out: &mut [u8]) -> bool {
         self.src.load_bytes(part, self.off + start, out)
+    }
+
+    fn load_words(&self, part: usize, start: usize, lo: &mut [u8], hi: &mut [u8]) -> bool {
+        self.src.load_words(part, self.off + start, lo, hi)
     }
 
     fn y_bytes(&self, start: usize, out: [&mut [u8]; 2]) -> bool {

@@ -881,3 +881,190 @@ fn octal_level_matches_the_naive_reference() {
     assert!(Gf2p64::octal_nodes(&g64).is_none());
     assert!(Gf2p64::octal_nodes(&Concat(vec![&g8, &g64, &g4])).is_none());
 }
+
+/// Triples in the tower `GF(2^16) = GF(2^8)[t]` given by their coordinates (`[lo, hi]` per
+/// part `x_1, x_2, y_1, y_2, z_1, z_2`), lifted by `E_16`: a source with a word form and no
+/// byte form, as the gf4p4 relations are.
+pub(super) struct Words(pub(super) [[Vec<u8>; 2]; 6]);
+
+impl TripleSource<Gf2p64> for Words {
+    fn len(&self) -> usize {
+        self.0[0][0].len()
+    }
+
+    fn lift(&self, start: usize, parts: Parts, out: &mut LiftedTriples<Gf2p64>) {
+        use triskele_field::embed::e16;
+        let count = if parts == Parts::Xyz { 6 } else { 4 };
+        let LiftedTriples { x, y, z } = out;
+        let dsts = [
+            &mut x.first,
+            &mut x.second,
+            &mut y.first,
+            &mut y.second,
+            &mut z.first,
+            &mut z.second,
+        ];
+        for (p, d) in dsts.into_iter().enumerate().take(count) {
+            for (i, o) in d.iter_mut().enumerate() {
+                let k = start + i;
+                *o = match (self.0[p][0].get(k), self.0[p][1].get(k)) {
+                    (Some(l), Some(h)) => e16(*l, *h),
+                    _ => Gf2p64::ZERO,
+                };
+            }
+        }
+    }
+
+    fn load_words(&self, part: usize, start: usize, lo: &mut [u8], hi: &mut [u8]) -> bool {
+        let n = lo.len();
+        lo.copy_from_slice(&self.0[part][0][start..start + n]);
+        hi.copy_from_slice(&self.0[part][1][start..start + n]);
+        true
+    }
+}
+
+/// Random words (mostly wrong triples).
+fn random_words(n: usize, seed: u64) -> Words {
+    use rand::{RngCore, SeedableRng};
+    let mut rng = rand_chacha::ChaCha20Rng::seed_from_u64(seed);
+    Words(core::array::from_fn(|_| {
+        core::array::from_fn(|_| {
+            let mut v = vec![0u8; n];
+            rng.fill_bytes(&mut v);
+            v
+        })
+    }))
+}
+
+/// The word form of the k-ary first level (runs that mix bytes with `GF(2^16)` relations)
+/// equals the naive reference, alone and concatenated with byte sources.
+#[test]
+fn octal_level_on_words_matches_the_naive_reference() {
+    fn check(src: &dyn TripleSource<Gf2p64>, seed: u64) {
+        assert!(Gf2p64::octal_nodes(src).is_some(), "length {}", src.len());
+        let mut key = [0u8; 16];
+        key[..8].copy_from_slice(&seed.to_le_bytes());
+        let s = random_coins::<Gf2p64>(1, seed)[0];
+        let (want_sums, want_fold) = naive_octal(src, &key, s);
+        let b = src.len().div_ceil(8);
+        let beta = octal::octal_columns::<Gf2p64>(&key);
+        let mut a = random_coins::<Gf2p64>(b, seed + 1);
+        let sums = Gf2p64::octal_sums(src, &key, &beta, &mut a).expect("words");
+        assert!(sums[..2] == want_sums[..2], "z, length {}", src.len());
+        assert!(sums[2..] == want_sums[3..], "Q, length {}", src.len());
+        let mut out: [Vec<Gf2p64>; 4] =
+            core::array::from_fn(|t| random_coins::<Gf2p64>(b, seed + 2 + t as u64));
+        assert!(Gf2p64::octal_fold(
+            src,
+            &a,
+            s,
+            out.each_mut().map(|v| &mut v[..])
+        ));
+        assert!(out == want_fold, "fold, length {}", src.len());
+    }
+    let w = random_words(OCTAL_MIN_LEN + 5, 21);
+    assert!(!w.load_bytes(0, 0, &mut []));
+    check(&w, 21);
+    let g8 = random_triples::<triskele_field::Gf2p8>(30_001, 22);
+    let w2 = random_words(20_000, 23);
+    let g4 = random_triples::<triskele_field::Gf2p4>(20_003, 24);
+    let cat = Concat(vec![&g8, &w2, &g4]);
+    assert!(!cat.load_bytes(0, 0, &mut []));
+    check(&cat, 25);
+    // Without either form (a GF(2^64) part): no k-ary level.
+    let g64 = random_triples::<Gf2p64>(100, 26);
+    assert!(Gf2p64::octal_nodes(&Concat(vec![&g8, &w2, &g64, &g4])).is_none());
+}
+
+/// Dealt word triples (`z = x y` in the tower, plus `errors`), each party's as a [`Words`]
+/// source; the planes are dealt apart (sharing is linear, so this shares the words).
+fn dealt_words(n: usize, errors: &[(usize, (u8, u8))], seed: u64) -> [Words; 3] {
+    use rand::{RngCore, SeedableRng};
+    use triskele_field::embed::mul16;
+    use triskele_field::Gf2p8;
+    let mut rng = rand_chacha::ChaCha20Rng::seed_from_u64(seed);
+    let mut plane = || {
+        let mut v = vec![0u8; n];
+        rng.fill_bytes(&mut v);
+        v
+    };
+    let (xl, xh, yl, yh) = (plane(), plane(), plane(), plane());
+    let (mut zl, mut zh) = (vec![0u8; n], vec![0u8; n]);
+    for k in 0..n {
+        (zl[k], zh[k]) = mul16((xl[k], xh[k]), (yl[k], yh[k]));
+    }
+    for (k, (l, h)) in errors {
+        zl[*k] ^= l;
+        zh[*k] ^= h;
+    }
+    let deal = |v: &[u8], rng: &mut rand_chacha::ChaCha20Rng| {
+        let v: Vec<Gf2p8> = v.iter().map(|b| Gf2p8(*b)).collect();
+        triskele_share::deal(&v, rng)
+    };
+    let planes = [&xl, &xh, &yl, &yh, &zl, &zh].map(|p| deal(p, &mut rng));
+    core::array::from_fn(|i| {
+        let comp = |p: usize, second: bool| -> Vec<u8> {
+            let r = &planes[p][i];
+            let v = if second { &r.second } else { &r.first };
+            v.iter().map(|g| g.0).collect()
+        };
+        // Parts x_1, x_2, y_1, y_2, z_1, z_2, each [lo, hi].
+        Words(core::array::from_fn(|part| {
+            let (which, second) = (part / 2, part % 2 == 1);
+            [comp(2 * which, second), comp(2 * which + 1, second)]
+        }))
+    })
+}
+
+/// Through the network: honest word triples recorded next to byte triples pass the check
+/// (whose run takes the k-ary level on words), and one wrong word triple, in its low or high
+/// byte, makes every party abort.
+#[test]
+fn word_triples_verify_and_a_planted_error_aborts() {
+    use std::sync::Arc;
+    use triskele_field::Gf2p8;
+    let n = 50_000;
+    for (trial, errors) in [
+        vec![],
+        vec![(0, (1, 0))],
+        vec![(n - 1, (0, 0x80))],
+        vec![(31_337, (3, 5))],
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let words = dealt_words(n, &errors, 40 + trial as u64);
+        let words = &words;
+        let res = three(|mut party| {
+            let i = party.id().index();
+            let x = party.random_rss::<Gf2p8>(30_000);
+            let y = party.random_rss::<Gf2p8>(30_000);
+            party.mul(&x, &y)?;
+            let w = &words[i];
+            let copy = Words(core::array::from_fn(|p| {
+                [w.0[p][0].clone(), w.0[p][1].clone()]
+            }));
+            party.model().record_source(Arc::new(copy));
+            party.set_phase(crate::Phase::Finalize);
+            party.verify_recorded()?;
+            Ok::<_, EngineError>(
+                party
+                    .net()
+                    .stats()
+                    .get(crate::Phase::Finalize)
+                    .prev
+                    .bytes_sent,
+            )
+        });
+        // The k-ary level on words: 80,000 triples, ℓ' = ⌈log2 10,000⌉ = 14 halvings after it.
+        for r in res {
+            match errors.is_empty() {
+                true => assert_eq!(r.expect("honest"), 112 + 16 * 14 + 16 + 32),
+                false => assert!(
+                    matches!(r, Err(EngineError::Abort(_))),
+                    "trial {trial}: {r:?}"
+                ),
+            }
+        }
+    }
+}
