@@ -28,9 +28,10 @@
 //!    vectors to `f_j(s)`, `g_j(s)` and the claim to `H(s)` (Lagrange on `0, 1, u`).
 //!
 //!    \[DEV\] A run of at least [`OCTAL_MIN_LEN`]` = 2^16` triples that all have a byte form
-//!    (`GF(2^8)`, `GF(2^4)`, the tower field, bit-sliced bits, the packed ohv relations; so
-//!    the finalize check of mal-chida-rec-check, mal-gf4-circuit and mal-lut256-ss(-opt) from
-//!    about 100 blocks on) instead starts with one **k-ary level** (`k = 8`, module `octal`):
+//!    (`GF(2^8)`, `GF(2^4)`, the tower field, bit-sliced bits, the packed ohv and bit-string
+//!    relations) or a word form in `GF(2^16) = GF(2^8)[t]` (the gf4p4 relations;
+//!    [`TripleSource::load_words`]), so the finalize check of every Verify-based AES variant
+//!    from about 100 blocks on, instead starts with one **k-ary level** (`k = 8`, module `octal`):
 //!    blocks of eight triples, coefficients `a_J β_m`, a polynomial `Q` of degree 14 given by
 //!    its values at the 15 nodes `E_8(0) .. E_8(14)`, of which 14 are reshared (112 bytes to
 //!    `P_{i-1}`), and one coin `s` that folds the claim to length `⌈L/8⌉`; the halvings

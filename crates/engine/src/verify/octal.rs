@@ -1,5 +1,6 @@
 //! The k-ary first level of `Verify` (`k = 8`), for large runs whose triples all have a
-//! byte form (`GF(2^8)` and the fields embedded in it; [`TripleSource::load_bytes`]).
+//! byte form (`GF(2^8)` and the fields embedded in it; [`TripleSource::load_bytes`]) or a word
+//! form (`GF(2^16)`, which contains `GF(2^8)`; [`TripleSource::load_words`]).
 //!
 //! # The step
 //!
@@ -22,6 +23,17 @@
 //! F_J(s)` and `y'_J = G_J(s)`: one byte map per entry (`E_8` scaled by the Lagrange
 //! coefficient `ℓ_m(s)` of the data nodes) and one product per block. The halving of
 //! PROTOCOLS.md §5.4 follows on the vectors of length `B`.
+//!
+//! # Words
+//!
+//! If some triple has no byte form (the gf4p4 relations, which hold in `GF(2^16)`), every
+//! triple is taken by its coordinates `lo + hi t` in the tower `GF(2^8)[t]/(t^2 + t + c)`
+//! (`triskele_field::embed::e16`: `E_16(lo + hi t) = E_8(lo) + E_8(hi) T`). The nodes and the
+//! Lagrange coefficients between them lie in `GF(2^8)`, so the values at the extra nodes are
+//! the same byte maps on the low and the high bytes; a product in the tower is three products
+//! in `GF(2^8)` (`triskele_field::embed::mul16`); a sum `Σ a_J E_16(w_J)` is the bit sums of
+//! the low bytes by `E_8` plus those of the high bytes by `E_8 · T`; and the fold maps the 16
+//! bytes of a block's eight words. The messages are the same.
 //!
 //! # Cost and soundness
 //!
