@@ -148,14 +148,21 @@ fn honest_byte_runs_take_the_octal_level_with_the_documented_bytes() {
     }
 }
 
-/// One error in a run that takes the k-ary first level, in each row of the blocks, at block
-/// boundaries and in the last, partial block: every party aborts.
+/// One error in a run that takes the k-ary first level, at the ends, on both sides of a
+/// chunk of 8,192 triples (1,024 blocks of eight), in the middle rows of a chunk and in the
+/// last, partial chunk: every party aborts.
 #[test]
 fn planted_errors_in_octal_runs_abort() {
     let n: usize = 70_001;
-    let b = n.div_ceil(8);
     let mut rng = ChaCha20Rng::seed_from_u64(23);
-    let mut positions = vec![0, b - 1, b, 3 * b + 7, 7 * b, n - 1];
+    let mut positions = vec![
+        0,
+        8191,
+        8192,
+        3 * 8192 + 4 * 1024 + 7,
+        8 * 8192 + 3000,
+        n - 1,
+    ];
     positions.push(rng.random_range(0..n));
     for (trial, pos) in positions.into_iter().enumerate() {
         let e = Gf2p8(1 << (trial % 8));

@@ -138,6 +138,15 @@ pub trait TripleSource<V>: Sync {
         true
     }
 
+    /// Whether the triples `start .. start + len` (inside the source) have a byte form
+    /// ([`TripleSource::load_bytes`]); the default: whether the source has one. A
+    /// concatenation answers for the parts the range covers, so that the k-ary first level can
+    /// take the byte path for ranges of byte triples in a run that also holds words.
+    fn range_has_bytes(&self, start: usize, len: usize) -> bool {
+        let _ = (start, len);
+        self.load_bytes(0, 0, &mut [])
+    }
+
     /// Optional: what [`TripleSource::load_bytes`] writes for part `part` of the triples
     /// `start .. start + k`, all inside the source, borrowed from where the source stores
     /// them as such bytes; `None` (the default): the caller loads them.
@@ -617,6 +626,11 @@ impl<V: VerifyField> TripleSource<V> for Concat<'_, V> {
         }
     }
 
+    fn range_has_bytes(&self, start: usize, len: usize) -> bool {
+        self.overlaps(start, len)
+            .all(|(s, offset, r)| s.range_has_bytes(offset, r.len()))
+    }
+
     /// Pieced together from the parts, if every part has words (or bytes).
     fn load_words(&self, part: usize, start: usize, lo: &mut [u8], hi: &mut [u8]) -> bool {
         if !self.has_words() {
@@ -878,6 +892,10 @@ impl<V: VerifyField> TripleSource<V> for Window<'_, V> {
 
     fn load_words(&self, part: usize, start: usize, lo: &mut [u8], hi: &mut [u8]) -> bool {
         self.src.load_words(part, self.off + start, lo, hi)
+    }
+
+    fn range_has_bytes(&self, start: usize, len: usize) -> bool {
+        self.src.range_has_bytes(self.off + start, len)
     }
 
     fn y_bytes(&self, start: usize, out: [&mut [u8]; 2]) -> bool {

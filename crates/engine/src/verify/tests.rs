@@ -788,6 +788,7 @@ fn naive_octal(
         })
     };
     let get = |v: &Vec<Gf2p64>, k: usize| v.get(k).copied().unwrap_or(Gf2p64::ZERO);
+    let words = octal::as_words(src);
     let parts = [
         &t.x.first,
         &t.x.second,
@@ -806,14 +807,14 @@ fn naive_octal(
     // F of part p of block j at node n (or at s for n = 15).
     let at = |p: usize, j: usize, n: usize| {
         (0..8).fold(Gf2p64::ZERO, |acc, m| {
-            acc + table[n][m] * get(parts[p], m * b + j)
+            acc + table[n][m] * get(parts[p], octal::entry(total, j, m, words))
         })
     };
     let mut out = [Gf2p64::ZERO; 17];
     for (j, aj) in a.iter().enumerate() {
         for (m, bm) in beta.iter().enumerate() {
-            out[0] += *aj * *bm * get(parts[4], m * b + j);
-            out[1] += *aj * *bm * get(parts[5], m * b + j);
+            out[0] += *aj * *bm * get(parts[4], octal::entry(total, j, m, words));
+            out[1] += *aj * *bm * get(parts[5], octal::entry(total, j, m, words));
         }
         for (n, o) in out[2..].iter_mut().enumerate() {
             let f = [0, 1, 2, 3].map(|p| at(p, j, n));
