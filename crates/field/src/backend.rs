@@ -721,26 +721,37 @@ pub(crate) fn embed_byte_sums<const N: usize>(
     if let ByteOps::Gfni512(g) = byte_ops(be) {
         done = gfni::embed_bytes_sum_512(g, t, src, &mut dst[..n]);
     }
-    // The tail (and every other backend): pairs of maps, summed 64 elements at a time.
-    let mut tmp = [0u64; 64];
-    let mut off = done;
-    while off < n {
-        let k = (n - off).min(tmp.len());
-        let d = &mut dst[off..off + k];
+    // The tail (and every other backend): pairs of maps, summed.
+    sums_by_pairs::<u64, N, 64>(src, &mut dst[done..n], done, |i, a, b, out| match b {
+        Some(b) => embed_byte_pairs(be, [t[i], t[i + 1]], a, b, out),
+        None => embed_bytes(be, t[i], a, out),
+    });
+}
+
+/// `dst = Σ_i f_i(src_i[off + k])` for the maps' pair sums `pair(i, a_i, a_{i+1}, out)` (`None`
+/// for the last map of an odd `N`), `C` elements at a time; `dst` starts at `off` of the
+/// sources.
+fn sums_by_pairs<T, const N: usize, const C: usize>(
+    src: [&[u8]; N],
+    dst: &mut [T],
+    off: usize,
+    pair: impl Fn(usize, &[u8], Option<&[u8]>, &mut [T]),
+) where
+    T: Copy + Default + core::ops::BitXorAssign,
+{
+    let mut tmp = [T::default(); C];
+    for (c, d) in dst.chunks_mut(C).enumerate() {
+        let (from, k) = (off + c * C, d.len());
         for i in (0..N).step_by(2) {
             let out = &mut tmp[..k];
-            let a = &src[i][off..off + k];
-            match src.get(i + 1) {
-                Some(b) => embed_byte_pairs(be, [t[i], t[i + 1]], a, &b[off..off + k], out),
-                None => embed_bytes(be, t[i], a, out),
-            }
+            let b = src.get(i + 1).map(|b| &b[from..from + k]);
+            pair(i, &src[i][from..from + k], b, out);
             if i == 0 {
                 d.copy_from_slice(out);
             } else {
-                d.iter_mut().zip(out.iter()).for_each(|(d, x)| *d ^= x);
+                d.iter_mut().zip(out.iter()).for_each(|(d, x)| *d ^= *x);
             }
         }
-        off += k;
     }
 }
 
@@ -758,26 +769,10 @@ pub(crate) fn linear_apply_sum<const N: usize>(
     if let ByteOps::Gfni512(g) = byte_ops(be) {
         done = gfni::linear_apply_sum_512(g, maps, src, &mut dst[..n]);
     }
-    let mut tmp = [0u8; 256];
-    let mut off = done;
-    while off < n {
-        let k = (n - off).min(tmp.len());
-        let d = &mut dst[off..off + k];
-        for i in (0..N).step_by(2) {
-            let out = &mut tmp[..k];
-            let a = &src[i][off..off + k];
-            match src.get(i + 1) {
-                Some(b) => linear_apply_pair(be, [maps[i], maps[i + 1]], a, &b[off..off + k], out),
-                None => linear_apply(be, maps[i], a, out),
-            }
-            if i == 0 {
-                d.copy_from_slice(out);
-            } else {
-                d.iter_mut().zip(out.iter()).for_each(|(d, x)| *d ^= x);
-            }
-        }
-        off += k;
-    }
+    sums_by_pairs::<u8, N, 256>(src, &mut dst[done..n], done, |i, a, b, out| match b {
+        Some(b) => linear_apply_pair(be, [maps[i], maps[i + 1]], a, b, out),
+        None => linear_apply(be, maps[i], a, out),
+    });
 }
 
 /// `Σ_i c_i (f(a_i) [+ g(b_i)])` in GF(2^64) over the common prefix (`[f, g] = t`; `g` is

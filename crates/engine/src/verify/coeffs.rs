@@ -11,41 +11,35 @@ pub const COEFF_CHUNK: usize = 1 << 11;
 /// coefficients, products) stays in the first- or second-level cache.
 pub(super) const SUB: usize = 1024;
 
-/// The AES-128 key of coefficient chunk `chunk`: `SHA-256(label ‖ seed ‖ chunk)`, first 16
-/// bytes.
-pub(super) fn chunk_key(seed: &[u8; 16], chunk: usize) -> [u8; 16] {
+/// `SHA-256(label ‖ seed ‖ suffix)`, first 16 bytes: an AES-128 key drawn from the seed.
+fn seed_key(label: &[u8], seed: &[u8; 16], suffix: &[u8]) -> [u8; 16] {
     let digest = Sha256::new()
-        .chain_update(b"triskele verify coefficients")
+        .chain_update(label)
         .chain_update(seed)
-        .chain_update((chunk as u64).to_le_bytes())
+        .chain_update(suffix)
         .finalize();
     let mut key = [0u8; 16];
     key.copy_from_slice(&digest[..16]);
     key
+}
+
+/// The AES-128 key of coefficient chunk `chunk`: `SHA-256(label ‖ seed ‖ chunk)`, first 16
+/// bytes.
+pub(super) fn chunk_key(seed: &[u8; 16], chunk: usize) -> [u8; 16] {
+    let chunk = (chunk as u64).to_le_bytes();
+    seed_key(b"triskele verify coefficients", seed, &chunk)
 }
 
 /// The AES-128 key of the column factors `b` (product coefficients):
 /// `SHA-256(label ‖ seed)`, first 16 bytes.
 pub(super) fn column_key(seed: &[u8; 16]) -> [u8; 16] {
-    let digest = Sha256::new()
-        .chain_update(b"triskele verify column factors")
-        .chain_update(seed)
-        .finalize();
-    let mut key = [0u8; 16];
-    key.copy_from_slice(&digest[..16]);
-    key
+    seed_key(b"triskele verify column factors", seed, &[])
 }
 
 /// The AES-128 key of the factors `β_1 .. β_7` of the k-ary first level (module `octal`):
 /// `SHA-256(label ‖ seed)`, first 16 bytes.
 pub(super) fn octal_key(seed: &[u8; 16]) -> [u8; 16] {
-    let digest = Sha256::new()
-        .chain_update(b"triskele verify octal factors")
-        .chain_update(seed)
-        .finalize();
-    let mut key = [0u8; 16];
-    key.copy_from_slice(&digest[..16]);
-    key
+    seed_key(b"triskele verify octal factors", seed, &[])
 }
 
 /// The step-1 coefficients of one run of `Verify`, from its tossed seed. With

@@ -839,31 +839,34 @@ fn naive_octal(
 /// The k-ary first level's streamed sums and fold equal the naive reference, for byte
 /// sources of every kind and lengths that end inside a block and inside a work block; a
 /// source without bytes does not take it.
+/// The k-ary first level's sums and fold of `src` equal [`naive_octal`] (its vectors and
+/// coefficients filled with other values first: the level writes every element).
+fn check_octal(src: &dyn TripleSource<Gf2p64>, seed: u64) {
+    assert!(Gf2p64::octal_nodes(src).is_some(), "length {}", src.len());
+    let mut key = [0u8; 16];
+    key[..8].copy_from_slice(&seed.to_le_bytes());
+    let s = random_coins::<Gf2p64>(1, seed)[0];
+    let (want_sums, want_fold) = naive_octal(src, &key, s);
+    let b = src.len().div_ceil(8);
+    let beta = octal::octal_columns::<Gf2p64>(&key);
+    let mut a = random_coins::<Gf2p64>(b, seed + 1);
+    let sums = Gf2p64::octal_sums(src, &key, &beta, &mut a).expect("bytes or words");
+    assert!(sums[..2] == want_sums[..2], "z, length {}", src.len());
+    assert!(sums[2..] == want_sums[3..], "Q, length {}", src.len());
+    let mut out: [Vec<Gf2p64>; 4] =
+        core::array::from_fn(|t| random_coins::<Gf2p64>(b, seed + 2 + t as u64));
+    assert!(Gf2p64::octal_fold(
+        src,
+        &a,
+        s,
+        out.each_mut().map(|v| &mut v[..])
+    ));
+    assert!(out == want_fold, "fold, length {}", src.len());
+}
+
 #[test]
 fn octal_level_matches_the_naive_reference() {
-    fn check(src: &dyn TripleSource<Gf2p64>, seed: u64) {
-        assert!(Gf2p64::octal_nodes(src).is_some(), "length {}", src.len());
-        let mut key = [0u8; 16];
-        key[..8].copy_from_slice(&seed.to_le_bytes());
-        let s = random_coins::<Gf2p64>(1, seed)[0];
-        let (want_sums, want_fold) = naive_octal(src, &key, s);
-        let b = src.len().div_ceil(8);
-        let beta = octal::octal_columns::<Gf2p64>(&key);
-        // Filled with other values first: the level writes every element.
-        let mut a = random_coins::<Gf2p64>(b, seed + 1);
-        let sums = Gf2p64::octal_sums(src, &key, &beta, &mut a).expect("bytes");
-        assert!(sums[..2] == want_sums[..2], "z, length {}", src.len());
-        assert!(sums[2..] == want_sums[3..], "Q, length {}", src.len());
-        let mut out: [Vec<Gf2p64>; 4] =
-            core::array::from_fn(|t| random_coins::<Gf2p64>(b, seed + 2 + t as u64));
-        assert!(Gf2p64::octal_fold(
-            src,
-            &a,
-            s,
-            out.each_mut().map(|v| &mut v[..])
-        ));
-        assert!(out == want_fold, "fold, length {}", src.len());
-    }
+    let check = check_octal;
     check(
         &random_triples::<triskele_field::Gf2p8>(OCTAL_MIN_LEN, 1),
         1,
@@ -941,28 +944,7 @@ fn random_words(n: usize, seed: u64) -> Words {
 /// equals the naive reference, alone and concatenated with byte sources.
 #[test]
 fn octal_level_on_words_matches_the_naive_reference() {
-    fn check(src: &dyn TripleSource<Gf2p64>, seed: u64) {
-        assert!(Gf2p64::octal_nodes(src).is_some(), "length {}", src.len());
-        let mut key = [0u8; 16];
-        key[..8].copy_from_slice(&seed.to_le_bytes());
-        let s = random_coins::<Gf2p64>(1, seed)[0];
-        let (want_sums, want_fold) = naive_octal(src, &key, s);
-        let b = src.len().div_ceil(8);
-        let beta = octal::octal_columns::<Gf2p64>(&key);
-        let mut a = random_coins::<Gf2p64>(b, seed + 1);
-        let sums = Gf2p64::octal_sums(src, &key, &beta, &mut a).expect("words");
-        assert!(sums[..2] == want_sums[..2], "z, length {}", src.len());
-        assert!(sums[2..] == want_sums[3..], "Q, length {}", src.len());
-        let mut out: [Vec<Gf2p64>; 4] =
-            core::array::from_fn(|t| random_coins::<Gf2p64>(b, seed + 2 + t as u64));
-        assert!(Gf2p64::octal_fold(
-            src,
-            &a,
-            s,
-            out.each_mut().map(|v| &mut v[..])
-        ));
-        assert!(out == want_fold, "fold, length {}", src.len());
-    }
+    let check = check_octal;
     let w = random_words(OCTAL_MIN_LEN + 5, 21);
     assert!(!w.load_bytes(0, 0, &mut []));
     check(&w, 21);
