@@ -120,7 +120,10 @@
 //! if other parts have none, and level 2 recomputes the folded `y` from bytes wherever the
 //! range has them (else by [`TripleSource::lift_y`], which a [`ByteSource`] now also gives).
 //!
-//! Throughput (`cargo bench -p triskele-engine --bench verify`, three parties sharing two
+//! With the k-ary first level (module `octal`; same bench, 2026-11-29, two alternating runs of
+//! the bench binaries of rev 4655739 and 6075852): 87.5 and 91.1 against 145.5 and 148.4M
+//! `GF(2^8)` triples/s at `L = 2^20`, 49.1 and 49.6 against 58.2 and 58.7M at `L = 2^16`.
+//! Earlier: throughput (`cargo bench -p triskele-engine --bench verify`, three parties sharing two
 //! cores, `L = 2^20`): 36-44M `GF(2^8)` triples/s (byte path) and 20M `GF(2^64)` triples/s
 //! (lifting path), against 16M/s for both before the fused passes (about 2.4x and 1.25x);
 //! `mal-chida-rec-check` at 100,000 blocks (`L = 6.4 · 10^7`): finalize 1.2-2.2 s instead of
