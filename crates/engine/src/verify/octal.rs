@@ -163,19 +163,20 @@ impl Rows {
                 }
                 let lo = &mut self.buf[at];
                 if avail > 0 {
-                    let ok = match words {
-                        // A byte source's words are its bytes (`hi = 0`).
-                        true => {
+                    let ok = match (words, bytes) {
+                        (true, false) => {
                             src.load_words(p, start, &mut lo[..avail], &mut self.hi[at][..avail])
                         }
-                        false => src.load_bytes(p, start, &mut lo[..avail]),
+                        // Bytes of a range that has them, also in a run with words.
+                        (true, true) => src.load_range_bytes(p, start, &mut lo[..avail]),
+                        (false, _) => src.load_bytes(p, start, &mut lo[..avail]),
                     };
                     if !ok {
                         return None;
                     }
                 }
                 lo[avail..k].fill(0);
-                if words {
+                if !bytes {
                     self.hi[at][avail..k].fill(0);
                 }
             }

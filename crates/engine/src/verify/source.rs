@@ -138,6 +138,13 @@ pub trait TripleSource<V>: Sync {
         true
     }
 
+    /// [`TripleSource::load_bytes`] for a range whose triples all have a byte form
+    /// ([`TripleSource::range_has_bytes`]), also in a concatenation whose other parts have
+    /// none; `false` if they do not. The default is [`TripleSource::load_bytes`].
+    fn load_range_bytes(&self, part: usize, start: usize, out: &mut [u8]) -> bool {
+        self.load_bytes(part, start, out)
+    }
+
     /// Whether the triples `start .. start + len` (inside the source) have a byte form
     /// ([`TripleSource::load_bytes`]); the default: whether the source has one. A
     /// concatenation answers for the parts the range covers, so that the k-ary first level can
@@ -631,6 +638,11 @@ impl<V: VerifyField> TripleSource<V> for Concat<'_, V> {
             .all(|(s, offset, r)| s.range_has_bytes(offset, r.len()))
     }
 
+    fn load_range_bytes(&self, part: usize, start: usize, out: &mut [u8]) -> bool {
+        self.overlaps(start, out.len())
+            .all(|(s, offset, r)| s.load_range_bytes(part, offset, &mut out[r]))
+    }
+
     /// Pieced together from the parts, if every part has words (or bytes).
     fn load_words(&self, part: usize, start: usize, lo: &mut [u8], hi: &mut [u8]) -> bool {
         if !self.has_words() {
@@ -896,6 +908,10 @@ impl<V: VerifyField> TripleSource<V> for Window<'_, V> {
 
     fn range_has_bytes(&self, start: usize, len: usize) -> bool {
         self.src.range_has_bytes(self.off + start, len)
+    }
+
+    fn load_range_bytes(&self, part: usize, start: usize, out: &mut [u8]) -> bool {
+        self.src.load_range_bytes(part, self.off + start, out)
     }
 
     fn y_bytes(&self, start: usize, out: [&mut [u8]; 2]) -> bool {
