@@ -71,7 +71,7 @@ use std::sync::Arc;
 
 use triskele_engine::verify::ByteSource;
 use triskele_engine::{EngineError, Malicious, Party, SecurityModel};
-use triskele_field::{Bits16, Gf2p8};
+use triskele_field::{Bits16, Gf2p4, Gf2p8, LinearMap8};
 use triskele_share::{PartyId, RssVec};
 
 use super::gf4_circuit::Gf4p4Relations;
@@ -133,14 +133,20 @@ impl SboxProtocol<Malicious> for MalLut16 {
             second: r.second[layer.used.clone()].to_vec(),
         };
         p.add_constant(party.id(), &layer.c);
-        let (ls, sq) = (NibbleLinear::LAMBDA_SQUARE, NibbleLinear::SQUARE);
+        // Byte maps of the nibbles (GFNI where the CPU has it).
+        let maps = [
+            &NIBBLE,
+            &nibble_map(NibbleLinear::LAMBDA_SQUARE),
+            &nibble_map(NibbleLinear::SQUARE),
+        ];
         for (pc, (hc, lc)) in [
             (&mut p.first, (&layer.left.first, &layer.a_l.first)),
             (&mut p.second, (&layer.left.second, &layer.a_l.second)),
         ] {
-            for ((o, h), l) in pc.iter_mut().zip(&hc[..m]).zip(lc) {
-                o.0 ^= ls.get(*h) ^ sq.get(*l);
-            }
+            let mut out = vec![0u8; m];
+            let bytes = Gf2p4::slice_as_bytes;
+            LinearMap8::apply_sum_bytes(maps, [bytes(pc), bytes(&hc[..m]), bytes(lc)], &mut out);
+            *pc = Gf2p4::vec_from_bytes(out);
         }
         Gf4p4Relations::new(&layer.left, &layer.a_l, &layer.vinv, &p, &layer.b).record(party);
         *x = layer.output();
@@ -151,6 +157,23 @@ impl SboxProtocol<Malicious> for MalLut16 {
     fn finalize(&mut self, party: &mut Party<Malicious>) -> Result<(), EngineError> {
         party.verify_recorded()
     }
+}
+
+/// `x ↦ x` on the low nibble of a byte (the high nibble ignored).
+const NIBBLE: LinearMap8 = LinearMap8::from_basis_images([1, 2, 4, 8, 0, 0, 0, 0]);
+
+/// A map of `GF(2^4)` as a byte map of the low nibble (the high nibble ignored).
+const fn nibble_map(f: NibbleLinear) -> LinearMap8 {
+    LinearMap8::from_basis_images([
+        f.get(Gf2p4(1)),
+        f.get(Gf2p4(2)),
+        f.get(Gf2p4(4)),
+        f.get(Gf2p4(8)),
+        0,
+        0,
+        0,
+        0,
+    ])
 }
 
 /// One recursion step of Protocol 5 on bit-sliced words (`w` words per entry, entry `j` at
