@@ -134,11 +134,7 @@ impl SboxProtocol<Malicious> for MalLut16 {
         };
         p.add_constant(party.id(), &layer.c);
         // Byte maps of the nibbles (GFNI where the CPU has it).
-        let maps = [
-            &NIBBLE,
-            &nibble_map(NibbleLinear::LAMBDA_SQUARE),
-            &nibble_map(NibbleLinear::SQUARE),
-        ];
+        let maps = [&NIBBLE, &NIBBLE_LAMBDA_SQUARE, &NIBBLE_SQUARE];
         for (pc, (hc, lc)) in [
             (&mut p.first, (&layer.left.first, &layer.a_l.first)),
             (&mut p.second, (&layer.left.second, &layer.a_l.second)),
@@ -161,6 +157,10 @@ impl SboxProtocol<Malicious> for MalLut16 {
 
 /// `x ↦ x` on the low nibble of a byte (the high nibble ignored).
 const NIBBLE: LinearMap8 = LinearMap8::from_basis_images([1, 2, 4, 8, 0, 0, 0, 0]);
+
+/// `x ↦ λ x^2` and `x ↦ x^2` as byte maps of the low nibble ([`nibble_map`]).
+const NIBBLE_LAMBDA_SQUARE: LinearMap8 = nibble_map(NibbleLinear::LAMBDA_SQUARE);
+const NIBBLE_SQUARE: LinearMap8 = nibble_map(NibbleLinear::SQUARE);
 
 /// A map of `GF(2^4)` as a byte map of the low nibble (the high nibble ignored).
 const fn nibble_map(f: NibbleLinear) -> LinearMap8 {

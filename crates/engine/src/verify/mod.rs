@@ -473,13 +473,24 @@ impl VerifyField for FpRt {
     }
 }
 
+/// The Lagrange coefficients `ℓ_j(s)` of the nodes `nodes` (distinct): `Σ_j ℓ_j(s) f(nodes[j])
+/// = f(s)` for every polynomial `f` of degree below `N`.
+fn lagrange<V: Field, const N: usize>(nodes: &[V; N], s: V) -> [V; N] {
+    core::array::from_fn(|j| {
+        let (mut num, mut den) = (V::ONE, V::ONE);
+        for (i, n) in nodes.iter().enumerate() {
+            if i != j {
+                num *= s - *n;
+                den *= nodes[j] - *n;
+            }
+        }
+        num * den.inverse()
+    })
+}
+
 /// `[[H(s)]]` from `[[H(0)]]`, `[[H(1)]]`, `[[H(u)]]` (Lagrange on the nodes `0, 1, u`).
 fn interpolate<V: VerifyField>(h: [&RssVec<V>; 3], s: V) -> RssVec<V> {
-    let u = V::node();
-    let one = V::ONE;
-    let l0 = (s - one) * (s - u) * u.inverse();
-    let l1 = s * (s - u) * (one - u).inverse();
-    let lu = s * (s - one) * (u * (u - one)).inverse();
+    let [l0, l1, lu] = lagrange(&[V::ZERO, V::ONE, V::node()], s);
     let comb = |k: usize, second: bool| {
         let pick = |r: &RssVec<V>| if second { r.second[k] } else { r.first[k] };
         l0 * pick(h[0]) + l1 * pick(h[1]) + lu * pick(h[2])
@@ -653,7 +664,7 @@ fn octal_level<'a, V: VerifyField, M: SecurityModel>(
     } = first;
     let q = party.additive_to_rss(sums[2..].to_vec(), ReshareTo::Prev)?;
     let s = party.coins_in::<V>(1)?[0];
-    let lambda = octal::lagrange(&nodes, s);
+    let lambda = lagrange(&nodes, s);
     // Per component: Q(α_0) from the claim, then Q(s).
     let at_s = |z: V, q: &[V]| {
         let q0 = (1..octal::K).fold(z, |acc, m| acc - beta[m] * q[m - 1]);

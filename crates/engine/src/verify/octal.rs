@@ -55,7 +55,7 @@ use triskele_field::{Bulk, Field, Gf2p64, Gf2p8, LinearMap8};
 use super::bytes::lp8;
 use super::coeffs::{octal_key, Coefficients, SUB};
 use super::fold::job_ranges;
-use super::{TripleSource, VerifyField};
+use super::{lagrange, TripleSource, VerifyField};
 
 /// Entries per block (the arity of the step).
 pub(crate) const K: usize = 8;
@@ -72,20 +72,6 @@ pub(super) fn octal_columns<V: VerifyField>(seed: &[u8; 16]) -> [V; K] {
         &mut b[1..],
     );
     b
-}
-
-/// The Lagrange coefficients `ℓ_j(s)` of the nodes `nodes` (distinct).
-pub(super) fn lagrange<V: Field, const N: usize>(nodes: &[V; N], s: V) -> [V; N] {
-    core::array::from_fn(|j| {
-        let (mut num, mut den) = (V::ONE, V::ONE);
-        for (i, n) in nodes.iter().enumerate() {
-            if i != j {
-                num *= s - *n;
-                den *= nodes[j] - *n;
-            }
-        }
-        num * den.inverse()
-    })
 }
 
 /// The nodes `α_n = n` as bytes of `GF(2^8)`.
@@ -251,6 +237,9 @@ fn xor_into(dst: &mut [u8], a: &[u8], b: &[u8]) {
     LinearMap8::apply_sum_bytes([id, id], [a, b], dst);
 }
 
+/// Multiplication by the tower's `c` ([`TOWER_C`]).
+const TIMES_C: LinearMap8 = LinearMap8::mul_by(Gf2p8(TOWER_C));
+
 /// The local product `lp(x, y) = x_1 (y_1 + y_2) + x_2 y_1` in the tower `GF(2^8)[t]/(t^2 + t +
 /// c)` on planes (`[lo, hi]`; `y12 = y_1 + y_2`): with `m_0 = Σ a_0 b_0`, `m_1 = Σ a_1 b_1`,
 /// `m_2 = Σ (a_0 + a_1)(b_0 + b_1)` over the two products, `lo = m_0 + c m_1`, `hi = m_2 + m_0`
@@ -278,7 +267,7 @@ fn lp16(
     lp8(m2, s1, s2, s3, s4);
     let id = &LinearMap8::IDENTITY;
     let [lo, hi] = out;
-    LinearMap8::apply_sum_bytes([id, &LinearMap8::mul_by(Gf2p8(TOWER_C))], [m0, m1], lo);
+    LinearMap8::apply_sum_bytes([id, &TIMES_C], [m0, m1], lo);
     LinearMap8::apply_sum_bytes([id, id], [m2, m0], hi);
 }
 
@@ -451,7 +440,8 @@ pub(super) fn fold(
 ) -> bool {
     let blocks = a.len();
     let words = as_words(src);
-    let data: [Gf2p64; K] = core::array::from_fn(|m| nodes64()[m]);
+    let nodes = nodes64();
+    let data: [Gf2p64; K] = core::array::from_fn(|m| nodes[m]);
     let ell = lagrange(&data, s);
     let maps: [ByteEmbedding; K] = ell.map(|l| E8_TABLES.scaled_by(l));
     // Words: entry m's low byte by maps[m], its high byte by maps[m] times T.
