@@ -492,6 +492,23 @@ pub trait Lift: Field {
         Self::LANES == 1 && Self::to_gf2p8(&src[start..start + dst.len()], dst)
     }
 
+    /// Lanes `start .. start + len` (all in `src`) packed by eight, bit `m` of `dst[i]` =
+    /// lane `start + 8 i + m`, every other bit of `dst` zero, and `true`, for bit-sliced
+    /// `GF(2)` lifted to 0 and 1; `false` (the default, nothing written) for every other
+    /// field. Always the same answer. The packed path of the k-ary first level of `Verify`.
+    fn lanes_to_bits(src: &[Self], start: usize, len: usize, dst: &mut [u8]) -> bool {
+        let _ = (src, start, len, dst);
+        false
+    }
+
+    /// What [`Lift::lanes_to_bits`] writes for the `8 n` lanes from `start`, borrowed from
+    /// `src` where it stores them so (`start` a multiple of 8, all lanes in `src`); `None`
+    /// (the default) otherwise.
+    fn bits_in_place(src: &[Self], start: usize, n: usize) -> Option<&[u8]> {
+        let _ = (src, start, n);
+        None
+    }
+
     /// Fast path of `Verify`'s first level, pass A ([`TripleSource::pair_sums`]) for recorded
     /// triples: `None` (the default) lets the caller lift. The byte fields (`GF(2^8)`,
     /// `GF(2^4)`, the tower field) compute their products in `GF(2^8)` and lift only those.
@@ -694,6 +711,18 @@ impl Lift for Bits16 {
     fn lanes_to_gf2p8(src: &[Self], start: usize, dst: &mut [u8]) -> bool {
         Bits16::lanes_to_bytes(src, start, dst);
         true
+    }
+    /// Lanes in order, eight per byte: the words' bytes (little-endian), shifted where
+    /// `start` is not a multiple of 8.
+    fn lanes_to_bits(src: &[Self], start: usize, len: usize, dst: &mut [u8]) -> bool {
+        Bits16::lanes_to_packed(src, start, len, dst);
+        true
+    }
+    fn bits_in_place(src: &[Self], start: usize, n: usize) -> Option<&[u8]> {
+        if !start.is_multiple_of(8) {
+            return None;
+        }
+        Bits16::lanes_as_packed(src)?.get(start / 8..start / 8 + n)
     }
     // The byte path of `Verify`, one lane per triple: a bit triple is the `GF(2^8)` triple of
     // its bytes 0 or 1 (`x y = z` in `GF(2)` iff in `GF(2^8)`).

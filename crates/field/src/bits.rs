@@ -74,6 +74,57 @@ impl Bits16 {
         );
         by_lane(tail, end - tail.len());
     }
+
+    /// The lanes packed by eight, byte `i` holding lanes `8 i .. 8 i + 8` (bit `m` = lane
+    /// `8 i + m`): the words' own bytes on a little-endian target (no copy); `None` on a
+    /// big-endian one.
+    pub fn lanes_as_packed(src: &[Bits16]) -> Option<&[u8]> {
+        cfg!(target_endian = "little").then(|| cast::bits16_as_bytes(src))
+    }
+
+    /// Lanes `start .. start + len` of `src` packed by eight into `out`: bit `m` of `out[i]`
+    /// is lane `start + 8 i + m`, every other bit of `out` zero. Panics if the lanes are not
+    /// all in `src` or `out` is shorter than `⌈len/8⌉`.
+    pub fn lanes_to_packed(src: &[Bits16], start: usize, len: usize, out: &mut [u8]) {
+        let n = len.div_ceil(8);
+        assert!(
+            start
+                .checked_add(len)
+                .is_some_and(|e| e <= Self::LANES * src.len())
+                && n <= out.len(),
+            "lanes out of range"
+        );
+        let owned: Vec<u8>;
+        let bytes = match Self::lanes_as_packed(src) {
+            Some(b) => b,
+            None => {
+                owned = src.iter().flat_map(|w| w.0.to_le_bytes()).collect();
+                &owned
+            }
+        };
+        let (bytes, r) = (&bytes[start / 8..], (start % 8) as u32);
+        if r == 0 {
+            out[..n].copy_from_slice(&bytes[..n]);
+        } else {
+            // out[i] = bytes[i] >> r | bytes[i + 1] << (8 - r), eight at a time.
+            let mut i = 0;
+            while i + 8 <= n && i + 8 < bytes.len() {
+                let mut w = [0u8; 8];
+                w.copy_from_slice(&bytes[i..i + 8]);
+                let v = u64::from_le_bytes(w) >> r | u64::from(bytes[i + 8]) << (64 - r);
+                out[i..i + 8].copy_from_slice(&v.to_le_bytes());
+                i += 8;
+            }
+            let get = |i: usize| bytes.get(i).copied().unwrap_or(0);
+            for (i, o) in out[..n].iter_mut().enumerate().skip(i) {
+                *o = get(i) >> r | get(i + 1) << (8 - r);
+            }
+        }
+        if !len.is_multiple_of(8) {
+            out[n - 1] &= (1u8 << (len % 8)) - 1;
+        }
+        out[n..].fill(0);
+    }
 }
 
 impl Field for Bits16 {
@@ -194,6 +245,36 @@ mod tests {
             backend::bits_to_bytes(be, &words, &mut out);
             assert_eq!(out[..expect.len()], expect[..], "{be:?}");
             assert_eq!(out[expect.len()..], [9u8; 5], "{be:?}");
+        }
+    }
+
+    #[test]
+    fn lanes_pack_by_eight_at_any_offset() {
+        let src: Vec<Bits16> = (0..40u32)
+            .map(|k| Bits16((k.wrapping_mul(0x9e37_79b9) >> 7) as u16))
+            .collect();
+        let lane = |l: usize| src[l / 16].lane((l % 16) as u32);
+        for start in (0..64).chain([100, 301, 500]) {
+            for len in [0, 1, 7, 8, 9, 63, 64, 65, 70, 100, 120] {
+                if start + len > 16 * src.len() {
+                    continue;
+                }
+                let mut out = vec![0xa5u8; len.div_ceil(8) + 3];
+                Bits16::lanes_to_packed(&src, start, len, &mut out);
+                let expect: Vec<u8> = (0..out.len())
+                    .map(|i| {
+                        (0..8)
+                            .filter(|m| 8 * i + m < len)
+                            .fold(0u8, |b, m| b | lane(start + 8 * i + m) << m)
+                    })
+                    .collect();
+                assert_eq!(out, expect, "start {start}, len {len}");
+            }
+        }
+        if let Some(b) = Bits16::lanes_as_packed(&src) {
+            let mut out = vec![0u8; b.len()];
+            Bits16::lanes_to_packed(&src, 0, 16 * src.len(), &mut out);
+            assert_eq!(b, &out[..]);
         }
     }
 

@@ -552,6 +552,36 @@ const fn transpose_bits8(mut x: u64) -> u64 {
     x ^ t ^ (t << 28)
 }
 
+/// The sums of the coefficients over each bit plane: `out[i][b] = Σ_k c[k] · (bit b of
+/// src[i][k])` over the common prefix of `c` and all `src[i]`, on the active backend (bit sums
+/// on the 512-bit GFNI backend of a CPU with AVX-512 VBMI, see
+/// [`ByteEmbedding::inner_products`]; a masked sum elsewhere).
+pub fn bit_plane_sums<const N: usize>(c: &[Gf2p64], src: [&[u8]; N]) -> [[Gf2p64; 8]; N] {
+    bit_plane_sums_with(crate::backend::active(), c, src)
+}
+
+/// [`bit_plane_sums`] on an explicit backend.
+pub fn bit_plane_sums_with<const N: usize>(
+    be: crate::backend::Backend,
+    c: &[Gf2p64],
+    src: [&[u8]; N],
+) -> [[Gf2p64; 8]; N] {
+    let words = crate::backend::cast::gf2p64_as_words(c);
+    if let Some(sums) = crate::backend::bit_sums(be, words, src) {
+        return sums.map(|s| s.map(Gf2p64));
+    }
+    let n = src.iter().fold(c.len(), |n, s| n.min(s.len()));
+    src.map(|a| {
+        let mut out = [0u64; 8];
+        for (w, x) in words[..n].iter().zip(&a[..n]) {
+            for (b, o) in out.iter_mut().enumerate() {
+                *o ^= w & 0u64.wrapping_sub(u64::from((x >> b) & 1));
+            }
+        }
+        out.map(Gf2p64)
+    })
+}
+
 /// Whether [`ByteEmbedding::inner_products`] uses bit sums on the active backend (the 512-bit
 /// GFNI backend on a CPU with AVX-512 VBMI); elsewhere callers may prefer the fused pair
 /// forms ([`ByteEmbedding::inner_product_pair`]).

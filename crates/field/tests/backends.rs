@@ -898,6 +898,21 @@ fn byte_embeddings_agree() {
             assert_eq!(got, want4, "{be} inner products, n = {n}");
             let got = ByteEmbedding::inner_products_with(be, &ca, [(&f, src), (&g, short)]);
             assert_eq!(got, want_short, "{be} inner products, prefix {m} of {n}");
+            // The plane sums themselves, for each bit.
+            let plane = |a: &[u8], bit: usize, len: usize| {
+                (0..len)
+                    .filter(|k| (a[*k] >> bit) & 1 == 1)
+                    .fold(Gf2p64::ZERO, |s, k| s + ca[k])
+            };
+            let got = embed::bit_plane_sums_with(be, &ca, [src, short]);
+            let want: [[Gf2p64; 8]; 2] = [
+                core::array::from_fn(|bit| plane(src, bit, m)),
+                core::array::from_fn(|bit| plane(short, bit, m)),
+            ];
+            assert_eq!(got, want, "{be} plane sums, prefix {m} of {n}");
+            let got = embed::bit_plane_sums_with(be, &ca, [src]);
+            let want: [Gf2p64; 8] = core::array::from_fn(|bit| plane(src, bit, n));
+            assert_eq!(got, [want], "{be} plane sums, n = {n}");
         }
         // The slice embeddings of the fields go through the tables.
         let g8: Vec<Gf2p8> = src.iter().map(|b| Gf2p8(*b)).collect();

@@ -49,7 +49,7 @@
 //! ARCHITECTURE.md table) are those of the halving.
 
 use rayon::prelude::*;
-use triskele_field::embed::{e8, ByteEmbedding, E8_TABLES, TOWER_C, TOWER_T};
+use triskele_field::embed::{bit_plane_sums, e8, ByteEmbedding, E8_TABLES, TOWER_C, TOWER_T};
 use triskele_field::{Bulk, Field, Gf2p64, Gf2p8, LinearMap8};
 
 use super::bytes::lp8;
@@ -91,12 +91,30 @@ fn extra_node_maps() -> [[LinearMap8; K]; NODES - K] {
     core::array::from_fn(|e| lagrange(&data, Gf2p8((K + e) as u8)).map(LinearMap8::mul_by))
 }
 
+/// `F(α_{K+e})` for `F` of degree `< K` whose values at the data nodes are the bits of a
+/// packed byte (bit `m` = `F(α_m)`, 0 or 1): byte maps with the Lagrange coefficients as the
+/// images of the bits.
+fn extra_node_bit_maps() -> [LinearMap8; NODES - K] {
+    let data = byte_nodes::<K>();
+    core::array::from_fn(|e| {
+        LinearMap8::from_basis_images(lagrange(&data, Gf2p8((K + e) as u8)).map(|l| l.0))
+    })
+}
+
+/// How a run's triples are taken into blocks ([`entry`]).
+pub(super) fn chunked(src: &dyn TripleSource<Gf2p64>) -> bool {
+    as_words(src) || src.has_bits()
+}
+
 /// The rows of one job: parts `0 .. 6` of the eight entries of a sub-block of blocks, as
 /// bytes (borrowed from the source where it stores them as such bytes, else loaded here) or
-/// as words (tower coordinates `lo`, `hi`, loaded here).
+/// as words (tower coordinates `lo`, `hi`, loaded here); or, for a sub-block of `GF(2)`
+/// triples, the parts packed by eight (bit `m` of byte `i` = entry `m` of block `i`).
 struct Rows {
+    chunked: bool,
     buf: Vec<[u8; SUB]>,
     hi: Vec<[u8; SUB]>,
+    packed: Vec<[u8; SUB]>,
 }
 
 /// Part `p` of entry `m` at `[m][p]`: the bytes or the words' low bytes, and the words'
@@ -107,20 +125,52 @@ struct RowViews<'a> {
 }
 
 impl Rows {
-    fn new(words: bool) -> Self {
+    fn new(src: &dyn TripleSource<Gf2p64>) -> Self {
+        let planes = |n: usize, on: bool| if on { vec![[0; SUB]; n] } else { Vec::new() };
         Rows {
-            buf: vec![[0; SUB]; K * 6],
-            hi: if words {
-                vec![[0; SUB]; K * 6]
-            } else {
-                Vec::new()
-            },
+            chunked: chunked(src),
+            buf: planes(K * 6, true),
+            hi: planes(K * 6, as_words(src)),
+            packed: planes(6, src.has_bits()),
         }
     }
 
+    /// Parts `0 .. count` of the blocks `j .. j + k` (a sub-block of a chunked run) packed
+    /// by eight, if its triples `8 j .. 8 j + 8 k` (those in the source) are all `GF(2)`
+    /// triples ([`TripleSource::load_bits`]): borrowed where the source stores them so, else
+    /// loaded here; later parts empty. `None` if they are not.
+    fn load_packed<'a>(
+        &'a mut self,
+        src: &'a dyn TripleSource<Gf2p64>,
+        j: usize,
+        k: usize,
+        count: usize,
+    ) -> Option<[&'a [u8]; 6]> {
+        if !self.chunked || self.packed.is_empty() {
+            return None;
+        }
+        let first = 8 * j;
+        let n = (8 * k).min(src.len().saturating_sub(first));
+        let mut direct: [Option<&'a [u8]>; 6] = [None; 6];
+        for (p, d) in direct.iter_mut().enumerate().take(count) {
+            if n == 8 * k {
+                *d = src.bits_in_place(p, first, k);
+            }
+            if d.is_none() && !src.load_bits(p, first, n, &mut self.packed[p][..k]) {
+                return None;
+            }
+        }
+        let packed = &self.packed;
+        Some(core::array::from_fn(|p| match direct[p] {
+            Some(d) => d,
+            None if p < count => &packed[p][..k],
+            None => &[],
+        }))
+    }
+
     /// Parts `0 .. count` of entry `m` of the blocks `j .. j + k` (a sub-block of `B =
-    /// blocks`; [`entry`]: the triples `m B + j ..` of a byte run, `8 j + m k ..` of a run with
-    /// words; zero past the source, later parts empty): as bytes if they all have bytes (also
+    /// blocks`; [`entry`]: the triples `m B + j ..` of a byte run, `8 j + m k ..` of a chunked
+    /// run; zero past the source, later parts empty): as bytes if they all have bytes (also
     /// in a run with words), else as words (this job loads words); `None` if the source has
     /// neither form.
     fn load<'a>(
@@ -137,7 +187,11 @@ impl Rows {
         let bytes = !words || src.range_has_bytes(first, (8 * k).min(len - first));
         let mut direct: [[Option<&'a [u8]>; 6]; K] = [[None; 6]; K];
         for (m, row) in direct.iter_mut().enumerate() {
-            let start = if words { 8 * j + m * k } else { m * blocks + j };
+            let start = if self.chunked {
+                8 * j + m * k
+            } else {
+                m * blocks + j
+            };
             let avail = len.saturating_sub(start).min(k);
             for (p, d) in row.iter_mut().enumerate().take(count) {
                 let at = m * 6 + p;
@@ -184,23 +238,31 @@ impl Rows {
     }
 }
 
-/// The index of entry `m` of block `J` among `len` triples, `B = ⌈len/8⌉` blocks. In a run of
-/// bytes, triple `m B + J` (the rows are eight runs of `B` triples, each read in order). In a
-/// run with words the blocks are taken in chunks of [`SUB`] (the sub-blocks of the passes),
-/// and the chunk of blocks `c SUB ..` with `k` blocks holds the triples `8 c SUB ..` row by
-/// row: entry `m` of its block `i` is triple `8 c SUB + m k + i`, so that a sub-block covers
-/// `8 k` consecutive triples, of one kind but at the boundaries of the sources, and those of
-/// byte sources take the byte path. (For runs of bytes only, the first layout measured 6-10%
-/// faster: alternating runs at 100,000 blocks.)
+/// The index of entry `m` of block `J` of a run of `len` triples, `B = ⌈len/8⌉` blocks. In a
+/// run of bytes, triple `m B + J` (the rows are eight runs of `B` triples, each read in
+/// order). A run with words or `GF(2)` triples ([`chunked`]) takes the blocks in chunks of
+/// [`SUB`] (the sub-blocks of the passes): the chunk of blocks `c SUB ..` with `k` blocks
+/// holds the `8 k` triples from `8 c SUB`, so that a sub-block lies in one source but at the
+/// boundaries of the sources. If they are all `GF(2)` triples, entry `m` of its block `i` is
+/// triple `8 c SUB + 8 i + m` (the bits of one packed byte); else it is `8 c SUB + m k + i`
+/// (row by row), and the sub-blocks of byte sources take the byte path. (For runs of bytes
+/// only, the first layout measured 6-10% faster: alternating runs at 100,000 blocks.)
 #[cfg(test)]
-pub(super) fn entry(len: usize, block: usize, m: usize, words: bool) -> usize {
+pub(super) fn entry(src: &dyn TripleSource<Gf2p64>, block: usize, m: usize) -> usize {
+    let len = src.len();
     let blocks = len.div_ceil(K);
-    if !words {
+    if !chunked(src) {
         return m * blocks + block;
     }
     let (c, i) = (block / SUB, block % SUB);
     let k = SUB.min(blocks - c * SUB);
-    8 * c * SUB + m * k + i
+    let first = 8 * c * SUB;
+    let n = (8 * k).min(len - first);
+    if src.load_bits(0, first, n, &mut vec![0; k]) {
+        first + 8 * i + m
+    } else {
+        first + m * k + i
+    }
 }
 
 /// One job's byte planes for the sums: `y_1 + y_2` of each entry, the values `x_1, x_2, y_1,
@@ -299,6 +361,7 @@ pub(super) fn sums(
     let zmaps: [ByteEmbedding; K] = beta.map(|b| E8_TABLES.scaled_by(b));
     let zmaps_hi: [ByteEmbedding; K] = beta.map(|b| E8_TABLES.scaled_by(b * TOWER_T));
     let e8_hi = E8_TABLES.scaled_by(TOWER_T);
+    let bit_maps = extra_node_bit_maps();
     let ranges = job_ranges(blocks, SUB);
     let mut pieces = Vec::with_capacity(ranges.len());
     let mut rest = a;
@@ -310,13 +373,17 @@ pub(super) fn sums(
     pieces
         .into_par_iter()
         .map(|(start, a)| {
-            let mut rows = Rows::new(words);
+            let mut rows = Rows::new(src);
             let mut sc = Scratch::new(words);
             let mut acc = [Gf2p64::ZERO; NODES + 1];
             for (q, a) in a.chunks_mut(SUB).enumerate() {
                 let j = start + q * SUB;
                 let k = a.len();
                 co.fill(j, a);
+                if let Some(bits) = rows.load_packed(src, j, k, 6) {
+                    packed_sums(&mut acc, a, bits, &mut sc, &bit_maps, beta);
+                    continue;
+                }
                 let parts = rows.load(src, blocks, j, k, 6)?;
                 let words = parts.hi.is_some();
                 let Scratch {
@@ -430,6 +497,61 @@ pub(super) fn sums(
         )
 }
 
+/// [`sums`] of one sub-block of `GF(2)` triples packed by eight (bit `m` of byte `i` is
+/// entry `m` of block `i`, `a` the blocks' coefficients): at the data nodes the local
+/// products are bits (`x_1 (y_1 + y_2) + x_2 y_1` by AND and XOR of the packed bytes) and
+/// `Σ_J a_J w_{J,m}` is the sum of `a` over bit plane `m`, as is each `Σ_J a_J z_{J,m}`; at
+/// the extra nodes `F_J(α)` is one byte map of the packed byte (`maps`, the Lagrange
+/// coefficients as the images of the bits), then the byte path.
+fn packed_sums(
+    acc: &mut [Gf2p64; NODES + 1],
+    a: &[Gf2p64],
+    bits: [&[u8]; 6],
+    sc: &mut Scratch,
+    maps: &[LinearMap8; NODES - K],
+    beta: &[Gf2p64; K],
+) {
+    let k = a.len();
+    let [x1, x2, y1, y2, z1, z2] = bits.map(|b| &b[..k]);
+    let Scratch { y12, at, w, .. } = sc;
+    let y12 = &mut y12[0][..k];
+    for ((o, a), b) in y12.iter_mut().zip(y1).zip(y2) {
+        *o = a ^ b;
+    }
+    let (data, extra) = w.split_at_mut(K);
+    let local = &mut data[0][..k];
+    for (i, o) in local.iter_mut().enumerate() {
+        *o = (x1[i] & y12[i]) ^ (x2[i] & y1[i]);
+    }
+    let [local, s1, s2] = bit_plane_sums(a, [local, z1, z2]);
+    for (o, v) in acc[2..=K].iter_mut().zip(&local[1..]) {
+        *o += *v;
+    }
+    for (o, s) in acc[..2].iter_mut().zip([s1, s2]) {
+        *o += s
+            .iter()
+            .zip(beta)
+            .fold(Gf2p64::ZERO, |t, (x, b)| t + *x * *b);
+    }
+    for (map, out) in maps.iter().zip(extra.iter_mut()) {
+        for (t, src) in [x1, x2, y1, &*y12].into_iter().enumerate() {
+            map.apply_bytes(src, &mut at[t][..k]);
+        }
+        lp8(
+            &mut out[..k],
+            &at[0][..k],
+            &at[1][..k],
+            &at[2][..k],
+            &at[3][..k],
+        );
+    }
+    let q: [Gf2p64; NODES - K] =
+        ByteEmbedding::inner_products(a, core::array::from_fn(|e| (&E8_TABLES, &extra[e][..k])));
+    for (o, v) in acc[K + 1..].iter_mut().zip(q) {
+        *o += v;
+    }
+}
+
 /// The fold with the coin `s`: `out = [x'_1, x'_2, y'_1, y'_2]` (length `B = a.len()` each)
 /// with `x'_J = a_J F_J(s)`, `y'_J = G_J(s)`; `false` if some triple has neither form.
 pub(super) fn fold(
@@ -439,11 +561,12 @@ pub(super) fn fold(
     out: [&mut [Gf2p64]; 4],
 ) -> bool {
     let blocks = a.len();
-    let words = as_words(src);
     let nodes = nodes64();
     let data: [Gf2p64; K] = core::array::from_fn(|m| nodes[m]);
     let ell = lagrange(&data, s);
     let maps: [ByteEmbedding; K] = ell.map(|l| E8_TABLES.scaled_by(l));
+    // Packed bits: bit m of a byte by ℓ_m(s).
+    let bit_map = ByteEmbedding::new(&ell);
     // Words: entry m's low byte by maps[m], its high byte by maps[m] times T.
     let maps16: [ByteEmbedding; 2 * K] = core::array::from_fn(|i| {
         let l = ell[i / 2];
@@ -462,13 +585,26 @@ pub(super) fn fold(
         jobs.push((r.start, piece));
     }
     jobs.into_par_iter().all(|(start, mut piece)| {
-        let mut rows = Rows::new(words);
+        let mut rows = Rows::new(src);
         let mut acc = vec![Gf2p64::ZERO; SUB];
         let n = piece[0].len();
         let mut off = 0;
         while off < n {
             let k = SUB.min(n - off);
             let j = start + off;
+            if let Some(bits) = rows.load_packed(src, j, k, 4) {
+                for (t, o) in piece.iter_mut().enumerate() {
+                    let o = &mut o[off..off + k];
+                    if t < 2 {
+                        bit_map.apply_slice(bits[t], &mut acc[..k]);
+                        Gf2p64::mul_slice(o, &acc[..k], &a[j..j + k]);
+                    } else {
+                        bit_map.apply_slice(bits[t], o);
+                    }
+                }
+                off += k;
+                continue;
+            }
             let Some(parts) = rows.load(src, blocks, j, k, 4) else {
                 return false;
             };

@@ -154,6 +154,32 @@ pub trait TripleSource<V>: Sync {
         self.load_bytes(0, 0, &mut [])
     }
 
+    /// Whether the source holds `GF(2)` triples (lifted to 0 and 1) that it gives packed by
+    /// eight ([`TripleSource::load_bits`]); a concatenation: whether some part does. The
+    /// default: no.
+    fn has_bits(&self) -> bool {
+        false
+    }
+
+    /// Optional: part `part` (`x_1, x_2, y_1, y_2, z_1, z_2` for 0..6) of the triples `start ..
+    /// start + len` packed by eight, bit `m` of `out[i]` for triple `start + 8 i + m`, every
+    /// other bit of `out` zero (also past the source; `out.len() ≥ ⌈len/8⌉`), and `true`, if
+    /// they are all `GF(2)` triples lifted to 0 and 1; `false` (the default) if not. A source
+    /// answers the same for every range; a concatenation for the parts the range covers. The
+    /// packed path of the k-ary first level of `Verify`.
+    fn load_bits(&self, part: usize, start: usize, len: usize, out: &mut [u8]) -> bool {
+        let _ = (part, start, len, out);
+        false
+    }
+
+    /// Optional: what [`TripleSource::load_bits`] writes for the `8 n` triples from `start`,
+    /// all inside the source, borrowed from where the source stores them so; `None` (the
+    /// default): the caller loads them.
+    fn bits_in_place(&self, part: usize, start: usize, n: usize) -> Option<&[u8]> {
+        let _ = (part, start, n);
+        None
+    }
+
     /// Optional: what [`TripleSource::load_bytes`] writes for part `part` of the triples
     /// `start .. start + k`, all inside the source, borrowed from where the source stores
     /// them as such bytes; `None` (the default): the caller loads them.
@@ -362,6 +388,30 @@ impl<F: Lift> TripleSource<F::Check> for Triples<F> {
 
     fn load_bytes(&self, part: usize, start: usize, out: &mut [u8]) -> bool {
         F::lanes_to_gf2p8(source_parts(self)[part.min(5)], start, out)
+    }
+
+    fn has_bits(&self) -> bool {
+        F::lanes_to_bits(&[], 0, 0, &mut [])
+    }
+
+    fn load_bits(&self, part: usize, start: usize, len: usize, out: &mut [u8]) -> bool {
+        if !self.has_bits() {
+            return false;
+        }
+        let len = len.min(TripleSource::len(self).saturating_sub(start));
+        if len == 0 {
+            out.fill(0);
+            return true;
+        }
+        F::lanes_to_bits(source_parts(self)[part.min(5)], start, len, out)
+    }
+
+    fn bits_in_place(&self, part: usize, start: usize, n: usize) -> Option<&[u8]> {
+        let end = start.checked_add(n.checked_mul(8)?)?;
+        if end > TripleSource::len(self) {
+            return None;
+        }
+        F::bits_in_place(source_parts(self)[part.min(5)], start, n)
     }
 
     fn bytes_in_place(&self, part: usize, start: usize, k: usize) -> Option<&[u8]> {
@@ -631,6 +681,41 @@ impl<V: VerifyField> TripleSource<V> for Concat<'_, V> {
             }
             None => false,
         }
+    }
+
+    fn has_bits(&self) -> bool {
+        self.0.iter().any(|s| s.has_bits())
+    }
+
+    /// From the part holding the range, else pieced together from the parts it covers (each
+    /// loaded apart and shifted into place).
+    fn load_bits(&self, part: usize, start: usize, len: usize, out: &mut [u8]) -> bool {
+        let len = len.min(self.len().saturating_sub(start));
+        if let Some((s, base)) = self.holder(start, None, len) {
+            return s.load_bits(part, start - base, len, out);
+        }
+        out.fill(0);
+        let mut piece = Vec::new();
+        for (s, offset, r) in self.overlaps(start, len) {
+            piece.clear();
+            piece.resize(r.len().div_ceil(8), 0);
+            if !s.load_bits(part, offset, r.len(), &mut piece) {
+                return false;
+            }
+            let (q, sh) = (r.start / 8, (r.start % 8) as u32);
+            for (i, b) in piece.iter().enumerate() {
+                out[q + i] |= b << sh;
+                if sh > 0 && *b >> (8 - sh) != 0 {
+                    out[q + i + 1] |= b >> (8 - sh);
+                }
+            }
+        }
+        true
+    }
+
+    fn bits_in_place(&self, part: usize, start: usize, n: usize) -> Option<&[u8]> {
+        let (s, base) = self.holder(start, None, n.checked_mul(8)?)?;
+        s.bits_in_place(part, start - base, n)
     }
 
     fn range_has_bytes(&self, start: usize, len: usize) -> bool {
@@ -908,6 +993,21 @@ impl<V: VerifyField> TripleSource<V> for Window<'_, V> {
 
     fn range_has_bytes(&self, start: usize, len: usize) -> bool {
         self.src.range_has_bytes(self.off + start, len)
+    }
+
+    fn has_bits(&self) -> bool {
+        self.src.has_bits()
+    }
+
+    fn load_bits(&self, part: usize, start: usize, len: usize, out: &mut [u8]) -> bool {
+        let keep = self.kept(start, len);
+        self.src.load_bits(part, self.off + start, keep, out)
+    }
+
+    fn bits_in_place(&self, part: usize, start: usize, n: usize) -> Option<&[u8]> {
+        self.inside(start, n.checked_mul(8)?)
+            .then(|| self.src.bits_in_place(part, self.off + start, n))
+            .flatten()
     }
 
     fn load_range_bytes(&self, part: usize, start: usize, out: &mut [u8]) -> bool {

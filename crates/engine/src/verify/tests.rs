@@ -788,7 +788,6 @@ fn naive_octal(
         })
     };
     let get = |v: &Vec<Gf2p64>, k: usize| v.get(k).copied().unwrap_or(Gf2p64::ZERO);
-    let words = octal::as_words(src);
     let parts = [
         &t.x.first,
         &t.x.second,
@@ -807,14 +806,14 @@ fn naive_octal(
     // F of part p of block j at node n (or at s for n = 15).
     let at = |p: usize, j: usize, n: usize| {
         (0..8).fold(Gf2p64::ZERO, |acc, m| {
-            acc + table[n][m] * get(parts[p], octal::entry(total, j, m, words))
+            acc + table[n][m] * get(parts[p], octal::entry(src, j, m))
         })
     };
     let mut out = [Gf2p64::ZERO; 17];
     for (j, aj) in a.iter().enumerate() {
         for (m, bm) in beta.iter().enumerate() {
-            out[0] += *aj * *bm * get(parts[4], octal::entry(total, j, m, words));
-            out[1] += *aj * *bm * get(parts[5], octal::entry(total, j, m, words));
+            out[0] += *aj * *bm * get(parts[4], octal::entry(src, j, m));
+            out[1] += *aj * *bm * get(parts[5], octal::entry(src, j, m));
         }
         for (n, o) in out[2..].iter_mut().enumerate() {
             let f = [0, 1, 2, 3].map(|p| at(p, j, n));
@@ -884,6 +883,38 @@ fn octal_level_matches_the_naive_reference() {
     let g64 = random_triples::<Gf2p64>(OCTAL_MIN_LEN, 10);
     assert!(Gf2p64::octal_nodes(&g64).is_none());
     assert!(Gf2p64::octal_nodes(&Concat(vec![&g8, &g64, &g4])).is_none());
+}
+
+/// `GF(2)` triples take the packed path of the k-ary level (a block = one packed byte),
+/// alone, through windows at offsets that are not multiples of 8 (the shifted load), and
+/// next to bytes and words (sub-blocks across sources take the row path).
+#[test]
+fn octal_level_on_packed_bits_matches_the_naive_reference() {
+    use triskele_field::Bits16;
+    let bits = random_triples::<Bits16>(5_000, 31);
+    assert!(bits.has_bits() && octal::chunked(&bits));
+    assert_eq!(octal::entry(&bits, 3, 5), 8 * 3 + 5);
+    check_octal(&bits, 31);
+    let w1 = Window {
+        src: &bits,
+        off: 3,
+        len: 40_005,
+    };
+    let w2 = Window {
+        src: &bits,
+        off: 40_011,
+        len: 30_000,
+    };
+    let mut out = [0u8; 2];
+    assert!(w1.load_bits(2, 40_000, 16, &mut out) && out[0] < 32 && out[1] == 0);
+    assert!(w1.bits_in_place(0, 5, 1).is_some() && w1.bits_in_place(0, 4, 1).is_none());
+    let g8 = random_triples::<triskele_field::Gf2p8>(20_001, 32);
+    let cat = Concat(vec![&w1, &g8, &w2]);
+    assert!(!cat.load_bits(0, 40_000, 16, &mut out));
+    assert!(octal::entry(&cat, 5_000, 0) != 8 * 5_000);
+    check_octal(&cat, 33);
+    let words = random_words(9_000, 34);
+    check_octal(&Concat(vec![&w2, &words, &w1]), 35);
 }
 
 /// Triples in the tower `GF(2^16) = GF(2^8)[t]` given by their coordinates (`[lo, hi]` per
