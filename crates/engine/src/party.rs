@@ -747,8 +747,10 @@ impl<M: SecurityModel> Party<M> {
         g4: &Triples<triskele_field::Gf2p8>,
     ) -> Result<bool, EngineError> {
         let mut ok = true;
+        // The bits first, so that runs (whose lengths are multiples of 8) start on whole
+        // bytes of them: the k-ary first level then reads them in place.
         let fixed: [&dyn TripleSource<triskele_field::Gf2p64>; 5] =
-            [&rec.gf2p8, g4, &rec.tower, &rec.bits, &rec.gf2p64];
+            [&rec.bits, &rec.gf2p8, g4, &rec.tower, &rec.gf2p64];
         let custom = rec
             .custom
             .iter()

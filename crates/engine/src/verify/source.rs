@@ -831,12 +831,21 @@ pub(crate) struct Window<'a, V> {
 
 /// `src` cut into the fewest consecutive windows of at most `max` triples (one window if
 /// `max` is `None` or the source is not longer), of balanced lengths (all but the last
-/// `⌈total / count⌉`), so that no run is much shorter than the others and the buffers one
-/// run leaves for the next are the right size.
+/// `⌈total / count⌉`, rounded up to a multiple of 8 where `max` leaves room), so that no run is
+/// much shorter than the others, the buffers one run leaves for the next are the right size,
+/// and the runs start on whole bytes of packed bits ([`TripleSource::bits_in_place`]).
 pub(crate) fn windows<V>(src: &dyn TripleSource<V>, max: Option<usize>) -> Vec<Window<'_, V>> {
     let total = src.len();
     let step = match max.filter(|m| *m > 0 && *m < total) {
-        Some(m) => total.div_ceil(total.div_ceil(m)),
+        Some(m) => {
+            let m8 = if m >= 8 { m - m % 8 } else { m };
+            let step = total.div_ceil(total.div_ceil(m8));
+            if m >= 8 {
+                step.next_multiple_of(8)
+            } else {
+                step
+            }
+        }
         None => total.max(1),
     };
     (0..total)

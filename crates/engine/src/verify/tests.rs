@@ -643,7 +643,7 @@ fn streamed_levels_match_the_naive_reference() {
         .iter()
         .map(|w| (w.off, w.len))
         .collect();
-    assert_eq!(cuts, [(0, 3334), (3334, 3334), (6668, 3332)]);
+    assert_eq!(cuts, [(0, 3336), (3336, 3336), (6672, 3328)]);
     let cuts: Vec<usize> = windows(&t8 as &dyn TripleSource<Gf2p64>, Some(5000))
         .iter()
         .map(|w| w.len)
