@@ -106,17 +106,22 @@ fn honest_verify_passes_with_the_documented_bytes() {
 }
 
 /// Finalize `[to next, to prev, messages next, messages prev]` of one run of `Verify` with
-/// the k-ary first level over `n` triples (`ℓ' = ⌈log2 ⌈n/8⌉⌉` halvings after it): to next
-/// the seed, the level's coin, `ℓ'` coins, `t`, `ρ`, `σ` and the digest; to prev its 14
-/// reshared values, `ℓ'` reshares of two, `z*`, `σ` and the digest.
-fn octal_cost(n: usize) -> [u64; 4] {
-    let l = u64::from(levels(n.div_ceil(8)));
+/// the k-ary first level over `n` triples in blocks of `k` (`ℓ' = ⌈log2 ⌈n/k⌉⌉` halvings after
+/// it): to next the seed, the level's coin, `ℓ'` coins, `t`, `ρ`, `σ` and the digest; to prev
+/// its `2k - 2` reshared values, `ℓ'` reshares of two, `z*`, `σ` and the digest.
+fn octal_cost_k(n: usize, k: usize) -> [u64; 4] {
+    let l = u64::from(levels(n.div_ceil(k)));
     [
         16 + 8 + 8 * l + 24 + 32,
-        112 + 16 * l + 16 + 32,
+        8 * (2 * k as u64 - 2) + 16 * l + 16 + 32,
         2 * l + 10,
         2 * l + 10,
     ]
+}
+
+/// [`octal_cost_k`] with blocks of eight (every run but those of bits only).
+fn octal_cost(n: usize) -> [u64; 4] {
+    octal_cost_k(n, 8)
 }
 
 /// Runs of at least `OCTAL_MIN_LEN` triples with bytes take the k-ary first level (fewer
@@ -141,10 +146,64 @@ fn honest_byte_runs_take_the_octal_level_with_the_documented_bytes() {
             [16 + 8 * l + 24 + 32, 16 * l + 16 + 32, 2 * l + 8, 2 * l + 8]
         );
     }
+    // Bits only: blocks of 16, 30 reshared values (240 bytes to prev).
     let t = dealt_triples::<Bits16>(5000, &[], 4);
     for (r, st) in run_verify(&t) {
         r.unwrap();
-        assert_eq!(st, octal_cost(5000 * 16));
+        assert_eq!(st, octal_cost_k(5000 * 16, 16));
+    }
+    // Bits next to bytes: blocks of eight.
+    let t8 = dealt_triples::<Gf2p8>(1000, &[], 5);
+    let res = three(|mut p| {
+        let i = p.id().index();
+        p.model().record(&t[i].0, &t[i].1, &t[i].2);
+        p.model().record(&t8[i].0, &t8[i].1, &t8[i].2);
+        p.set_phase(Phase::Finalize);
+        p.verify_recorded()?;
+        let f = p.net().stats().get(Phase::Finalize);
+        Ok::<_, EngineError>([f.next.bytes_sent, f.prev.bytes_sent])
+    });
+    let want = octal_cost(5000 * 16 + 1000);
+    for r in res {
+        assert_eq!(r.expect("honest"), [want[0], want[1]]);
+    }
+}
+
+/// One wrong bit triple in a run of bits only (blocks of 16) or of bits next to bytes (blocks
+/// of eight, one packed byte per block): at the ends, inside a sub-block, in either packed
+/// byte of a block and in the last partial sub-block, every party aborts.
+#[test]
+fn planted_errors_in_packed_bit_runs_abort() {
+    let words = 6_000; // 96,000 bit triples
+    let mut rng = ChaCha20Rng::seed_from_u64(29);
+    let mut cases = vec![
+        (0, 0),
+        (0, 7),
+        (1, 8),
+        (511, 15),
+        (2_048, 3),
+        (words - 1, 15),
+    ];
+    cases.push((rng.random_range(0..words), rng.random_range(0..16)));
+    let t8 = dealt_triples::<Gf2p8>(3_000, &[], 6);
+    for (trial, (w, lane)) in cases.into_iter().enumerate() {
+        let t = dealt_triples::<Bits16>(words, &[(w, Bits16(1 << lane))], 500 + trial as u64);
+        for with_bytes in [false, true] {
+            let res = three(|mut p| {
+                let i = p.id().index();
+                p.model().record(&t[i].0, &t[i].1, &t[i].2);
+                if with_bytes {
+                    p.model().record(&t8[i].0, &t8[i].1, &t8[i].2);
+                }
+                p.verify_recorded()
+            });
+            for r in res {
+                assert!(
+                    matches!(r, Err(EngineError::Abort(AbortReason::MultiplicationCheck))),
+                    "word {w}, lane {lane}, bytes {with_bytes}: {r:?}"
+                );
+            }
+        }
     }
 }
 
@@ -182,6 +241,18 @@ fn planted_errors_in_octal_runs_abort() {
 #[test]
 fn tampered_octal_level_aborts() {
     let t = dealt_triples::<Gf2p8>(70_001, &[], 31);
+    tampered_level_aborts(&t, 112);
+    // Bits only: the level with blocks of 16 (30 reshared values).
+    let t = dealt_triples::<Bits16>(5_000, &[], 32);
+    tampered_level_aborts(&t, 240);
+}
+
+/// [`tampered_octal_level_aborts`] for one set of honest triples whose level reshares
+/// `reshare` bytes.
+fn tampered_level_aborts<F: Lift + Random>(
+    t: &[(RssVec<F>, RssVec<F>, RssVec<F>); 3],
+    reshare: usize,
+) {
     for cheater in PartyId::ALL {
         for (dir, msg) in [(Direction::Prev, 0), (Direction::Next, 1)] {
             let tamper = Tamper::new(cheater, Phase::Finalize, Some(dir), msg, 40 + msg);
@@ -189,9 +260,9 @@ fn tampered_octal_level_aborts() {
                 tamper: Some(tamper.clone()),
                 ..NetOptions::default()
             };
-            let res = run_verify_with(&opts, &t);
+            let res = run_verify_with(&opts, t);
             let len = tamper.tampered().map(|f| f.len);
-            assert_eq!(len, Some(if msg == 0 { 112 } else { 8 }), "{dir:?}");
+            assert_eq!(len, Some(if msg == 0 { reshare } else { 8 }), "{dir:?}");
             for (i, (r, _)) in res.iter().enumerate() {
                 if i != cheater.index() {
                     assert!(is_abort(r), "{cheater:?} {dir:?}: party {i}: {r:?}");

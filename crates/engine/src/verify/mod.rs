@@ -217,6 +217,7 @@ mod coeffs;
 mod fold;
 mod octal;
 mod source;
+mod wide;
 
 pub use bytes::{ByteRows, ByteSource};
 pub use coeffs::COEFF_CHUNK;
@@ -316,7 +317,7 @@ pub trait VerifyField: Field + Encode + Random + Bulk {
     /// it (this field has the level, the run is long enough and every triple has bytes);
     /// `None` (the default) otherwise.
     #[doc(hidden)]
-    fn octal_nodes(src: &dyn TripleSource<Self>) -> Option<[Self; octal::NODES]> {
+    fn octal_nodes(src: &dyn TripleSource<Self>) -> Option<Vec<Self>> {
         let _ = src;
         None
     }
@@ -327,9 +328,9 @@ pub trait VerifyField: Field + Encode + Random + Bulk {
     fn octal_sums(
         src: &dyn TripleSource<Self>,
         seed: &[u8; 16],
-        beta: &[Self; octal::K],
+        beta: &[Self],
         a: &mut [Self],
-    ) -> Option<[Self; octal::NODES + 1]> {
+    ) -> Option<Vec<Self>> {
         let _ = (src, seed, beta, a);
         None
     }
@@ -400,15 +401,15 @@ impl VerifyField for Gf2p64 {
     fn node_sums(a: [&[Self]; 4], b: [&[Self]; 4], _f: &mut [Vec<Self>; 4]) -> [Self; 2] {
         Gf2p64::node_inner_products_with(triskele_field::backend::active(), a, b)
     }
-    fn octal_nodes(src: &dyn TripleSource<Self>) -> Option<[Self; octal::NODES]> {
-        octal::applies(src).then(octal::nodes64)
+    fn octal_nodes(src: &dyn TripleSource<Self>) -> Option<Vec<Self>> {
+        octal::applies(src).then(|| octal::run_nodes(src))
     }
     fn octal_sums(
         src: &dyn TripleSource<Self>,
         seed: &[u8; 16],
-        beta: &[Self; octal::K],
+        beta: &[Self],
         a: &mut [Self],
-    ) -> Option<[Self; octal::NODES + 1]> {
+    ) -> Option<Vec<Self>> {
         octal::sums(src, seed, beta, a)
     }
     fn octal_fold(
@@ -476,16 +477,24 @@ impl VerifyField for FpRt {
 /// The Lagrange coefficients `ℓ_j(s)` of the nodes `nodes` (distinct): `Σ_j ℓ_j(s) f(nodes[j])
 /// = f(s)` for every polynomial `f` of degree below `N`.
 fn lagrange<V: Field, const N: usize>(nodes: &[V; N], s: V) -> [V; N] {
-    core::array::from_fn(|j| {
-        let (mut num, mut den) = (V::ONE, V::ONE);
-        for (i, n) in nodes.iter().enumerate() {
-            if i != j {
-                num *= s - *n;
-                den *= nodes[j] - *n;
+    let l = lagrange_slice(nodes, s);
+    core::array::from_fn(|j| l[j])
+}
+
+/// [`lagrange`] for nodes in a slice.
+fn lagrange_slice<V: Field>(nodes: &[V], s: V) -> Vec<V> {
+    (0..nodes.len())
+        .map(|j| {
+            let (mut num, mut den) = (V::ONE, V::ONE);
+            for (i, n) in nodes.iter().enumerate() {
+                if i != j {
+                    num *= s - *n;
+                    den *= nodes[j] - *n;
+                }
             }
-        }
-        num * den.inverse()
-    })
+            num * den.inverse()
+        })
+        .collect()
 }
 
 /// `[[H(s)]]` from `[[H(0)]]`, `[[H(1)]]`, `[[H(u)]]` (Lagrange on the nodes `0, 1, u`).
@@ -618,10 +627,10 @@ type Started<'a, V> = (Prover<'a, V>, Sums<V>, RssVec<V>);
 /// The k-ary first level's local part before its coin (module `octal`), if a run of `src`
 /// takes it: nodes, `β`, the block coefficients `a` and the sums of [`VerifyField::octal_sums`].
 struct OctalFirst<V> {
-    nodes: [V; octal::NODES],
-    beta: [V; octal::K],
+    nodes: Vec<V>,
+    beta: Vec<V>,
     a: Vec<V>,
-    sums: [V; octal::NODES + 1],
+    sums: Vec<V>,
 }
 
 fn octal_sums<V: VerifyField>(
@@ -630,16 +639,17 @@ fn octal_sums<V: VerifyField>(
     spare: &mut Spare,
 ) -> Option<OctalFirst<V>> {
     let nodes = V::octal_nodes(src)?;
-    let beta = octal::octal_columns::<V>(seed);
-    let mut a = spare.take::<V>(src.len().div_ceil(octal::K));
+    let k = nodes.len().div_ceil(2);
+    let beta = octal::octal_columns::<V>(seed, k);
+    let mut a = spare.take::<V>(src.len().div_ceil(k));
     match V::octal_sums(src, seed, &beta, &mut a) {
-        Some(sums) => Some(OctalFirst {
+        Some(sums) if sums.len() == nodes.len() + 1 => Some(OctalFirst {
             nodes,
             beta,
             a,
             sums,
         }),
-        None => {
+        _ => {
             spare.put(a);
             None
         }
@@ -664,11 +674,11 @@ fn octal_level<'a, V: VerifyField, M: SecurityModel>(
     } = first;
     let q = party.additive_to_rss(sums[2..].to_vec(), ReshareTo::Prev)?;
     let s = party.coins_in::<V>(1)?[0];
-    let lambda = lagrange(&nodes, s);
+    let lambda = lagrange_slice(&nodes, s);
     // Per component: Q(α_0) from the claim, then Q(s).
     let at_s = |z: V, q: &[V]| {
-        let q0 = (1..octal::K).fold(z, |acc, m| acc - beta[m] * q[m - 1]);
-        (1..octal::NODES).fold(lambda[0] * q0, |acc, n| acc + lambda[n] * q[n - 1])
+        let q0 = (1..beta.len()).fold(z, |acc, m| acc - beta[m] * q[m - 1]);
+        (1..nodes.len()).fold(lambda[0] * q0, |acc, n| acc + lambda[n] * q[n - 1])
     };
     let z = RssVec {
         first: vec![at_s(sums[0], &q.first)],

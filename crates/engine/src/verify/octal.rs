@@ -64,9 +64,10 @@ pub(crate) const NODES: usize = 2 * K - 1;
 /// The fewest triples of a run that takes the step.
 pub const MIN_LEN: usize = 1 << 16;
 
-/// `[β_0, .., β_7]` of a run: `β_0 = 1`, the others from AES-128-CTR under [`octal_key`].
-pub(super) fn octal_columns<V: VerifyField>(seed: &[u8; 16]) -> [V; K] {
-    let mut b = [V::ONE; K];
+/// `[β_0, .., β_{k-1}]` of a run with blocks of `k`: `β_0 = 1`, the others from AES-128-CTR
+/// under [`octal_key`].
+pub(super) fn octal_columns<V: VerifyField>(seed: &[u8; 16], k: usize) -> Vec<V> {
+    let mut b = vec![V::ONE; k];
     V::fill_random(
         &mut triskele_field::ctr::Aes128Ctr::new(&octal_key(seed)),
         &mut b[1..],
@@ -80,8 +81,25 @@ fn byte_nodes<const N: usize>() -> [Gf2p8; N] {
 }
 
 /// The nodes `E_8(α_n)` in `GF(2^64)`.
-pub(super) fn nodes64() -> [Gf2p64; NODES] {
+fn nodes64() -> [Gf2p64; NODES] {
     byte_nodes::<NODES>().map(e8)
+}
+
+/// The entries per block of a run of `src` that takes a k-ary first level: 16 if all its
+/// triples are packed bits (module `wide`), else 8.
+pub(super) fn arity(src: &dyn TripleSource<Gf2p64>) -> usize {
+    if super::wide::applies(src) {
+        super::wide::K
+    } else {
+        K
+    }
+}
+
+/// The nodes `E_8(α_n)`, `n < 2k - 1`, of a run of `src` with blocks of `k` ([`arity`]).
+pub(super) fn run_nodes(src: &dyn TripleSource<Gf2p64>) -> Vec<Gf2p64> {
+    (0..2 * arity(src) - 1)
+        .map(|n| e8(Gf2p8(n as u8)))
+        .collect()
 }
 
 /// `F(α_{K+e}) = Σ_m L[e][m] F(α_m)` for polynomials of degree `< K`: multiplication by the
@@ -249,6 +267,9 @@ impl Rows {
 /// only, the first layout measured 6-10% faster: alternating runs at 100,000 blocks.)
 #[cfg(test)]
 pub(super) fn entry(src: &dyn TripleSource<Gf2p64>, block: usize, m: usize) -> usize {
+    if super::wide::applies(src) {
+        return super::wide::K * block + m;
+    }
     let len = src.len();
     let blocks = len.div_ceil(K);
     if !chunked(src) {
@@ -351,9 +372,13 @@ pub(super) fn as_words(src: &dyn TripleSource<Gf2p64>) -> bool {
 pub(super) fn sums(
     src: &dyn TripleSource<Gf2p64>,
     seed: &[u8; 16],
-    beta: &[Gf2p64; K],
+    beta: &[Gf2p64],
     a: &mut [Gf2p64],
-) -> Option<[Gf2p64; NODES + 1]> {
+) -> Option<Vec<Gf2p64>> {
+    if super::wide::applies(src) {
+        return super::wide::sums(src, seed, beta, a);
+    }
+    let beta: &[Gf2p64; K] = beta.try_into().ok()?;
     let blocks = a.len();
     let words = as_words(src);
     let co = Coefficients::<Gf2p64>::new(*seed);
@@ -495,6 +520,7 @@ pub(super) fn sums(
             || [Gf2p64::ZERO; NODES + 1],
             |x, y| Some(core::array::from_fn(|i| x[i] + y[i])),
         )
+        .map(|acc| acc.to_vec())
 }
 
 /// [`sums`] of one sub-block of `GF(2)` triples packed by eight (bit `m` of byte `i` is
@@ -560,6 +586,9 @@ pub(super) fn fold(
     s: Gf2p64,
     out: [&mut [Gf2p64]; 4],
 ) -> bool {
+    if super::wide::applies(src) {
+        return super::wide::fold(src, a, s, out);
+    }
     let blocks = a.len();
     let nodes = nodes64();
     let data: [Gf2p64; K] = core::array::from_fn(|m| nodes[m]);

@@ -161,6 +161,12 @@ pub trait TripleSource<V>: Sync {
         false
     }
 
+    /// Whether every triple of the source is a `GF(2)` triple it gives packed by eight; a
+    /// concatenation: every part. The default: no.
+    fn all_bits(&self) -> bool {
+        false
+    }
+
     /// Optional: part `part` (`x_1, x_2, y_1, y_2, z_1, z_2` for 0..6) of the triples `start ..
     /// start + len` packed by eight, bit `m` of `out[i]` for triple `start + 8 i + m`, every
     /// other bit of `out` zero (also past the source; `out.len() ≥ ⌈len/8⌉`), and `true`, if
@@ -392,6 +398,10 @@ impl<F: Lift> TripleSource<F::Check> for Triples<F> {
 
     fn has_bits(&self) -> bool {
         F::lanes_to_bits(&[], 0, 0, &mut [])
+    }
+
+    fn all_bits(&self) -> bool {
+        self.has_bits()
     }
 
     fn load_bits(&self, part: usize, start: usize, len: usize, out: &mut [u8]) -> bool {
@@ -685,6 +695,10 @@ impl<V: VerifyField> TripleSource<V> for Concat<'_, V> {
 
     fn has_bits(&self) -> bool {
         self.0.iter().any(|s| s.has_bits())
+    }
+
+    fn all_bits(&self) -> bool {
+        !self.0.is_empty() && self.0.iter().all(|s| s.all_bits())
     }
 
     /// From the part holding the range, else pieced together from the parts it covers (each
@@ -1006,6 +1020,10 @@ impl<V: VerifyField> TripleSource<V> for Window<'_, V> {
 
     fn has_bits(&self) -> bool {
         self.src.has_bits()
+    }
+
+    fn all_bits(&self) -> bool {
+        self.src.all_bits()
     }
 
     fn load_bits(&self, part: usize, start: usize, len: usize, out: &mut [u8]) -> bool {

@@ -758,36 +758,39 @@ fn fp_rt_products_verify_under_each_modulus() {
     }
 }
 
-/// The k-ary first level (module `octal`) computed naively from the lifted triples: the
-/// sums `[z_1, z_2, Q(α_0) .. Q(α_14)]` and the folded `[x'_1, x'_2, y'_1, y'_2]` for the coin
-/// `s`, from the definitions (block `J` holds triples `m B + J`, coefficients `a_J β_m`,
-/// `F_J` interpolates the entries at the nodes `E_8(0) .. E_8(7)`, `Q = Σ a_J F_J G_J`).
+/// The k-ary first level (modules `octal` and `wide`) computed naively from the lifted
+/// triples: the sums `[z_1, z_2, Q(α_0) .. Q(α_{2k-2})]` and the folded `[x'_1, x'_2, y'_1,
+/// y'_2]` for the coin `s`, from the definitions (blocks of `k` = [`octal::arity`] entries
+/// placed by [`octal::entry`], coefficients `a_J β_m`, `F_J` interpolates the entries at the
+/// nodes `E_8(0) .. E_8(k - 1)`, `Q = Σ a_J F_J G_J`).
 fn naive_octal(
     src: &dyn TripleSource<Gf2p64>,
     seed: &[u8; 16],
     s: Gf2p64,
-) -> ([Gf2p64; 17], [Vec<Gf2p64>; 4]) {
+) -> (Vec<Gf2p64>, [Vec<Gf2p64>; 4]) {
     use triskele_field::embed::e8;
     use triskele_field::Gf2p8;
     use triskele_share::{Prg, PrgKey};
+    let k = octal::arity(src);
+    let nodes = 2 * k - 1;
     let total = src.len();
-    let b = total.div_ceil(8);
+    let b = total.div_ceil(k);
     let mut t = LiftedTriples::zeros(total);
     src.lift(0, Parts::Xyz, &mut t);
     let mut a = vec![Gf2p64::ZERO; b];
-    for (k, ch) in a.chunks_mut(COEFF_CHUNK).enumerate() {
-        prg_coefficients(seed, k * COEFF_CHUNK, ch);
+    for (c, ch) in a.chunks_mut(COEFF_CHUNK).enumerate() {
+        prg_coefficients(seed, c * COEFF_CHUNK, ch);
     }
-    let mut beta = [Gf2p64::ONE; 8];
+    let mut beta = vec![Gf2p64::ONE; k];
     Prg::new(&PrgKey(super::coeffs::octal_key(seed))).fill(&mut beta[1..]);
     let node = |n: usize| e8(Gf2p8(n as u8));
-    // ℓ_m(v) for the data nodes 0..8.
+    // ℓ_m(v) for the data nodes 0..k.
     let basis = |m: usize, v: Gf2p64| {
-        (0..8).filter(|&i| i != m).fold(Gf2p64::ONE, |acc, i| {
+        (0..k).filter(|&i| i != m).fold(Gf2p64::ONE, |acc, i| {
             acc * (v - node(i)) * (node(m) - node(i)).inverse()
         })
     };
-    let get = |v: &Vec<Gf2p64>, k: usize| v.get(k).copied().unwrap_or(Gf2p64::ZERO);
+    let get = |v: &Vec<Gf2p64>, i: usize| v.get(i).copied().unwrap_or(Gf2p64::ZERO);
     let parts = [
         &t.x.first,
         &t.x.second,
@@ -796,20 +799,20 @@ fn naive_octal(
         &t.z.first,
         &t.z.second,
     ];
-    // ℓ_m at the 15 nodes and at s (index 15).
-    let table: Vec<[Gf2p64; 8]> = (0..16)
+    // ℓ_m at the nodes and at s (index `nodes`).
+    let table: Vec<Vec<Gf2p64>> = (0..=nodes)
         .map(|n| {
-            let v = if n < 15 { node(n) } else { s };
-            core::array::from_fn(|m| basis(m, v))
+            let v = if n < nodes { node(n) } else { s };
+            (0..k).map(|m| basis(m, v)).collect()
         })
         .collect();
-    // F of part p of block j at node n (or at s for n = 15).
+    // F of part p of block j at node n (or at s for n = nodes).
     let at = |p: usize, j: usize, n: usize| {
-        (0..8).fold(Gf2p64::ZERO, |acc, m| {
+        (0..k).fold(Gf2p64::ZERO, |acc, m| {
             acc + table[n][m] * get(parts[p], octal::entry(src, j, m))
         })
     };
-    let mut out = [Gf2p64::ZERO; 17];
+    let mut out = vec![Gf2p64::ZERO; nodes + 2];
     for (j, aj) in a.iter().enumerate() {
         for (m, bm) in beta.iter().enumerate() {
             out[0] += *aj * *bm * get(parts[4], octal::entry(src, j, m));
@@ -823,7 +826,7 @@ fn naive_octal(
     let folded = [0, 1, 2, 3].map(|p| {
         (0..b)
             .map(|j| {
-                let v = at(p, j, 15);
+                let v = at(p, j, nodes);
                 if p < 2 {
                     a[j] * v
                 } else {
@@ -835,19 +838,18 @@ fn naive_octal(
     (out, folded)
 }
 
-/// The k-ary first level's streamed sums and fold equal the naive reference, for byte
-/// sources of every kind and lengths that end inside a block and inside a work block; a
-/// source without bytes does not take it.
 /// The k-ary first level's sums and fold of `src` equal [`naive_octal`] (its vectors and
 /// coefficients filled with other values first: the level writes every element).
 fn check_octal(src: &dyn TripleSource<Gf2p64>, seed: u64) {
-    assert!(Gf2p64::octal_nodes(src).is_some(), "length {}", src.len());
+    let nodes = Gf2p64::octal_nodes(src).expect("takes the level");
+    let k = octal::arity(src);
+    assert_eq!(nodes.len(), 2 * k - 1);
     let mut key = [0u8; 16];
     key[..8].copy_from_slice(&seed.to_le_bytes());
     let s = random_coins::<Gf2p64>(1, seed)[0];
     let (want_sums, want_fold) = naive_octal(src, &key, s);
-    let b = src.len().div_ceil(8);
-    let beta = octal::octal_columns::<Gf2p64>(&key);
+    let b = src.len().div_ceil(k);
+    let beta = octal::octal_columns::<Gf2p64>(&key, k);
     let mut a = random_coins::<Gf2p64>(b, seed + 1);
     let sums = Gf2p64::octal_sums(src, &key, &beta, &mut a).expect("bytes or words");
     assert!(sums[..2] == want_sums[..2], "z, length {}", src.len());
@@ -885,33 +887,42 @@ fn octal_level_matches_the_naive_reference() {
     assert!(Gf2p64::octal_nodes(&Concat(vec![&g8, &g64, &g4])).is_none());
 }
 
-/// `GF(2)` triples take the packed path of the k-ary level (a block = one packed byte),
-/// alone, through windows at offsets that are not multiples of 8 (the shifted load), and
-/// next to bytes and words (sub-blocks across sources take the row path).
+/// `GF(2)` triples take the packed paths of the k-ary level: alone (blocks of 16, two packed
+/// bytes each), through windows at offsets that are not multiples of 8 (the shifted load),
+/// and next to bytes and words (blocks of 8, one packed byte; sub-blocks across sources take
+/// the row path).
 #[test]
 fn octal_level_on_packed_bits_matches_the_naive_reference() {
     use triskele_field::Bits16;
-    let bits = random_triples::<Bits16>(5_000, 31);
-    assert!(bits.has_bits() && octal::chunked(&bits));
-    assert_eq!(octal::entry(&bits, 3, 5), 8 * 3 + 5);
+    let bits = random_triples::<Bits16>(10_000, 31);
+    assert!(bits.has_bits() && bits.all_bits() && octal::chunked(&bits));
+    // Bits only: blocks of 16 (module `wide`).
+    assert_eq!(octal::arity(&bits), 16);
+    assert_eq!(octal::entry(&bits, 3, 5), 16 * 3 + 5);
     check_octal(&bits, 31);
     let w1 = Window {
         src: &bits,
         off: 3,
-        len: 40_005,
+        len: 70_005,
     };
     let w2 = Window {
         src: &bits,
-        off: 40_011,
-        len: 30_000,
+        off: 70_011,
+        len: 80_000,
     };
     let mut out = [0u8; 2];
-    assert!(w1.load_bits(2, 40_000, 16, &mut out) && out[0] < 32 && out[1] == 0);
+    assert!(w1.load_bits(2, 70_000, 16, &mut out) && out[0] < 32 && out[1] == 0);
     assert!(w1.bits_in_place(0, 5, 1).is_some() && w1.bits_in_place(0, 4, 1).is_none());
+    // Windows of bits: still blocks of 16, loaded shifted and from two pieces.
+    check_octal(&w1, 36);
+    check_octal(&Concat(vec![&w2, &w1]), 37);
+    // With bytes: blocks of 8, the packed path for the sub-blocks of bits only.
     let g8 = random_triples::<triskele_field::Gf2p8>(20_001, 32);
     let cat = Concat(vec![&w1, &g8, &w2]);
-    assert!(!cat.load_bits(0, 40_000, 16, &mut out));
-    assert!(octal::entry(&cat, 5_000, 0) != 8 * 5_000);
+    assert_eq!(octal::arity(&cat), 8);
+    assert_eq!(octal::entry(&cat, 3, 5), 8 * 3 + 5);
+    assert!(!cat.load_bits(0, 70_000, 16, &mut out));
+    assert!(octal::entry(&cat, 8_200, 0) != 8 * 8_200);
     check_octal(&cat, 33);
     let words = random_words(9_000, 34);
     check_octal(&Concat(vec![&w2, &words, &w1]), 35);
