@@ -37,6 +37,12 @@
 //!    `P_{i-1}`), and one coin `s` that folds the claim to length `⌈L/8⌉`; the halvings
 //!    follow. It replaces three halvings (48 bytes to `P_{i-1}`, three coins, six rounds) by
 //!    one step of two rounds, and the later levels start from `L/8` entries instead of `L/2`.
+//!    `GF(2)` triples (bit-sliced words, [`TripleSource::load_bits`]) enter it packed by
+//!    eight: in a run that also holds other triples, a sub-block of bits only takes a block
+//!    as one packed byte (module `octal`); a run of bits only takes blocks of **sixteen**
+//!    (`k = 16`, module `wide`: two packed bytes per block, `Q` of degree 30 at the nodes
+//!    `E_8(0) .. E_8(30)`, 30 values reshared, 240 bytes to `P_{i-1}`), so its halvings start
+//!    from `L/16` entries.
 //! 3. **CheckTriple** (Protocol 1) on the last triple: random `[[x*]]`, `[[τ]]`;
 //!    `[[z*]] = [[x*]][[y]]` (8 B to prev); coin `t`; open `ρ = x + t x*`;
 //!    `[[δ]] = ρ[[y]] - [[z]] - t[[z*]]`; `[[σ]] = [[δ]][[τ]]` (8 B to prev); open `σ`; the
@@ -100,7 +106,10 @@
 //! `mal-lut256-ss` (`L = 3.84 · 10^8` at 100,000 blocks) the byte path of the bit-sliced
 //! words (lanes spread to bytes with one masked move per 64 lanes on AVX-512) took the
 //! finalize from 8.1-8.5 s to 4.4-4.5 s (`triskele bench --local --simd 100000 --threads 2
-//! mal-lut256-ss`, alternating runs) against lifting every lane to `GF(2^64)`. Chained `F_p` triples
+//! mal-lut256-ss`, alternating runs) against lifting every lane to `GF(2^64)`; the packed
+//! paths of the k-ary first level (one bit per triple instead of one byte) later took it from
+//! 2.54 s to 1.19-1.22 s (see README, "Malicious variants against their semi-honest twins").
+//! Chained `F_p` triples
 //! ([`crate::Chained`], cube chains under a coin `r`) are read in place too, with `x + r y`
 //! and `z + r x` formed as level 1 streams ([`TripleSource::scaled_x`],
 //! [`VerifyField::chain_scale`], and [`VerifyField::fold_lines`] with `r`). Both are combined with
@@ -142,7 +151,9 @@
 //! count is 8 bytes more than PROTOCOLS.md §6.4's single-coin formula `8 + 8ℓ + 24`. With the
 //! k-ary first level and `ℓ' = ⌈log2 ⌈L/8⌉⌉` halvings after it: to `P_{i+1}` `16 + 8 + 8ℓ' +
 //! 24`, to `P_{i-1}` `112 + 16ℓ' + 16`, rounds `2ℓ' + 8` (for `ℓ = ℓ' + 3`: 16 bytes less to
-//! next, 64 more to prev, four rounds less).
+//! next, 64 more to prev, four rounds less). With blocks of sixteen (runs of bits only) and
+//! `ℓ' = ⌈log2 ⌈L/16⌉⌉`: to `P_{i+1}` `16 + 8 + 8ℓ' + 24`, to `P_{i-1}` `240 + 16ℓ' + 16`,
+//! rounds `2ℓ' + 8`.
 //!
 //! # Soundness
 //!
@@ -172,13 +183,16 @@
 //! * The k-ary first level (module `octal`): step 1 with the coefficients `a_J β_m` is a
 //!   non-zero polynomial of degree 3 in independent uniform factors (`≤ 3/|V|`), and the
 //!   level keeps a false claim false unless `s` is a root of the difference of two distinct
-//!   polynomials of degree ≤ 14 (`≤ 14/|V|`); it takes the place of three halvings.
+//!   polynomials of degree ≤ 14 (`≤ 14/|V|`); it takes the place of three halvings. With
+//!   blocks of sixteen (module `wide`) the degree is 30 (`≤ 30/|V|`) in place of four
+//!   halvings.
 //!
 //! Union bound: `ε ≤ (2ℓ + 4) / 2^64` in `GF(2^64)` (product coefficients; `(2ℓ' + 19) / 2^64
-//! = (2ℓ + 13) / 2^64` with the k-ary first level) and `(2ℓ + 3) / p` in `F_p`. Up to `10^6` AES-256 blocks with every variant's triple count (`L ≤ 3840 · 10^6 <
-//! 2^32`, `ℓ ≤ 32`): `ε ≤ 77 · 2^-64 < 2^-57`, well below the required `2^-40` at every batch
-//! size (with powers of one coin step 1 alone would cost `(L-1)/2^64`, about `2^-38` at `L =
-//! 2^26`).
+//! = (2ℓ + 13) / 2^64` with the k-ary first level, `(2ℓ' + 35) / 2^64 = (2ℓ + 27) / 2^64` with
+//! blocks of sixteen) and `(2ℓ + 3) / p` in `F_p`. Up to `10^6` AES-256 blocks with every
+//! variant's triple count (`L ≤ 3840 · 10^6 < 2^32`, `ℓ ≤ 32`): `ε ≤ 91 · 2^-64 < 2^-57`,
+//! well below the required `2^-40` at every batch size (with powers of one coin step 1 alone
+//! would cost `(L-1)/2^64`, about `2^-38` at `L = 2^26`).
 //!
 //! # Segments
 //!
@@ -198,7 +212,7 @@
 //! source (a preprocessing batch of compact relations) is larger than a segment. Union bound
 //! over at most [`crate::MAX_SEGMENTS`]` + 1 = 257` segments and, in `GF(2^64)`, fewer than
 //! `L / 2^20 + 257 < 2^12 + 257` runs for the `L < 2^32` triples of up to `10^6` AES-256
-//! blocks: `ε ≤ 4353 · 77 · 2^-64 < 2^-45` in `GF(2^64)` at every batch size and segment
+//! blocks: `ε ≤ 4353 · 91 · 2^-64 < 2^-45` in `GF(2^64)` at every batch size and segment
 //! size (and `257 · (2ℓ + 3) / p`, below `2^-80` for the primes of at least 100 bits of the
 //! malicious PRFs, whose records are not split). Privacy is unchanged: each run opens only
 //! coins and the randomized `σ`.

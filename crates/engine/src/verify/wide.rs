@@ -24,7 +24,7 @@
 //! one halving less. A wrong claim survives the step only if `s` is a root of the difference
 //! of two distinct polynomials of degree ≤ 30 (`≤ 30/2^64`), and step 1 is a non-zero
 //! polynomial of degree 3 in independent uniform factors if some triple is wrong (`≤ 3/2^64`):
-//! `(2ℓ' + 33)/2^64` per run.
+//! with the `ℓ'` halvings and CheckTriple, `(2ℓ' + 35)/2^64` per run.
 
 use rayon::prelude::*;
 use triskele_field::embed::{bit_plane_sums, ByteEmbedding, E8_TABLES};
