@@ -268,7 +268,7 @@ impl Rows {
 #[cfg(test)]
 pub(super) fn entry(src: &dyn TripleSource<Gf2p64>, block: usize, m: usize) -> usize {
     if super::wide::applies(src) {
-        return super::wide::K * block + m;
+        return super::wide::entry(src.len(), block, m);
     }
     let len = src.len();
     let blocks = len.div_ceil(K);

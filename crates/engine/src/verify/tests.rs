@@ -898,7 +898,8 @@ fn octal_level_on_packed_bits_matches_the_naive_reference() {
     assert!(bits.has_bits() && bits.all_bits() && octal::chunked(&bits));
     // Bits only: blocks of 16 (module `wide`).
     assert_eq!(octal::arity(&bits), 16);
-    assert_eq!(octal::entry(&bits, 3, 5), 16 * 3 + 5);
+    assert_eq!(octal::entry(&bits, 3, 5), 8 * 3 + 5);
+    assert_eq!(octal::entry(&bits, 3, 9), 8 * 1024 + 8 * 3 + 1);
     check_octal(&bits, 31);
     let w1 = Window {
         src: &bits,

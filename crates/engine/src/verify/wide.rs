@@ -4,9 +4,11 @@
 //!
 //! # The step
 //!
-//! With `L` triples and `B = ⌈L/16⌉` blocks, entry `m < 16` of block `J` is triple `16 J + m`
-//! (zero from `L` on), so block `J` is bytes `2 J` (entries 0..8) and `2 J + 1` (entries 8..16)
-//! of the packed bits. The coefficients are `a_J β_m` (`β_0 = 1`, fifteen more from the seed),
+//! With `L` triples and `B = ⌈L/16⌉` blocks, the blocks are taken in chunks of `SUB` (the
+//! sub-blocks of the passes): the chunk of blocks `c SUB ..` with `k` blocks holds the `16 k`
+//! triples from `16 c SUB` (zero from `L` on), and of its `2 k` packed bytes, byte `i` holds
+//! entries 0..8 of its block `i` and byte `k + i` entries 8..16 ([`entry`]), so that the low
+//! and the high halves of the blocks are two runs of bytes, read in place. The coefficients are `a_J β_m` (`β_0 = 1`, fifteen more from the seed),
 //! the nodes the bytes `α_n = n` (`n < 31`) of `GF(2^8)`, and `Q = Σ_J a_J F_J G_J` has degree
 //! 30. At the data nodes the local products are bits (AND and XOR of the packed bytes) and
 //! their sums `Σ_J a_J w_{J,m}` are sums of `a` over bit planes; at the fifteen extra nodes
@@ -56,12 +58,26 @@ fn extra_node_maps() -> [[LinearMap8; 2]; NODES - K] {
     })
 }
 
-/// One job's planes: the packed parts as loaded (two bytes per block), split into low and
-/// high bytes, and the scratch of the sums.
+/// The index of entry `m` of block `J` of a run of `len` triples (the layout of the module
+/// docs).
+#[cfg(test)]
+pub(super) fn entry(len: usize, block: usize, m: usize) -> usize {
+    let blocks = len.div_ceil(K);
+    let (c, i) = (block / SUB, block % SUB);
+    let k = SUB.min(blocks - c * SUB);
+    let first = K * c * SUB;
+    if m < 8 {
+        first + 8 * i + m
+    } else {
+        first + 8 * k + 8 * i + m - 8
+    }
+}
+
+/// One job's scratch for the sums (`y_1 + y_2` and the local products on `2 k` bytes, the values at
+/// one extra node, the local products at the extra nodes).
 struct Planes {
-    raw: Vec<[u8; 2 * SUB]>,
-    lo: Vec<[u8; SUB]>,
-    hi: Vec<[u8; SUB]>,
+    y12: [u8; 2 * SUB],
+    local: [u8; 2 * SUB],
     at: Vec<[u8; SUB]>,
     w: Vec<[u8; SUB]>,
 }
@@ -69,37 +85,40 @@ struct Planes {
 impl Planes {
     fn new() -> Self {
         Planes {
-            raw: vec![[0; 2 * SUB]; 6],
-            lo: vec![[0; SUB]; 7],
-            hi: vec![[0; SUB]; 7],
+            y12: [0; 2 * SUB],
+            local: [0; 2 * SUB],
             at: vec![[0; SUB]; 4],
             w: vec![[0; SUB]; NODES - K],
         }
     }
+}
 
-    /// Parts `0 .. count` of the blocks `j .. j + k`, split into `lo` and `hi`; `false` if
-    /// they are not packed bits.
-    fn load(&mut self, src: &dyn TripleSource<Gf2p64>, j: usize, k: usize, count: usize) -> bool {
-        let first = K * j;
-        let n = (K * k).min(src.len().saturating_sub(first));
-        for p in 0..count {
-            let raw: &[u8] = match src.bits_in_place(p, first, 2 * k).filter(|_| n == K * k) {
-                Some(b) => b,
-                None => {
-                    if !src.load_bits(p, first, n, &mut self.raw[p][..2 * k]) {
-                        return false;
-                    }
-                    &self.raw[p][..2 * k]
-                }
-            };
-            let (lo, hi) = (&mut self.lo[p][..k], &mut self.hi[p][..k]);
-            for ((l, h), b) in lo.iter_mut().zip(hi.iter_mut()).zip(raw.chunks_exact(2)) {
-                *l = b[0];
-                *h = b[1];
-            }
+/// Parts `0 .. count` of the blocks `j .. j + k` (`2 k` packed bytes each; later parts
+/// empty): borrowed where the source stores them so, else loaded into `raw`; `None` if they
+/// are not packed bits.
+fn load<'a>(
+    raw: &'a mut [[u8; 2 * SUB]],
+    src: &'a dyn TripleSource<Gf2p64>,
+    j: usize,
+    k: usize,
+    count: usize,
+) -> Option<[&'a [u8]; 6]> {
+    let first = K * j;
+    let n = (K * k).min(src.len().saturating_sub(first));
+    let mut direct: [Option<&'a [u8]>; 6] = [None; 6];
+    for (p, d) in direct.iter_mut().enumerate().take(count) {
+        if n == K * k {
+            *d = src.bits_in_place(p, first, 2 * k);
         }
-        true
+        if d.is_none() && !src.load_bits(p, first, n, &mut raw[p][..2 * k]) {
+            return None;
+        }
     }
+    Some(core::array::from_fn(|p| match direct[p] {
+        Some(d) => d,
+        None if p < count => &raw[p][..2 * k],
+        None => &[],
+    }))
 }
 
 /// This party's local part of the step before the coin: writes `a_J` (`a.len() = B`) and
@@ -128,15 +147,14 @@ pub(super) fn sums(
         .into_par_iter()
         .map(|(start, a)| {
             let mut pl = Planes::new();
+            let mut raw = vec![[0; 2 * SUB]; 6];
             let mut acc = vec![Gf2p64::ZERO; NODES + 1];
             for (q, a) in a.chunks_mut(SUB).enumerate() {
                 let j = start + q * SUB;
                 let k = a.len();
                 co.fill(j, a);
-                if !pl.load(src, j, k, 6) {
-                    return None;
-                }
-                block_sums(&mut acc, a, &mut pl, &maps, beta);
+                let parts = load(&mut raw, src, j, k, 6)?;
+                block_sums(&mut acc, a, parts, &mut pl, &maps, beta);
             }
             Some(acc)
         })
@@ -151,38 +169,37 @@ pub(super) fn sums(
         )
 }
 
-/// The sums of one sub-block (its `k = a.len()` blocks loaded in `pl`) added to `acc`.
+/// The low and the high halves of `2 k` packed bytes.
+fn halves(v: &[u8], k: usize) -> [&[u8]; 2] {
+    [&v[..k], &v[k..2 * k]]
+}
+
+/// The sums of one sub-block of `k = a.len()` blocks (`parts`: `2 k` packed bytes each, the
+/// low halves of the blocks then the high halves) added to `acc`.
 fn block_sums(
     acc: &mut [Gf2p64],
     a: &[Gf2p64],
+    parts: [&[u8]; 6],
     pl: &mut Planes,
     maps: &[[LinearMap8; 2]; NODES - K],
     beta: &[Gf2p64],
 ) {
     let k = a.len();
-    let Planes { lo, hi, at, w, .. } = pl;
-    // Plane 6: y_1 + y_2, then the local products in place of y_2 (plane 3).
-    for h in [&mut *lo, &mut *hi] {
-        let (parts, y12) = h.split_at_mut(6);
-        for i in 0..k {
-            y12[0][i] = parts[2][i] ^ parts[3][i];
-        }
-        for i in 0..k {
-            parts[3][i] = (parts[0][i] & y12[0][i]) ^ (parts[1][i] & parts[2][i]);
-        }
+    let [x1, x2, y1, y2, z1, z2] = parts.map(|p| &p[..2 * k]);
+    let Planes {
+        y12, local, at, w, ..
+    } = pl;
+    let (y12, local) = (&mut y12[..2 * k], &mut local[..2 * k]);
+    for ((o, a), b) in y12.iter_mut().zip(y1).zip(y2) {
+        *o = a ^ b;
     }
-    let s = bit_plane_sums(
-        a,
-        [
-            &lo[3][..k],
-            &lo[4][..k],
-            &lo[5][..k],
-            &hi[3][..k],
-            &hi[4][..k],
-            &hi[5][..k],
-        ],
-    );
-    let [local_lo, z1_lo, z2_lo, local_hi, z1_hi, z2_hi] = s;
+    for (i, o) in local.iter_mut().enumerate() {
+        *o = (x1[i] & y12[i]) ^ (x2[i] & y1[i]);
+    }
+    let [l_lo, l_hi] = halves(local, k);
+    let ([z1_lo, z1_hi], [z2_lo, z2_hi]) = (halves(z1, k), halves(z2, k));
+    let s = bit_plane_sums(a, [l_lo, l_hi, z1_lo, z1_hi, z2_lo, z2_hi]);
+    let [local_lo, local_hi, z1_lo, z1_hi, z2_lo, z2_hi] = s;
     // Node m < 8 from the low bytes, 8 + m from the high ones; Q_n at acc[n + 1].
     for m in 1..8 {
         acc[m + 1] += local_lo[m];
@@ -195,13 +212,10 @@ fn block_sums(
             acc + beta[m] * zl[m] + beta[8 + m] * zh[m]
         });
     }
+    let y12: &[u8] = y12;
     for (e, pair) in maps.iter().enumerate() {
-        for (t, p) in [0, 1, 2, 6].into_iter().enumerate() {
-            LinearMap8::apply_sum_bytes(
-                [&pair[0], &pair[1]],
-                [&lo[p][..k], &hi[p][..k]],
-                &mut at[t][..k],
-            );
+        for (t, v) in [x1, x2, y1, y12].into_iter().enumerate() {
+            LinearMap8::apply_sum_bytes([&pair[0], &pair[1]], halves(v, k), &mut at[t][..k]);
         }
         lp8(
             &mut w[e][..k],
@@ -244,19 +258,19 @@ pub(super) fn fold(
         jobs.push((r.start, piece));
     }
     jobs.into_par_iter().all(|(start, mut piece)| {
-        let mut pl = Planes::new();
+        let mut raw = vec![[0; 2 * SUB]; 6];
         let mut acc = vec![Gf2p64::ZERO; SUB];
         let n = piece[0].len();
         let mut off = 0;
         while off < n {
             let k = SUB.min(n - off);
             let j = start + off;
-            if !pl.load(src, j, k, 4) {
+            let Some(parts) = load(&mut raw, src, j, k, 4) else {
                 return false;
-            }
+            };
             for (t, o) in piece.iter_mut().enumerate() {
                 let o = &mut o[off..off + k];
-                let (l, h) = (&pl.lo[t][..k], &pl.hi[t][..k]);
+                let (l, h) = (&parts[t][..k], &parts[t][k..2 * k]);
                 if t < 2 {
                     map_lo.apply_pair_slice(&map_hi, l, h, &mut acc[..k]);
                     Gf2p64::mul_slice(o, &acc[..k], &a[j..j + k]);
