@@ -509,33 +509,32 @@ pub(crate) fn random_ohv16<M: SecurityModel>(
 ) -> Result<Ohv16, EngineError> {
     let w = n.div_ceil(16);
     let r = party.random_rss::<Bits16>(4 * w);
-    // Concatenates parts (each `w` words) of the given vectors, one copy per component.
-    let gather = |parts: &[(&RssVec<Bits16>, usize)]| -> RssVec<Bits16> {
-        let mut out = RssVec {
-            first: Vec::with_capacity(parts.len() * w),
-            second: Vec::with_capacity(parts.len() * w),
-        };
-        for (x, k) in parts {
-            out.first.extend_from_slice(&x.first[k * w..(k + 1) * w]);
-            out.second.extend_from_slice(&x.second[k * w..(k + 1) * w]);
-        }
-        out
-    };
     let packed = M::MALICIOUS && check == OhvCheck::Packed;
-    // One multiplication of the pieces `pairs[i] = (x, y)`: recorded products need their
-    // operands as vectors (the recorder stores them); otherwise the local products are
-    // formed from the pieces in place (the same messages).
+    // One multiplication of the pieces `pairs[i] = (x, y)`, its local products formed from
+    // the pieces in place (the same messages as a multiplication of their concatenations).
+    // Recorded products (every bit product of a malicious run without the packed check) have
+    // their operands' pieces appended straight to the record store, with the products: the
+    // triples `Party::mul` would record for the concatenations, without forming them first.
     type Piece<'a> = (&'a RssVec<Bits16>, usize);
     let mul = |party: &mut Party<M>, pairs: &[(Piece<'_>, Piece<'_>)]| {
+        let parts: Vec<_> = pairs
+            .iter()
+            .map(|&((x, i), (y, j))| (piece(x, i, w), piece(y, j, w)))
+            .collect();
         if M::MALICIOUS && !packed {
-            let left = gather(&pairs.iter().map(|p| p.0).collect::<Vec<_>>());
-            let right = gather(&pairs.iter().map(|p| p.1).collect::<Vec<_>>());
-            party.mul(&left, &right)
+            party.record_in_place::<Bits16, _>(|party, st| {
+                let z = party.mul_covered_parts(&parts)?;
+                for (x, y) in &parts {
+                    st.x.first.extend_from_slice(x[0]);
+                    st.x.second.extend_from_slice(x[1]);
+                    st.y.first.extend_from_slice(y[0]);
+                    st.y.second.extend_from_slice(y[1]);
+                }
+                st.z.first.extend_from_slice(&z.first);
+                st.z.second.extend_from_slice(&z.second);
+                Ok(z)
+            })
         } else {
-            let parts: Vec<_> = pairs
-                .iter()
-                .map(|&((x, i), (y, j))| (piece(x, i, w), piece(y, j, w)))
-                .collect();
             party.mul_covered_parts(&parts)
         }
     };
