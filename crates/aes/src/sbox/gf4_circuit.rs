@@ -239,16 +239,8 @@ impl TripleSource<Gf2p64> for Gf4p4Relations {
         };
         let n = lo.len().min(hi.len());
         let planes = &self.packed[part % 2];
-        let Some([a, d, w]) = start
-            .checked_add(n)
-            .and_then(|end| {
-                planes
-                    .iter()
-                    .map(|v| v.get(start..end))
-                    .collect::<Option<Vec<_>>>()
-            })
-            .and_then(|v| <[&[u8]; 3]>::try_from(v).ok())
-        else {
+        let range = start..start.saturating_add(n);
+        let [Some(a), Some(d), Some(w)] = planes.each_ref().map(|v| v.get(range.clone())) else {
             // Outside the source (not asked for by Verify): zeros.
             lo.fill(0);
             hi.fill(0);
