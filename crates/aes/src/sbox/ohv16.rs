@@ -11,9 +11,9 @@ use core::ops::Range;
 use std::sync::Arc;
 
 use rayon::prelude::*;
-use triskele_engine::verify::{ByteRows, ByteSource};
+use triskele_engine::verify::{ByteRows, ByteSource, LiftedTriples, Parts, TripleSource};
 use triskele_engine::{EngineError, Party, SecurityModel};
-use triskele_field::{Bits16, Field, Gf2p4, LinearMap8};
+use triskele_field::{Bits16, Field, Gf2p4, Gf2p64, LinearMap8};
 use triskele_share::{PartyId, RssVec};
 
 /// Words per parallel work item of the local steps.
@@ -512,31 +512,15 @@ pub(crate) fn random_ohv16<M: SecurityModel>(
     let packed = M::MALICIOUS && check == OhvCheck::Packed;
     // One multiplication of the pieces `pairs[i] = (x, y)`, its local products formed from
     // the pieces in place (the same messages as a multiplication of their concatenations).
-    // Recorded products (every bit product of a malicious run without the packed check) have
-    // their operands' pieces appended straight to the record store, with the products: the
-    // triples `Party::mul` would record for the concatenations, without forming them first.
+    // A malicious run without the packed check records every bit product afterwards, as the
+    // vectors themselves ([`BitProducts`]).
     type Piece<'a> = (&'a RssVec<Bits16>, usize);
     let mul = |party: &mut Party<M>, pairs: &[(Piece<'_>, Piece<'_>)]| {
         let parts: Vec<_> = pairs
             .iter()
             .map(|&((x, i), (y, j))| (piece(x, i, w), piece(y, j, w)))
             .collect();
-        if M::MALICIOUS && !packed {
-            party.record_in_place::<Bits16, _>(|party, st| {
-                let z = party.mul_covered_parts(&parts)?;
-                for (x, y) in &parts {
-                    st.x.first.extend_from_slice(x[0]);
-                    st.x.second.extend_from_slice(x[1]);
-                    st.y.first.extend_from_slice(y[0]);
-                    st.y.second.extend_from_slice(y[1]);
-                }
-                st.z.first.extend_from_slice(&z.first);
-                st.z.second.extend_from_slice(&z.second);
-                Ok(z)
-            })
-        } else {
-            party.mul_covered_parts(&parts)
-        }
+        party.mul_covered_parts(&parts)
     };
     // Round 1: r01 r02 r03 r12 r13 r23.
     let r_ = |k| (&r, k);
@@ -588,8 +572,168 @@ pub(crate) fn random_ohv16<M: SecurityModel>(
     if packed {
         let rel = OhvRelations::from_vectors(Arc::clone(&e), w);
         party.model().record_source(Arc::new(ByteSource(rel)));
+    } else if M::MALICIOUS {
+        party
+            .model()
+            .record_source(Arc::new(BitProducts { rounds, w }));
+        party.checkpoint()?;
     }
     Ok(Ohv16 { e, r })
+}
+
+/// The eleven products of Protocol 8 as `(x, y, z)`, each a piece `(round, part)` of the
+/// rounds `[r, p2, p3]` (round 0 the random bits, rounds 1 and 2 the products; see
+/// [`MONOMIAL`]).
+const PRODUCTS: [[(usize, usize); 3]; 11] = [
+    [(0, 0), (0, 1), (1, 0)],
+    [(0, 0), (0, 2), (1, 1)],
+    [(0, 0), (0, 3), (1, 2)],
+    [(0, 1), (0, 2), (1, 3)],
+    [(0, 1), (0, 3), (1, 4)],
+    [(0, 2), (0, 3), (1, 5)],
+    [(1, 0), (0, 2), (2, 0)],
+    [(1, 0), (0, 3), (2, 1)],
+    [(1, 1), (0, 3), (2, 2)],
+    [(1, 3), (0, 3), (2, 3)],
+    [(1, 0), (1, 5), (2, 4)],
+];
+
+/// The bit products of a batch of Protocol-8 runs (`mal-lut256-ss`: every product recorded),
+/// kept as the vectors they were computed in instead of copies of their operands: triple
+/// `16 w k + l` is lane `l` of product `k` of [`PRODUCTS`] (`w` words per piece), `GF(2)`
+/// triples lifted to 0 and 1. `Verify` reads them packed by eight in place
+/// ([`TripleSource::bits_in_place`]), or as bytes 0 or 1 where a run mixes them with bytes.
+struct BitProducts {
+    rounds: [RssVec<Bits16>; 3],
+    w: usize,
+}
+
+impl BitProducts {
+    /// Lanes per product.
+    fn lanes(&self) -> usize {
+        16 * self.w
+    }
+
+    /// Part `part` (`x_1, x_2, y_1, y_2, z_1, z_2`) of product `k`: `w` words (fewer only if
+    /// a round is short, which the multiplication would have refused).
+    fn piece(&self, k: usize, part: usize) -> &[Bits16] {
+        let (round, at) = PRODUCTS[k][(part / 2).min(2)];
+        let v = &self.rounds[round];
+        let comp = if part.is_multiple_of(2) {
+            &v.first
+        } else {
+            &v.second
+        };
+        comp.get(at * self.w..(at + 1) * self.w).unwrap_or(&[])
+    }
+
+    /// The products that lanes `start .. start + len` overlap: product, first lane in it,
+    /// and the positions `0 .. len` it covers.
+    fn overlaps(
+        &self,
+        start: usize,
+        len: usize,
+    ) -> impl Iterator<Item = (usize, usize, Range<usize>)> {
+        let lanes = self.lanes().max(1);
+        let end = (start + len).min(self.len());
+        let mut t = start;
+        core::iter::from_fn(move || {
+            if t >= end {
+                return None;
+            }
+            let (k, l) = (t / lanes, t % lanes);
+            let n = (lanes - l).min(end - t);
+            let item = (k, l, t - start..t - start + n);
+            t += n;
+            Some(item)
+        })
+    }
+}
+
+impl TripleSource<Gf2p64> for BitProducts {
+    fn len(&self) -> usize {
+        PRODUCTS.len() * self.lanes()
+    }
+
+    fn lift(&self, start: usize, parts: Parts, out: &mut LiftedTriples<Gf2p64>) {
+        let count = if parts == Parts::Xyz { 6 } else { 4 };
+        let LiftedTriples { x, y, z } = out;
+        let dsts = [
+            &mut x.first,
+            &mut x.second,
+            &mut y.first,
+            &mut y.second,
+            &mut z.first,
+            &mut z.second,
+        ];
+        for (p, d) in dsts.into_iter().enumerate().take(count) {
+            d.fill(Gf2p64::ZERO);
+            for (k, l, r) in self.overlaps(start, d.len()) {
+                let src = self.piece(k, p);
+                for (o, lane) in d[r].iter_mut().zip(l..) {
+                    let bit = src.get(lane / 16).map_or(0, |b| b.lane((lane % 16) as u32));
+                    *o = Gf2p64(u64::from(bit));
+                }
+            }
+        }
+    }
+
+    /// Bytes 0 or 1 (`GF(2) ⊂ GF(2^8)`).
+    fn load_bytes(&self, part: usize, start: usize, out: &mut [u8]) -> bool {
+        out.fill(0);
+        for (k, l, r) in self.overlaps(start, out.len()) {
+            let src = self.piece(k, part);
+            let n = r.len().min((16 * src.len()).saturating_sub(l));
+            Bits16::lanes_to_bytes(src, l, &mut out[r.start..r.start + n]);
+        }
+        true
+    }
+
+    fn has_bits(&self) -> bool {
+        true
+    }
+
+    fn all_bits(&self) -> bool {
+        true
+    }
+
+    fn load_bits(&self, part: usize, start: usize, len: usize, out: &mut [u8]) -> bool {
+        out.fill(0);
+        let mut piece = Vec::new();
+        for (k, l, r) in self.overlaps(start, len) {
+            let src = self.piece(k, part);
+            let n = r.len().min((16 * src.len()).saturating_sub(l));
+            if r.start.is_multiple_of(8) {
+                let at = r.start / 8;
+                Bits16::lanes_to_packed(src, l, n, &mut out[at..at + n.div_ceil(8)]);
+                continue;
+            }
+            piece.clear();
+            piece.resize(n.div_ceil(8), 0);
+            Bits16::lanes_to_packed(src, l, n, &mut piece);
+            let (q, sh) = (r.start / 8, (r.start % 8) as u32);
+            for (i, b) in piece.iter().enumerate() {
+                out[q + i] |= b << sh;
+                if *b >> (8 - sh) != 0 {
+                    out[q + i + 1] |= b >> (8 - sh);
+                }
+            }
+        }
+        true
+    }
+
+    fn bits_in_place(&self, part: usize, start: usize, n: usize) -> Option<&[u8]> {
+        let lanes = self.lanes();
+        let (k, l) = (start / lanes.max(1), start % lanes.max(1));
+        if k >= PRODUCTS.len() || l + 8 * n > lanes {
+            return None;
+        }
+        let src = self.piece(k, part);
+        if !l.is_multiple_of(8) || l + 8 * n > 16 * src.len() {
+            return None;
+        }
+        Bits16::lanes_as_packed(src)?.get(l / 8..l / 8 + n)
+    }
 }
 
 #[cfg(test)]
@@ -805,6 +949,84 @@ mod tests {
             superset_sums(&mut mu);
             transpose16(&mut mu);
             assert_eq!(mu[0], 1 << r, "r = {r}");
+        }
+    }
+
+    /// [`BitProducts`] reads the same triples as the store `Party::mul` would have filled with
+    /// the eleven products (operands and products concatenated per round): lifted, as bytes,
+    /// packed by eight at any offset and length, and in place where aligned.
+    #[test]
+    fn bit_products_are_the_recorded_triples() {
+        use rand::{RngCore, SeedableRng};
+        use triskele_engine::Triples;
+        let w = 5;
+        let mut rng = rand_chacha::ChaCha20Rng::seed_from_u64(8);
+        let mut bits = |n: usize| -> RssVec<Bits16> {
+            let mut v = || {
+                (0..n)
+                    .map(|_| Bits16(rng.next_u32() as u16))
+                    .collect::<Vec<_>>()
+            };
+            RssVec {
+                first: v(),
+                second: v(),
+            }
+        };
+        let rounds = [bits(4 * w), bits(6 * w), bits(5 * w)];
+        let mut store = Triples::<Bits16>::default();
+        for prod in PRODUCTS {
+            let [x, y, z] = prod.map(|(round, at)| {
+                let v = &rounds[round];
+                let r = at * w..(at + 1) * w;
+                RssVec {
+                    first: v.first[r.clone()].to_vec(),
+                    second: v.second[r].to_vec(),
+                }
+            });
+            store.x.first.extend_from_slice(&x.first);
+            store.x.second.extend_from_slice(&x.second);
+            store.y.first.extend_from_slice(&y.first);
+            store.y.second.extend_from_slice(&y.second);
+            store.z.first.extend_from_slice(&z.first);
+            store.z.second.extend_from_slice(&z.second);
+        }
+        let src = BitProducts { rounds, w };
+        let n = src.len();
+        assert_eq!(n, TripleSource::len(&store));
+        assert!(src.all_bits() && store.all_bits());
+        let (mut a, mut b) = (lifted(n), lifted(n));
+        src.lift(0, Parts::Xyz, &mut a);
+        store.lift(0, Parts::Xyz, &mut b);
+        assert!(a.x == b.x && a.y == b.y && a.z == b.z);
+        for (start, len) in [
+            (0, n),
+            (3, 77),
+            (80, 80),
+            (77, 400),
+            (n - 13, 13),
+            (n - 5, 40),
+        ] {
+            for part in 0..6 {
+                let m = len.min(n - start);
+                let (mut got, mut want) = (vec![9u8; m], vec![7u8; m]);
+                assert!(src.load_bytes(part, start, &mut got));
+                assert!(store.load_bytes(part, start, &mut want));
+                assert_eq!(got, want, "bytes {start} {len} {part}");
+                let (mut got, mut want) = (vec![9u8; len.div_ceil(8)], vec![7u8; len.div_ceil(8)]);
+                assert!(src.load_bits(part, start, len, &mut got));
+                assert!(store.load_bits(part, start, len, &mut want));
+                assert_eq!(got, want, "bits {start} {len} {part}");
+                if start % 8 == 0 && start + len <= n {
+                    let inside = src.bits_in_place(part, start, len / 8);
+                    // In place only within one product.
+                    let one =
+                        start / (16 * w) == (start + len / 8 * 8).saturating_sub(1) / (16 * w);
+                    assert_eq!(inside.is_some(), one && len >= 8, "{start} {len}");
+                    if let Some(v) = inside {
+                        assert_eq!(v, &want[..len / 8]);
+                    }
+                }
+            }
         }
     }
 }
