@@ -730,17 +730,22 @@ impl core::fmt::Debug for Spare {
 }
 
 impl Spare {
-    /// A vector of length `len`: a kept one (its old values in place; zeros where it grows)
-    /// or a new one of zeros.
+    /// A vector of length `len`: a kept one with room for it (its old values in place; zeros
+    /// where it grows), else a new one of zeros (a kept one that is too small is dropped, not
+    /// grown: growing would copy its old values, which no one reads).
     fn take<V: VerifyField>(&mut self, len: usize) -> Vec<V> {
-        let kept = self.0.iter().position(|b| b.is::<Vec<V>>());
+        let kept = self
+            .0
+            .iter()
+            .position(|b| b.downcast_ref::<Vec<V>>().is_some_and(|v| v.capacity() >= len))
+            .or_else(|| self.0.iter().position(|b| b.is::<Vec<V>>()));
         match kept.and_then(|i| self.0.swap_remove(i).downcast::<Vec<V>>().ok()) {
-            Some(mut v) => {
+            Some(mut v) if v.capacity() >= len => {
                 v.truncate(len);
                 v.resize(len, V::ZERO);
                 *v
             }
-            None => V::zeroed_vec(len),
+            _ => V::zeroed_vec(len),
         }
     }
 
