@@ -146,11 +146,11 @@ fn honest_byte_runs_take_the_octal_level_with_the_documented_bytes() {
             [16 + 8 * l + 24 + 32, 16 * l + 16 + 32, 2 * l + 8, 2 * l + 8]
         );
     }
-    // Bits only: blocks of 16, 30 reshared values (240 bytes to prev).
+    // Bits only: blocks of 32, 62 reshared values (496 bytes to prev).
     let t = dealt_triples::<Bits16>(5000, &[], 4);
     for (r, st) in run_verify(&t) {
         r.unwrap();
-        assert_eq!(st, octal_cost_k(5000 * 16, 16));
+        assert_eq!(st, octal_cost_k(5000 * 16, 32));
     }
     // Bits next to bytes: blocks of eight.
     let t8 = dealt_triples::<Gf2p8>(1000, &[], 5);
@@ -169,8 +169,8 @@ fn honest_byte_runs_take_the_octal_level_with_the_documented_bytes() {
     }
 }
 
-/// One wrong bit triple in a run of bits only (blocks of 16) or of bits next to bytes (blocks
-/// of eight, one packed byte per block): at the ends, inside a sub-block, in either packed
+/// One wrong bit triple in a run of bits only (blocks of 32) or of bits next to bytes (blocks
+/// of eight, one packed byte per block): at the ends, inside a sub-block, in any packed
 /// byte of a block and in the last partial sub-block, every party aborts.
 #[test]
 fn planted_errors_in_packed_bit_runs_abort() {
@@ -242,9 +242,9 @@ fn planted_errors_in_octal_runs_abort() {
 fn tampered_octal_level_aborts() {
     let t = dealt_triples::<Gf2p8>(70_001, &[], 31);
     tampered_level_aborts(&t, 112);
-    // Bits only: the level with blocks of 16 (30 reshared values).
+    // Bits only: the level with blocks of 32 (62 reshared values).
     let t = dealt_triples::<Bits16>(5_000, &[], 32);
-    tampered_level_aborts(&t, 240);
+    tampered_level_aborts(&t, 496);
 }
 
 /// [`tampered_octal_level_aborts`] for one set of honest triples whose level reshares

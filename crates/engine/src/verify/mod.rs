@@ -39,10 +39,10 @@
 //!    one step of two rounds, and the later levels start from `L/8` entries instead of `L/2`.
 //!    `GF(2)` triples (bit-sliced words, [`TripleSource::load_bits`]) enter it packed by
 //!    eight: in a run that also holds other triples, a sub-block of bits only takes a block
-//!    as one packed byte (module `octal`); a run of bits only takes blocks of **sixteen**
-//!    (`k = 16`, module `wide`: two packed bytes per block, `Q` of degree 30 at the nodes
-//!    `E_8(0) .. E_8(30)`, 30 values reshared, 240 bytes to `P_{i-1}`), so its halvings start
-//!    from `L/16` entries.
+//!    as one packed byte (module `octal`); a run of bits only takes blocks of **32**
+//!    (`k = 32`, module `wide`: four packed bytes per block, `Q` of degree 62 at the nodes
+//!    `E_8(0) .. E_8(62)`, 62 values reshared, 496 bytes to `P_{i-1}`), so its halvings start
+//!    from `L/32` entries.
 //! 3. **CheckTriple** (Protocol 1) on the last triple: random `[[x*]]`, `[[τ]]`;
 //!    `[[z*]] = [[x*]][[y]]` (8 B to prev); coin `t`; open `ρ = x + t x*`;
 //!    `[[δ]] = ρ[[y]] - [[z]] - t[[z*]]`; `[[σ]] = [[δ]][[τ]]` (8 B to prev); open `σ`; the
@@ -151,8 +151,8 @@
 //! count is 8 bytes more than PROTOCOLS.md §6.4's single-coin formula `8 + 8ℓ + 24`. With the
 //! k-ary first level and `ℓ' = ⌈log2 ⌈L/8⌉⌉` halvings after it: to `P_{i+1}` `16 + 8 + 8ℓ' +
 //! 24`, to `P_{i-1}` `112 + 16ℓ' + 16`, rounds `2ℓ' + 8` (for `ℓ = ℓ' + 3`: 16 bytes less to
-//! next, 64 more to prev, four rounds less). With blocks of sixteen (runs of bits only) and
-//! `ℓ' = ⌈log2 ⌈L/16⌉⌉`: to `P_{i+1}` `16 + 8 + 8ℓ' + 24`, to `P_{i-1}` `240 + 16ℓ' + 16`,
+//! next, 64 more to prev, four rounds less). With blocks of 32 (runs of bits only) and
+//! `ℓ' = ⌈log2 ⌈L/32⌉⌉`: to `P_{i+1}` `16 + 8 + 8ℓ' + 24`, to `P_{i-1}` `496 + 16ℓ' + 16`,
 //! rounds `2ℓ' + 8`.
 //!
 //! # Soundness
@@ -184,13 +184,13 @@
 //!   non-zero polynomial of degree 3 in independent uniform factors (`≤ 3/|V|`), and the
 //!   level keeps a false claim false unless `s` is a root of the difference of two distinct
 //!   polynomials of degree ≤ 14 (`≤ 14/|V|`); it takes the place of three halvings. With
-//!   blocks of sixteen (module `wide`) the degree is 30 (`≤ 30/|V|`) in place of four
+//!   blocks of 32 (module `wide`) the degree is 62 (`≤ 62/|V|`) in place of five
 //!   halvings.
 //!
 //! Union bound: `ε ≤ (2ℓ + 4) / 2^64` in `GF(2^64)` (product coefficients; `(2ℓ' + 19) / 2^64
-//! = (2ℓ + 13) / 2^64` with the k-ary first level, `(2ℓ' + 35) / 2^64 = (2ℓ + 27) / 2^64` with
-//! blocks of sixteen) and `(2ℓ + 3) / p` in `F_p`. Up to `10^6` AES-256 blocks with every
-//! variant's triple count (`L ≤ 3840 · 10^6 < 2^32`, `ℓ ≤ 32`): `ε ≤ 91 · 2^-64 < 2^-57`,
+//! = (2ℓ + 13) / 2^64` with the k-ary first level, `(2ℓ' + 67) / 2^64 = (2ℓ + 57) / 2^64` with
+//! blocks of 32) and `(2ℓ + 3) / p` in `F_p`. Up to `10^6` AES-256 blocks with every
+//! variant's triple count (`L ≤ 3840 · 10^6 < 2^32`, `ℓ ≤ 32`): `ε ≤ 121 · 2^-64 < 2^-57`,
 //! well below the required `2^-40` at every batch size (with powers of one coin step 1 alone
 //! would cost `(L-1)/2^64`, about `2^-38` at `L = 2^26`).
 //!
@@ -211,9 +211,11 @@
 //! each again with its own seed; this bounds the check's working memory when one recorded
 //! source (a preprocessing batch of compact relations) is larger than a segment. Union bound
 //! over at most [`crate::MAX_SEGMENTS`]` + 1 = 257` segments and, in `GF(2^64)`, fewer than
-//! `L / 2^20 + 257 < 2^12 + 257` runs for the `L < 2^32` triples of up to `10^6` AES-256
-//! blocks: `ε ≤ 4353 · 91 · 2^-64 < 2^-45` in `GF(2^64)` at every batch size and segment
-//! size (and `257 · (2ℓ + 3) / p`, below `2^-80` for the primes of at least 100 bits of the
+//! `L / 2^20 + 257 < 2^12 + 257 = 4353` runs for the `L < 2^32` triples of up to `10^6`
+//! AES-256 blocks: with `L_r` triples in run `r`, `ℓ_r ≤ log2 L_r + 1`, so the runs' bounds
+//! add up to at most `Σ_r (2 log2 L_r + 59) ≤ R (2 log2 (L/R) + 59)` for `R` runs (`log2` is
+//! concave), which grows with `R` and is below `4353 · 99 < 2^19` at `R = 4353`:
+//! `ε < 2^-45` in `GF(2^64)` at every batch size and segment size (and `257 · (2ℓ + 3) / p`, below `2^-80` for the primes of at least 100 bits of the
 //! malicious PRFs, whose records are not split). Privacy is unchanged: each run opens only
 //! coins and the randomized `σ`.
 
@@ -737,7 +739,10 @@ impl Spare {
         let kept = self
             .0
             .iter()
-            .position(|b| b.downcast_ref::<Vec<V>>().is_some_and(|v| v.capacity() >= len))
+            .position(|b| {
+                b.downcast_ref::<Vec<V>>()
+                    .is_some_and(|v| v.capacity() >= len)
+            })
             .or_else(|| self.0.iter().position(|b| b.is::<Vec<V>>()));
         match kept.and_then(|i| self.0.swap_remove(i).downcast::<Vec<V>>().ok()) {
             Some(mut v) if v.capacity() >= len => {

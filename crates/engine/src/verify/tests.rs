@@ -887,7 +887,7 @@ fn octal_level_matches_the_naive_reference() {
     assert!(Gf2p64::octal_nodes(&Concat(vec![&g8, &g64, &g4])).is_none());
 }
 
-/// `GF(2)` triples take the packed paths of the k-ary level: alone (blocks of 16, two packed
+/// `GF(2)` triples take the packed paths of the k-ary level: alone (blocks of 32, four packed
 /// bytes each), through windows at offsets that are not multiples of 8 (the shifted load),
 /// and next to bytes and words (blocks of 8, one packed byte; sub-blocks across sources take
 /// the row path).
@@ -896,8 +896,8 @@ fn octal_level_on_packed_bits_matches_the_naive_reference() {
     use triskele_field::Bits16;
     let bits = random_triples::<Bits16>(10_000, 31);
     assert!(bits.has_bits() && bits.all_bits() && octal::chunked(&bits));
-    // Bits only: blocks of 16 (module `wide`).
-    assert_eq!(octal::arity(&bits), 16);
+    // Bits only: blocks of 32 (module `wide`).
+    assert_eq!(octal::arity(&bits), 32);
     assert_eq!(octal::entry(&bits, 3, 5), 8 * 3 + 5);
     assert_eq!(octal::entry(&bits, 3, 9), 8 * 1024 + 8 * 3 + 1);
     check_octal(&bits, 31);
@@ -914,7 +914,7 @@ fn octal_level_on_packed_bits_matches_the_naive_reference() {
     let mut out = [0u8; 2];
     assert!(w1.load_bits(2, 70_000, 16, &mut out) && out[0] < 32 && out[1] == 0);
     assert!(w1.bits_in_place(0, 5, 1).is_some() && w1.bits_in_place(0, 4, 1).is_none());
-    // Windows of bits: still blocks of 16, loaded shifted and from two pieces.
+    // Windows of bits: still blocks of 32, loaded shifted and from two pieces.
     check_octal(&w1, 36);
     check_octal(&Concat(vec![&w2, &w1]), 37);
     // With bytes: blocks of 8, the packed path for the sub-blocks of bits only.

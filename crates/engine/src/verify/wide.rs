@@ -1,32 +1,33 @@
-//! The k-ary first level of `Verify` with blocks of sixteen (`k = 16`), for large runs whose
+//! The k-ary first level of `Verify` with blocks of 32 (`k = 32`), for large runs whose
 //! triples are all `GF(2)` triples packed by eight ([`TripleSource::load_bits`]): the step of
-//! module `octal` with `k = 16`, where a block is two packed bytes.
+//! module `octal` with `k = 32`, where a block is four packed bytes. (Blocks of 16 and of 64
+//! measured slower: see docs/PERFORMANCE.md, "Packed bits".)
 //!
 //! # The step
 //!
-//! With `L` triples and `B = ⌈L/16⌉` blocks, the blocks are taken in chunks of `SUB` (the
-//! sub-blocks of the passes): the chunk of blocks `c SUB ..` with `k` blocks holds the `16 k`
-//! triples from `16 c SUB` (zero from `L` on), and of its `2 k` packed bytes, byte `i` holds
-//! entries 0..8 of its block `i` and byte `k + i` entries 8..16 ([`entry`]), so that the low
-//! and the high halves of the blocks are two runs of bytes, read in place. The coefficients are `a_J β_m` (`β_0 = 1`, fifteen more from the seed),
-//! the nodes the bytes `α_n = n` (`n < 31`) of `GF(2^8)`, and `Q = Σ_J a_J F_J G_J` has degree
-//! 30. At the data nodes the local products are bits (AND and XOR of the packed bytes) and
-//! their sums `Σ_J a_J w_{J,m}` are sums of `a` over bit planes; at the fifteen extra nodes
-//! `F_J(α)` is the sum of two byte maps (the Lagrange coefficients of the low and of the high
+//! With `L` triples and `B = ⌈L/32⌉` blocks, the blocks are taken in chunks of `SUB` (the
+//! sub-blocks of the passes): the chunk of blocks `c SUB ..` with `k` blocks holds the `32 k`
+//! triples from `32 c SUB` (zero from `L` on), and of its `4 k` packed bytes, byte `g k + i`
+//! holds entries `8 g .. 8 g + 8` of its block `i` ([`entry`]), so that each quarter of the
+//! blocks is a run of bytes, read in place. The coefficients are `a_J β_m` (`β_0 = 1`, 31
+//! more from the seed), the nodes the bytes `α_n = n` (`n < 63`) of `GF(2^8)`, and `Q = Σ_J
+//! a_J F_J G_J` has degree 62. At the data nodes the local products are bits (AND and XOR of
+//! the packed bytes) and their sums `Σ_J a_J w_{J,m}` are sums of `a` over bit planes; at the
+//! 31 extra nodes `F_J(α)` is the sum of four byte maps (the Lagrange coefficients of each
 //! eight data nodes as the images of the bits), then a local product in `GF(2^8)` and the bit
-//! sums of its embedding. The parties reshare `Q(α_1) .. Q(α_30)` (30 elements, 240 bytes to
+//! sums of its embedding. The parties reshare `Q(α_1) .. Q(α_62)` (62 elements, 496 bytes to
 //! `P_{i-1}`), derive `Q(α_0)` from the claim, toss one coin `s` and fold to `a_J F_J(s)`,
-//! `G_J(s)` (two byte maps into `GF(2^64)` per entry, one product per block): the halvings
-//! start from `L/16` entries.
+//! `G_J(s)` (four byte maps into `GF(2^64)` per entry, one product per block): the halvings
+//! start from `L/32` entries.
 //!
 //! # Cost and soundness
 //!
-//! Per run `240 + 16ℓ' + 16` bytes to `P_{i-1}` and `16 + 8 + 8ℓ' + 24` to `P_{i+1}`,
-//! `ℓ' = ⌈log2 B⌉`, in `2ℓ' + 8` rounds: 128 bytes more than the level with blocks of eight,
-//! one halving less. A wrong claim survives the step only if `s` is a root of the difference
-//! of two distinct polynomials of degree ≤ 30 (`≤ 30/2^64`), and step 1 is a non-zero
+//! Per run `496 + 16ℓ' + 16` bytes to `P_{i-1}` and `16 + 8 + 8ℓ' + 24` to `P_{i+1}`,
+//! `ℓ' = ⌈log2 B⌉`, in `2ℓ' + 8` rounds: 384 bytes more than the level with blocks of eight,
+//! two halvings less. A wrong claim survives the step only if `s` is a root of the difference
+//! of two distinct polynomials of degree ≤ 62 (`≤ 62/2^64`), and step 1 is a non-zero
 //! polynomial of degree 3 in independent uniform factors if some triple is wrong (`≤ 3/2^64`):
-//! with the `ℓ'` halvings and CheckTriple, `(2ℓ' + 35)/2^64` per run.
+//! with the `ℓ'` halvings and CheckTriple, `(2ℓ' + 67)/2^64` per run.
 
 use rayon::prelude::*;
 use triskele_field::embed::{bit_plane_sums, ByteEmbedding, E8_TABLES};
@@ -37,10 +38,14 @@ use super::coeffs::{Coefficients, SUB};
 use super::fold::job_ranges;
 use super::{lagrange, TripleSource};
 
+/// Packed bytes per block.
+pub(super) const G: usize = 4;
 /// Entries per block.
-pub(super) const K: usize = 16;
+pub(super) const K: usize = 8 * G;
 /// Nodes of `Q` (degree `2K - 2`).
 pub(super) const NODES: usize = 2 * K - 1;
+/// Extra nodes (beyond the data nodes).
+const EXTRA: usize = NODES - K;
 
 /// Whether a run of `src` takes this level rather than the one with blocks of eight: all its
 /// triples are packed bits.
@@ -48,14 +53,18 @@ pub(super) fn applies(src: &dyn TripleSource<Gf2p64>) -> bool {
     src.all_bits()
 }
 
-/// For each extra node `α_{K+e}`: the byte maps of the low and the high packed byte, bit `m`
-/// to the Lagrange coefficient of data node `m` resp. `8 + m`.
-fn extra_node_maps() -> [[LinearMap8; 2]; NODES - K] {
+/// For each extra node `α_{K+e}`: the byte maps of the block's packed bytes, bit `m` of byte
+/// `g` to the Lagrange coefficient of data node `8 g + m`.
+fn extra_node_maps() -> Vec<[LinearMap8; G]> {
     let data: [Gf2p8; K] = core::array::from_fn(|n| Gf2p8(n as u8));
-    core::array::from_fn(|e| {
-        let l = lagrange(&data, Gf2p8((K + e) as u8));
-        [0, 1].map(|h| LinearMap8::from_basis_images(core::array::from_fn(|m| l[8 * h + m].0)))
-    })
+    (0..EXTRA)
+        .map(|e| {
+            let l = lagrange(&data, Gf2p8((K + e) as u8));
+            core::array::from_fn(|g| {
+                LinearMap8::from_basis_images(core::array::from_fn(|m| l[8 * g + m].0))
+            })
+        })
+        .collect()
 }
 
 /// The index of entry `m` of block `J` of a run of `len` triples (the layout of the module
@@ -65,19 +74,20 @@ pub(super) fn entry(len: usize, block: usize, m: usize) -> usize {
     let blocks = len.div_ceil(K);
     let (c, i) = (block / SUB, block % SUB);
     let k = SUB.min(blocks - c * SUB);
-    let first = K * c * SUB;
-    if m < 8 {
-        first + 8 * i + m
-    } else {
-        first + 8 * k + 8 * i + m - 8
-    }
+    K * c * SUB + 8 * ((m / 8) * k + i) + m % 8
 }
 
-/// One job's scratch for the sums (`y_1 + y_2` and the local products on `2 k` bytes, the values at
-/// one extra node, the local products at the extra nodes).
+/// The `G` runs of `k` packed bytes of `v` (byte `i` of run `g`: entries `8 g .. 8 g + 8` of
+/// block `i`).
+fn groups(v: &[u8], k: usize) -> [&[u8]; G] {
+    core::array::from_fn(|g| &v[g * k..(g + 1) * k])
+}
+
+/// One job's scratch for the sums (`y_1 + y_2` and the local products on `G k` bytes, the
+/// values at one extra node, the local products at the extra nodes).
 struct Planes {
-    y12: [u8; 2 * SUB],
-    local: [u8; 2 * SUB],
+    y12: Vec<u8>,
+    local: Vec<u8>,
     at: Vec<[u8; SUB]>,
     w: Vec<[u8; SUB]>,
 }
@@ -85,19 +95,19 @@ struct Planes {
 impl Planes {
     fn new() -> Self {
         Planes {
-            y12: [0; 2 * SUB],
-            local: [0; 2 * SUB],
+            y12: vec![0; G * SUB],
+            local: vec![0; G * SUB],
             at: vec![[0; SUB]; 4],
-            w: vec![[0; SUB]; NODES - K],
+            w: vec![[0; SUB]; EXTRA],
         }
     }
 }
 
-/// Parts `0 .. count` of the blocks `j .. j + k` (`2 k` packed bytes each; later parts
+/// Parts `0 .. count` of the blocks `j .. j + k` (`G k` packed bytes each; later parts
 /// empty): borrowed where the source stores them so, else loaded into `raw`; `None` if they
 /// are not packed bits.
 fn load<'a>(
-    raw: &'a mut [[u8; 2 * SUB]],
+    raw: &'a mut [Vec<u8>],
     src: &'a dyn TripleSource<Gf2p64>,
     j: usize,
     k: usize,
@@ -108,21 +118,21 @@ fn load<'a>(
     let mut direct: [Option<&'a [u8]>; 6] = [None; 6];
     for (p, d) in direct.iter_mut().enumerate().take(count) {
         if n == K * k {
-            *d = src.bits_in_place(p, first, 2 * k);
+            *d = src.bits_in_place(p, first, G * k);
         }
-        if d.is_none() && !src.load_bits(p, first, n, &mut raw[p][..2 * k]) {
+        if d.is_none() && !src.load_bits(p, first, n, &mut raw[p][..G * k]) {
             return None;
         }
     }
     Some(core::array::from_fn(|p| match direct[p] {
         Some(d) => d,
-        None if p < count => &raw[p][..2 * k],
+        None if p < count => &raw[p][..G * k],
         None => &[],
     }))
 }
 
 /// This party's local part of the step before the coin: writes `a_J` (`a.len() = B`) and
-/// returns `[z_1, z_2, Q_1, .., Q_30]`; `None` if some triple is not a packed bit.
+/// returns `[z_1, z_2, Q_1, .., Q_{2K-2}]`; `None` if some triple is not a packed bit.
 pub(super) fn sums(
     src: &dyn TripleSource<Gf2p64>,
     seed: &[u8; 16],
@@ -147,7 +157,7 @@ pub(super) fn sums(
         .into_par_iter()
         .map(|(start, a)| {
             let mut pl = Planes::new();
-            let mut raw = vec![[0; 2 * SUB]; 6];
+            let mut raw = vec![vec![0u8; G * SUB]; 6];
             let mut acc = vec![Gf2p64::ZERO; NODES + 1];
             for (q, a) in a.chunks_mut(SUB).enumerate() {
                 let j = start + q * SUB;
@@ -169,63 +179,51 @@ pub(super) fn sums(
         )
 }
 
-/// The low and the high halves of `2 k` packed bytes.
-fn halves(v: &[u8], k: usize) -> [&[u8]; 2] {
-    [&v[..k], &v[k..2 * k]]
-}
-
-/// The sums of one sub-block of `k = a.len()` blocks (`parts`: `2 k` packed bytes each, the
-/// low halves of the blocks then the high halves) added to `acc`.
+/// The sums of one sub-block of `k = a.len()` blocks (`parts`: `G k` packed bytes each, the
+/// runs of [`groups`]) added to `acc`.
 fn block_sums(
     acc: &mut [Gf2p64],
     a: &[Gf2p64],
     parts: [&[u8]; 6],
     pl: &mut Planes,
-    maps: &[[LinearMap8; 2]; NODES - K],
+    maps: &[[LinearMap8; G]],
     beta: &[Gf2p64],
 ) {
     let k = a.len();
-    let [x1, x2, y1, y2, z1, z2] = parts.map(|p| &p[..2 * k]);
-    let Planes {
-        y12, local, at, w, ..
-    } = pl;
-    let (y12, local) = (&mut y12[..2 * k], &mut local[..2 * k]);
+    let [x1, x2, y1, y2, z1, z2] = parts.map(|p| &p[..G * k]);
+    let Planes { y12, local, at, w } = pl;
+    let (y12, local) = (&mut y12[..G * k], &mut local[..G * k]);
     for ((o, a), b) in y12.iter_mut().zip(y1).zip(y2) {
         *o = a ^ b;
     }
     for (i, o) in local.iter_mut().enumerate() {
         *o = (x1[i] & y12[i]) ^ (x2[i] & y1[i]);
     }
-    let [l_lo, l_hi] = halves(local, k);
-    let ([z1_lo, z1_hi], [z2_lo, z2_hi]) = (halves(z1, k), halves(z2, k));
-    let s = bit_plane_sums(a, [l_lo, l_hi, z1_lo, z1_hi, z2_lo, z2_hi]);
-    let [local_lo, local_hi, z1_lo, z1_hi, z2_lo, z2_hi] = s;
-    // Node m < 8 from the low bytes, 8 + m from the high ones; Q_n at acc[n + 1].
-    for m in 1..8 {
-        acc[m + 1] += local_lo[m];
-    }
-    for m in 0..8 {
-        acc[8 + m + 1] += local_hi[m];
-    }
-    for (t, (zl, zh)) in [(z1_lo, z1_hi), (z2_lo, z2_hi)].into_iter().enumerate() {
-        acc[t] += (0..8).fold(Gf2p64::ZERO, |acc, m| {
-            acc + beta[m] * zl[m] + beta[8 + m] * zh[m]
-        });
+    // Node 8 g + m from bit m of run g; Q_n at acc[n + 1] (Q_0 follows from the claim).
+    let (local, z1, z2) = (groups(local, k), groups(z1, k), groups(z2, k));
+    for g in 0..G {
+        let [l, s1, s2] = bit_plane_sums(a, [local[g], z1[g], z2[g]]);
+        for (m, v) in l.iter().enumerate().skip(usize::from(g == 0)) {
+            acc[8 * g + m + 1] += *v;
+        }
+        for (t, s) in [s1, s2].into_iter().enumerate() {
+            acc[t] += (0..8).fold(Gf2p64::ZERO, |acc, m| acc + beta[8 * g + m] * s[m]);
+        }
     }
     let y12: &[u8] = y12;
-    for (e, pair) in maps.iter().enumerate() {
+    for (maps, out) in maps.iter().zip(w.iter_mut()) {
         for (t, v) in [x1, x2, y1, y12].into_iter().enumerate() {
-            LinearMap8::apply_sum_bytes([&pair[0], &pair[1]], halves(v, k), &mut at[t][..k]);
+            LinearMap8::apply_sum_bytes(maps.each_ref(), groups(v, k), &mut at[t][..k]);
         }
         lp8(
-            &mut w[e][..k],
+            &mut out[..k],
             &at[0][..k],
             &at[1][..k],
             &at[2][..k],
             &at[3][..k],
         );
     }
-    let q: [Gf2p64; NODES - K] =
+    let q: [Gf2p64; EXTRA] =
         ByteEmbedding::inner_products(a, core::array::from_fn(|e| (&E8_TABLES, &w[e][..k])));
     for (o, v) in acc[K + 1..].iter_mut().zip(q) {
         *o += v;
@@ -243,8 +241,8 @@ pub(super) fn fold(
     let blocks = a.len();
     let data: [Gf2p64; K] = core::array::from_fn(|n| triskele_field::embed::e8(Gf2p8(n as u8)));
     let ell = lagrange(&data, s);
-    let half = |h: usize| ByteEmbedding::new(&core::array::from_fn(|m| ell[8 * h + m]));
-    let (map_lo, map_hi) = (half(0), half(1));
+    let maps: [ByteEmbedding; G] =
+        core::array::from_fn(|g| ByteEmbedding::new(&core::array::from_fn(|m| ell[8 * g + m])));
     let ranges = job_ranges(blocks, SUB);
     let mut outs = out.map(Some);
     let mut jobs = Vec::with_capacity(ranges.len());
@@ -258,7 +256,7 @@ pub(super) fn fold(
         jobs.push((r.start, piece));
     }
     jobs.into_par_iter().all(|(start, mut piece)| {
-        let mut raw = vec![[0; 2 * SUB]; 6];
+        let mut raw = vec![vec![0u8; G * SUB]; 6];
         let mut acc = vec![Gf2p64::ZERO; SUB];
         let n = piece[0].len();
         let mut off = 0;
@@ -270,12 +268,12 @@ pub(super) fn fold(
             };
             for (t, o) in piece.iter_mut().enumerate() {
                 let o = &mut o[off..off + k];
-                let (l, h) = (&parts[t][..k], &parts[t][k..2 * k]);
+                let g = groups(parts[t], k);
                 if t < 2 {
-                    map_lo.apply_pair_slice(&map_hi, l, h, &mut acc[..k]);
+                    ByteEmbedding::apply_sum_slice(maps.each_ref(), g, &mut acc[..k]);
                     Gf2p64::mul_slice(o, &acc[..k], &a[j..j + k]);
                 } else {
-                    map_lo.apply_pair_slice(&map_hi, l, h, o);
+                    ByteEmbedding::apply_sum_slice(maps.each_ref(), g, o);
                 }
             }
             off += k;
