@@ -130,7 +130,8 @@ fn from_monomials(mono: &[&[Bits16]; 16], one: u16, w: usize) -> ([u16; 16], [u1
 /// Semi-honest runs record nothing either way.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum OhvCheck {
-    /// The engine records every bit product (11 bit triples per instance).
+    /// Every bit product is recorded (11 bit triples per instance), as the vectors Protocol 8
+    /// computed them in ([`BitProducts`]).
     Products,
     /// The "ohv" optimisation: the products are not recorded one by one; instead two packed
     /// relations per instance ([`OhvRelations`]) cover all of them.
