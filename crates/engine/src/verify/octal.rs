@@ -49,7 +49,7 @@
 //! ARCHITECTURE.md table) are those of the halving.
 
 use rayon::prelude::*;
-use triskele_field::embed::{bit_plane_sums, e8, ByteEmbedding, E8_TABLES, TOWER_C, TOWER_T};
+use triskele_field::embed::{e8, ByteEmbedding, E8_TABLES, TOWER_C, TOWER_T};
 use triskele_field::{Bulk, Field, Gf2p64, Gf2p8, LinearMap8};
 
 use super::bytes::lp8;
@@ -107,16 +107,6 @@ pub(super) fn run_nodes(src: &dyn TripleSource<Gf2p64>) -> Vec<Gf2p64> {
 fn extra_node_maps() -> [[LinearMap8; K]; NODES - K] {
     let data = byte_nodes::<K>();
     core::array::from_fn(|e| lagrange(&data, Gf2p8((K + e) as u8)).map(LinearMap8::mul_by))
-}
-
-/// `F(α_{K+e})` for `F` of degree `< K` whose values at the data nodes are the bits of a
-/// packed byte (bit `m` = `F(α_m)`, 0 or 1): byte maps with the Lagrange coefficients as the
-/// images of the bits.
-fn extra_node_bit_maps() -> [LinearMap8; NODES - K] {
-    let data = byte_nodes::<K>();
-    core::array::from_fn(|e| {
-        LinearMap8::from_basis_images(lagrange(&data, Gf2p8((K + e) as u8)).map(|l| l.0))
-    })
 }
 
 /// How a run's triples are taken into blocks ([`entry`]).
@@ -386,7 +376,8 @@ pub(super) fn sums(
     let zmaps: [ByteEmbedding; K] = beta.map(|b| E8_TABLES.scaled_by(b));
     let zmaps_hi: [ByteEmbedding; K] = beta.map(|b| E8_TABLES.scaled_by(b * TOWER_T));
     let e8_hi = E8_TABLES.scaled_by(TOWER_T);
-    let bit_maps = extra_node_bit_maps();
+    // Sub-blocks of bits: blocks of one packed byte (module `wide` with one byte per block).
+    let bit_maps = super::wide::extra_node_maps::<1>();
     let ranges = job_ranges(blocks, SUB);
     let mut pieces = Vec::with_capacity(ranges.len());
     let mut rest = a;
@@ -400,13 +391,21 @@ pub(super) fn sums(
         .map(|(start, a)| {
             let mut rows = Rows::new(src);
             let mut sc = Scratch::new(words);
+            let mut bit_planes = super::wide::Planes::new(1);
             let mut acc = [Gf2p64::ZERO; NODES + 1];
             for (q, a) in a.chunks_mut(SUB).enumerate() {
                 let j = start + q * SUB;
                 let k = a.len();
                 co.fill(j, a);
                 if let Some(bits) = rows.load_packed(src, j, k, 6) {
-                    packed_sums(&mut acc, a, bits, &mut sc, &bit_maps, beta);
+                    super::wide::block_sums::<1>(
+                        &mut acc,
+                        a,
+                        bits,
+                        &mut bit_planes,
+                        &bit_maps,
+                        beta,
+                    );
                     continue;
                 }
                 let parts = rows.load(src, blocks, j, k, 6)?;
@@ -523,61 +522,6 @@ pub(super) fn sums(
         .map(|acc| acc.to_vec())
 }
 
-/// [`sums`] of one sub-block of `GF(2)` triples packed by eight (bit `m` of byte `i` is
-/// entry `m` of block `i`, `a` the blocks' coefficients): at the data nodes the local
-/// products are bits (`x_1 (y_1 + y_2) + x_2 y_1` by AND and XOR of the packed bytes) and
-/// `Σ_J a_J w_{J,m}` is the sum of `a` over bit plane `m`, as is each `Σ_J a_J z_{J,m}`; at
-/// the extra nodes `F_J(α)` is one byte map of the packed byte (`maps`, the Lagrange
-/// coefficients as the images of the bits), then the byte path.
-fn packed_sums(
-    acc: &mut [Gf2p64; NODES + 1],
-    a: &[Gf2p64],
-    bits: [&[u8]; 6],
-    sc: &mut Scratch,
-    maps: &[LinearMap8; NODES - K],
-    beta: &[Gf2p64; K],
-) {
-    let k = a.len();
-    let [x1, x2, y1, y2, z1, z2] = bits.map(|b| &b[..k]);
-    let Scratch { y12, at, w, .. } = sc;
-    let y12 = &mut y12[0][..k];
-    for ((o, a), b) in y12.iter_mut().zip(y1).zip(y2) {
-        *o = a ^ b;
-    }
-    let (data, extra) = w.split_at_mut(K);
-    let local = &mut data[0][..k];
-    for (i, o) in local.iter_mut().enumerate() {
-        *o = (x1[i] & y12[i]) ^ (x2[i] & y1[i]);
-    }
-    let [local, s1, s2] = bit_plane_sums(a, [local, z1, z2]);
-    for (o, v) in acc[2..=K].iter_mut().zip(&local[1..]) {
-        *o += *v;
-    }
-    for (o, s) in acc[..2].iter_mut().zip([s1, s2]) {
-        *o += s
-            .iter()
-            .zip(beta)
-            .fold(Gf2p64::ZERO, |t, (x, b)| t + *x * *b);
-    }
-    for (map, out) in maps.iter().zip(extra.iter_mut()) {
-        for (t, src) in [x1, x2, y1, &*y12].into_iter().enumerate() {
-            map.apply_bytes(src, &mut at[t][..k]);
-        }
-        lp8(
-            &mut out[..k],
-            &at[0][..k],
-            &at[1][..k],
-            &at[2][..k],
-            &at[3][..k],
-        );
-    }
-    let q: [Gf2p64; NODES - K] =
-        ByteEmbedding::inner_products(a, core::array::from_fn(|e| (&E8_TABLES, &extra[e][..k])));
-    for (o, v) in acc[K + 1..].iter_mut().zip(q) {
-        *o += v;
-    }
-}
-
 /// The fold with the coin `s`: `out = [x'_1, x'_2, y'_1, y'_2]` (length `B = a.len()` each)
 /// with `x'_J = a_J F_J(s)`, `y'_J = G_J(s)`; `false` if some triple has neither form.
 pub(super) fn fold(
@@ -594,25 +538,14 @@ pub(super) fn fold(
     let data: [Gf2p64; K] = core::array::from_fn(|m| nodes[m]);
     let ell = lagrange(&data, s);
     let maps: [ByteEmbedding; K] = ell.map(|l| E8_TABLES.scaled_by(l));
-    // Packed bits: bit m of a byte by ℓ_m(s).
-    let bit_map = ByteEmbedding::new(&ell);
+    // Sub-blocks of bits: bit m of a packed byte to ℓ_m(s).
+    let bit_maps = super::wide::fold_maps::<1>(s);
     // Words: entry m's low byte by maps[m], its high byte by maps[m] times T.
     let maps16: [ByteEmbedding; 2 * K] = core::array::from_fn(|i| {
         let l = ell[i / 2];
         E8_TABLES.scaled_by(if i % 2 == 0 { l } else { l * TOWER_T })
     });
-    let ranges = job_ranges(blocks, SUB);
-    let mut outs = out.map(Some);
-    let mut jobs = Vec::with_capacity(ranges.len());
-    for r in &ranges {
-        let piece: [&mut [Gf2p64]; 4] = core::array::from_fn(|t| {
-            let v = outs[t].take().unwrap_or_default();
-            let (h, rest) = v.split_at_mut(r.len().min(v.len()));
-            outs[t] = Some(rest);
-            h
-        });
-        jobs.push((r.start, piece));
-    }
+    let jobs = super::wide::fold_jobs(blocks, out);
     jobs.into_par_iter().all(|(start, mut piece)| {
         let mut rows = Rows::new(src);
         let mut acc = vec![Gf2p64::ZERO; SUB];
@@ -622,15 +555,8 @@ pub(super) fn fold(
             let k = SUB.min(n - off);
             let j = start + off;
             if let Some(bits) = rows.load_packed(src, j, k, 4) {
-                for (t, o) in piece.iter_mut().enumerate() {
-                    let o = &mut o[off..off + k];
-                    if t < 2 {
-                        bit_map.apply_slice(bits[t], &mut acc[..k]);
-                        Gf2p64::mul_slice(o, &acc[..k], &a[j..j + k]);
-                    } else {
-                        bit_map.apply_slice(bits[t], o);
-                    }
-                }
+                let out = piece.each_mut().map(|o| &mut o[off..off + k]);
+                super::wide::fold_block::<1>(&bit_maps, bits, &a[j..j + k], out, &mut acc);
                 off += k;
                 continue;
             }

@@ -30,22 +30,18 @@
 //! with the `ℓ'` halvings and CheckTriple, `(2ℓ' + 67)/2^64` per run.
 
 use rayon::prelude::*;
-use triskele_field::embed::{bit_plane_sums, ByteEmbedding, E8_TABLES};
+use triskele_field::embed::{bit_plane_sums, e8, ByteEmbedding, E8_TABLES};
 use triskele_field::{Bulk, Field, Gf2p64, Gf2p8, LinearMap8};
 
 use super::bytes::lp8;
 use super::coeffs::{Coefficients, SUB};
 use super::fold::job_ranges;
-use super::{lagrange, TripleSource};
+use super::{lagrange_slice, TripleSource};
 
 /// Packed bytes per block.
 pub(super) const G: usize = 4;
 /// Entries per block.
 pub(super) const K: usize = 8 * G;
-/// Nodes of `Q` (degree `2K - 2`).
-pub(super) const NODES: usize = 2 * K - 1;
-/// Extra nodes (beyond the data nodes).
-const EXTRA: usize = NODES - K;
 
 /// Whether a run of `src` takes this level rather than the one with blocks of eight: all its
 /// triples are packed bits.
@@ -53,18 +49,27 @@ pub(super) fn applies(src: &dyn TripleSource<Gf2p64>) -> bool {
     src.all_bits()
 }
 
-/// For each extra node `α_{K+e}`: the byte maps of the block's packed bytes, bit `m` of byte
-/// `g` to the Lagrange coefficient of data node `8 g + m`.
-fn extra_node_maps() -> Vec<[LinearMap8; G]> {
-    let data: [Gf2p8; K] = core::array::from_fn(|n| Gf2p8(n as u8));
-    (0..EXTRA)
+/// For blocks of `8 B` packed bits (`B` bytes), for each extra node `α_{8B+e}`: the byte maps
+/// of the block's packed bytes, bit `m` of byte `g` to the Lagrange coefficient of data node
+/// `8 g + m`. (Module `octal` uses `B = 1` for the sub-blocks of bits in its runs.)
+pub(super) fn extra_node_maps<const B: usize>() -> Vec<[LinearMap8; B]> {
+    let data: Vec<Gf2p8> = (0..8 * B).map(|n| Gf2p8(n as u8)).collect();
+    (0..8 * B - 1)
         .map(|e| {
-            let l = lagrange(&data, Gf2p8((K + e) as u8));
+            let l = lagrange_slice(&data, Gf2p8((8 * B + e) as u8));
             core::array::from_fn(|g| {
                 LinearMap8::from_basis_images(core::array::from_fn(|m| l[8 * g + m].0))
             })
         })
         .collect()
+}
+
+/// The fold's maps for blocks of `8 B` packed bits and the coin `s`: byte `g` of a block to
+/// `Σ_m ℓ_{8g+m}(s)` over its set bits (`ℓ` the Lagrange coefficients of the data nodes).
+pub(super) fn fold_maps<const B: usize>(s: Gf2p64) -> [ByteEmbedding; B] {
+    let data: Vec<Gf2p64> = (0..8 * B).map(|n| e8(Gf2p8(n as u8))).collect();
+    let ell = lagrange_slice(&data, s);
+    core::array::from_fn(|g| ByteEmbedding::new(&core::array::from_fn(|m| ell[8 * g + m])))
 }
 
 /// The index of entry `m` of block `J` of a run of `len` triples (the layout of the module
@@ -77,15 +82,16 @@ pub(super) fn entry(len: usize, block: usize, m: usize) -> usize {
     K * c * SUB + 8 * ((m / 8) * k + i) + m % 8
 }
 
-/// The `G` runs of `k` packed bytes of `v` (byte `i` of run `g`: entries `8 g .. 8 g + 8` of
+/// The `B` runs of `k` packed bytes of `v` (byte `i` of run `g`: entries `8 g .. 8 g + 8` of
 /// block `i`).
-fn groups(v: &[u8], k: usize) -> [&[u8]; G] {
+fn groups<const B: usize>(v: &[u8], k: usize) -> [&[u8]; B] {
     core::array::from_fn(|g| &v[g * k..(g + 1) * k])
 }
 
-/// One job's scratch for the sums (`y_1 + y_2` and the local products on `G k` bytes, the
-/// values at one extra node, the local products at the extra nodes).
-struct Planes {
+/// One job's scratch for the sums of blocks of `8 B` packed bits (`y_1 + y_2` and the local
+/// products on `B k` bytes, the values at one extra node, the local products at the extra
+/// nodes).
+pub(super) struct Planes {
     y12: Vec<u8>,
     local: Vec<u8>,
     at: Vec<[u8; SUB]>,
@@ -93,12 +99,13 @@ struct Planes {
 }
 
 impl Planes {
-    fn new() -> Self {
+    /// For `B` packed bytes per block.
+    pub(super) fn new(b: usize) -> Self {
         Planes {
-            y12: vec![0; G * SUB],
-            local: vec![0; G * SUB],
+            y12: vec![0; b * SUB],
+            local: vec![0; b * SUB],
             at: vec![[0; SUB]; 4],
-            w: vec![[0; SUB]; EXTRA],
+            w: vec![[0; SUB]; 8 * b - 1],
         }
     }
 }
@@ -144,7 +151,7 @@ pub(super) fn sums(
     }
     let blocks = a.len();
     let co = Coefficients::<Gf2p64>::new(*seed);
-    let maps = extra_node_maps();
+    let maps = extra_node_maps::<G>();
     let ranges = job_ranges(blocks, SUB);
     let mut pieces = Vec::with_capacity(ranges.len());
     let mut rest = a;
@@ -156,20 +163,21 @@ pub(super) fn sums(
     pieces
         .into_par_iter()
         .map(|(start, a)| {
-            let mut pl = Planes::new();
+            let mut pl = Planes::new(G);
             let mut raw = vec![vec![0u8; G * SUB]; 6];
-            let mut acc = vec![Gf2p64::ZERO; NODES + 1];
+            // [z_1, z_2, Q_1 .. Q_{2K-2}].
+            let mut acc = vec![Gf2p64::ZERO; 2 * K];
             for (q, a) in a.chunks_mut(SUB).enumerate() {
                 let j = start + q * SUB;
                 let k = a.len();
                 co.fill(j, a);
                 let parts = load(&mut raw, src, j, k, 6)?;
-                block_sums(&mut acc, a, parts, &mut pl, &maps, beta);
+                block_sums::<G>(&mut acc, a, parts, &mut pl, &maps, beta);
             }
             Some(acc)
         })
         .try_reduce(
-            || vec![Gf2p64::ZERO; NODES + 1],
+            || vec![Gf2p64::ZERO; 2 * K],
             |mut x, y| {
                 for (x, y) in x.iter_mut().zip(y) {
                     *x += y;
@@ -179,20 +187,25 @@ pub(super) fn sums(
         )
 }
 
-/// The sums of one sub-block of `k = a.len()` blocks (`parts`: `G k` packed bytes each, the
-/// runs of [`groups`]) added to `acc`.
-fn block_sums(
+/// The sums of one sub-block of `k = a.len()` blocks of `8 B` packed bits (`parts`: `B k`
+/// bytes each, the runs of [`groups`]; `maps` from [`extra_node_maps`], `beta` the `8 B`
+/// column factors) added to `acc = [z_1, z_2, Q_1, ..]`. At the data nodes the local
+/// products are bits (`x_1 (y_1 + y_2) + x_2 y_1` by AND and XOR of the packed bytes) and
+/// `Σ_J a_J w_{J,m}` is the sum of `a` over a bit plane, as is each `Σ_J a_J z_{J,m}`; at the
+/// extra nodes `F_J(α)` is the sum of `B` byte maps of the packed bytes, then a local product
+/// in `GF(2^8)` and the bit sums of its embedding.
+pub(super) fn block_sums<const B: usize>(
     acc: &mut [Gf2p64],
     a: &[Gf2p64],
     parts: [&[u8]; 6],
     pl: &mut Planes,
-    maps: &[[LinearMap8; G]],
+    maps: &[[LinearMap8; B]],
     beta: &[Gf2p64],
 ) {
     let k = a.len();
-    let [x1, x2, y1, y2, z1, z2] = parts.map(|p| &p[..G * k]);
+    let [x1, x2, y1, y2, z1, z2] = parts.map(|p| &p[..B * k]);
     let Planes { y12, local, at, w } = pl;
-    let (y12, local) = (&mut y12[..G * k], &mut local[..G * k]);
+    let (y12, local) = (&mut y12[..B * k], &mut local[..B * k]);
     for ((o, a), b) in y12.iter_mut().zip(y1).zip(y2) {
         *o = a ^ b;
     }
@@ -200,8 +213,12 @@ fn block_sums(
         *o = (x1[i] & y12[i]) ^ (x2[i] & y1[i]);
     }
     // Node 8 g + m from bit m of run g; Q_n at acc[n + 1] (Q_0 follows from the claim).
-    let (local, z1, z2) = (groups(local, k), groups(z1, k), groups(z2, k));
-    for g in 0..G {
+    let (local, z1, z2) = (
+        groups::<B>(local, k),
+        groups::<B>(z1, k),
+        groups::<B>(z2, k),
+    );
+    for g in 0..B {
         let [l, s1, s2] = bit_plane_sums(a, [local[g], z1[g], z2[g]]);
         for (m, v) in l.iter().enumerate().skip(usize::from(g == 0)) {
             acc[8 * g + m + 1] += *v;
@@ -213,7 +230,7 @@ fn block_sums(
     let y12: &[u8] = y12;
     for (maps, out) in maps.iter().zip(w.iter_mut()) {
         for (t, v) in [x1, x2, y1, y12].into_iter().enumerate() {
-            LinearMap8::apply_sum_bytes(maps.each_ref(), groups(v, k), &mut at[t][..k]);
+            LinearMap8::apply_sum_bytes(maps.each_ref(), groups::<B>(v, k), &mut at[t][..k]);
         }
         lp8(
             &mut out[..k],
@@ -223,26 +240,45 @@ fn block_sums(
             &at[3][..k],
         );
     }
-    let q: [Gf2p64; EXTRA] =
-        ByteEmbedding::inner_products(a, core::array::from_fn(|e| (&E8_TABLES, &w[e][..k])));
-    for (o, v) in acc[K + 1..].iter_mut().zip(q) {
-        *o += v;
+    // Σ_J a_J E_8(w) at the extra nodes, eight planes at a time (a short group repeats its
+    // first plane and ignores its sums).
+    for (e0, group) in (0..maps.len()).step_by(8).zip(w[..maps.len()].chunks(8)) {
+        let planes: [&[u8]; 8] = core::array::from_fn(|i| &group.get(i).unwrap_or(&group[0])[..k]);
+        let q = ByteEmbedding::inner_products(a, planes.map(|p| (&E8_TABLES, p)));
+        for (o, v) in acc[8 * B + 1 + e0..].iter_mut().zip(&q[..group.len()]) {
+            *o += *v;
+        }
     }
 }
 
-/// The fold with the coin `s`: `out = [x'_1, x'_2, y'_1, y'_2]` (length `B = a.len()` each)
-/// with `x'_J = a_J F_J(s)`, `y'_J = G_J(s)`; `false` if some triple is not a packed bit.
-pub(super) fn fold(
-    src: &dyn TripleSource<Gf2p64>,
+/// The fold of one sub-block of `k` blocks of `8 B` packed bits into `out` (`x'_1, x'_2` with
+/// the coefficients `a`, `y'_1, y'_2` without; `maps` from [`fold_maps`], `acc` scratch of `k`).
+pub(super) fn fold_block<const B: usize>(
+    maps: &[ByteEmbedding; B],
+    parts: [&[u8]; 6],
     a: &[Gf2p64],
-    s: Gf2p64,
     out: [&mut [Gf2p64]; 4],
-) -> bool {
-    let blocks = a.len();
-    let data: [Gf2p64; K] = core::array::from_fn(|n| triskele_field::embed::e8(Gf2p8(n as u8)));
-    let ell = lagrange(&data, s);
-    let maps: [ByteEmbedding; G] =
-        core::array::from_fn(|g| ByteEmbedding::new(&core::array::from_fn(|m| ell[8 * g + m])));
+    acc: &mut [Gf2p64],
+) {
+    let k = a.len();
+    for (t, o) in out.into_iter().enumerate() {
+        let g = groups::<B>(parts[t], k);
+        if t < 2 {
+            ByteEmbedding::apply_sum_slice(maps.each_ref(), g, &mut acc[..k]);
+            Gf2p64::mul_slice(o, &acc[..k], a);
+        } else {
+            ByteEmbedding::apply_sum_slice(maps.each_ref(), g, o);
+        }
+    }
+}
+
+/// The fold's jobs: `(first block, [x'_1, x'_2, y'_1, y'_2] of its blocks)` for the job
+/// ranges of `blocks` blocks (whole sub-blocks of [`SUB`]).
+#[allow(clippy::type_complexity)]
+pub(super) fn fold_jobs(
+    blocks: usize,
+    out: [&mut [Gf2p64]; 4],
+) -> Vec<(usize, [&mut [Gf2p64]; 4])> {
     let ranges = job_ranges(blocks, SUB);
     let mut outs = out.map(Some);
     let mut jobs = Vec::with_capacity(ranges.len());
@@ -255,29 +291,35 @@ pub(super) fn fold(
         });
         jobs.push((r.start, piece));
     }
-    jobs.into_par_iter().all(|(start, mut piece)| {
-        let mut raw = vec![vec![0u8; G * SUB]; 6];
-        let mut acc = vec![Gf2p64::ZERO; SUB];
-        let n = piece[0].len();
-        let mut off = 0;
-        while off < n {
-            let k = SUB.min(n - off);
-            let j = start + off;
-            let Some(parts) = load(&mut raw, src, j, k, 4) else {
-                return false;
-            };
-            for (t, o) in piece.iter_mut().enumerate() {
-                let o = &mut o[off..off + k];
-                let g = groups(parts[t], k);
-                if t < 2 {
-                    ByteEmbedding::apply_sum_slice(maps.each_ref(), g, &mut acc[..k]);
-                    Gf2p64::mul_slice(o, &acc[..k], &a[j..j + k]);
-                } else {
-                    ByteEmbedding::apply_sum_slice(maps.each_ref(), g, o);
-                }
+    jobs
+}
+
+/// The fold with the coin `s`: `out = [x'_1, x'_2, y'_1, y'_2]` (length `B = a.len()` each)
+/// with `x'_J = a_J F_J(s)`, `y'_J = G_J(s)`; `false` if some triple is not a packed bit.
+pub(super) fn fold(
+    src: &dyn TripleSource<Gf2p64>,
+    a: &[Gf2p64],
+    s: Gf2p64,
+    out: [&mut [Gf2p64]; 4],
+) -> bool {
+    let maps = fold_maps::<G>(s);
+    fold_jobs(a.len(), out)
+        .into_par_iter()
+        .all(|(start, mut piece)| {
+            let mut raw = vec![vec![0u8; G * SUB]; 6];
+            let mut acc = vec![Gf2p64::ZERO; SUB];
+            let n = piece[0].len();
+            let mut off = 0;
+            while off < n {
+                let k = SUB.min(n - off);
+                let j = start + off;
+                let Some(parts) = load(&mut raw, src, j, k, 4) else {
+                    return false;
+                };
+                let out = piece.each_mut().map(|o| &mut o[off..off + k]);
+                fold_block::<G>(&maps, parts, &a[j..j + k], out, &mut acc);
+                off += k;
             }
-            off += k;
-        }
-        true
-    })
+            true
+        })
 }
