@@ -657,17 +657,7 @@ impl TripleSource<Gf2p64> for BitProducts {
     }
 
     fn lift(&self, start: usize, parts: Parts, out: &mut LiftedTriples<Gf2p64>) {
-        let count = if parts == Parts::Xyz { 6 } else { 4 };
-        let LiftedTriples { x, y, z } = out;
-        let dsts = [
-            &mut x.first,
-            &mut x.second,
-            &mut y.first,
-            &mut y.second,
-            &mut z.first,
-            &mut z.second,
-        ];
-        for (p, d) in dsts.into_iter().enumerate().take(count) {
+        for (p, d) in out.parts_mut(parts).enumerate() {
             d.fill(Gf2p64::ZERO);
             for (k, l, r) in self.overlaps(start, d.len()) {
                 let src = self.piece(k, p);

@@ -49,21 +49,8 @@ impl<T: ByteRows> TripleSource<Gf2p64> for ByteSource<T> {
 
     fn lift(&self, start: usize, parts: super::Parts, out: &mut LiftedTriples<Gf2p64>) {
         let n = out.x.first.len();
-        let count = match parts {
-            super::Parts::Xyz => 6,
-            super::Parts::Xy => 4,
-        };
         let mut buf = vec![0u8; n];
-        let LiftedTriples { x, y, z } = out;
-        let dsts = [
-            &mut x.first,
-            &mut x.second,
-            &mut y.first,
-            &mut y.second,
-            &mut z.first,
-            &mut z.second,
-        ];
-        for (part, dst) in dsts.into_iter().enumerate().take(count) {
+        for (part, dst) in out.parts_mut(parts).enumerate() {
             self.load_padded(part, start, &mut buf);
             E8_TABLES.apply_slice(&buf, dst);
         }

@@ -54,7 +54,6 @@ use triskele_field::{Bulk, Field, Gf2p64, Gf2p8, LinearMap8};
 
 use super::bytes::lp8;
 use super::coeffs::{octal_key, Coefficients, SUB};
-use super::fold::job_ranges;
 use super::{lagrange, TripleSource, VerifyField};
 
 /// Entries per block (the arity of the step).
@@ -378,15 +377,7 @@ pub(super) fn sums(
     let e8_hi = E8_TABLES.scaled_by(TOWER_T);
     // Sub-blocks of bits: blocks of one packed byte (module `wide` with one byte per block).
     let bit_maps = super::wide::extra_node_maps::<1>();
-    let ranges = job_ranges(blocks, SUB);
-    let mut pieces = Vec::with_capacity(ranges.len());
-    let mut rest = a;
-    for r in &ranges {
-        let (h, t) = core::mem::take(&mut rest).split_at_mut(r.len());
-        pieces.push((r.start, h));
-        rest = t;
-    }
-    pieces
+    super::wide::sum_jobs(a)
         .into_par_iter()
         .map(|(start, a)| {
             let mut rows = Rows::new(src);

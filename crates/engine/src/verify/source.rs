@@ -294,8 +294,9 @@ impl<V: Field> LiftedTriples<V> {
         }
     }
 
-    /// The vectors a pass needs, in the order `x1, x2, y1, y2[, z1, z2]`.
-    fn parts_mut(&mut self, parts: Parts) -> impl Iterator<Item = &mut Vec<V>> {
+    /// The vectors a pass needs, in the order `x1, x2, y1, y2[, z1, z2]` (what
+    /// [`TripleSource::lift`] must fill).
+    pub fn parts_mut(&mut self, parts: Parts) -> impl Iterator<Item = &mut Vec<V>> {
         let k = match parts {
             Parts::Xyz => 6,
             Parts::Xy => 4,

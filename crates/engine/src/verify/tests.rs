@@ -941,17 +941,7 @@ impl TripleSource<Gf2p64> for Words {
 
     fn lift(&self, start: usize, parts: Parts, out: &mut LiftedTriples<Gf2p64>) {
         use triskele_field::embed::e16;
-        let count = if parts == Parts::Xyz { 6 } else { 4 };
-        let LiftedTriples { x, y, z } = out;
-        let dsts = [
-            &mut x.first,
-            &mut x.second,
-            &mut y.first,
-            &mut y.second,
-            &mut z.first,
-            &mut z.second,
-        ];
-        for (p, d) in dsts.into_iter().enumerate().take(count) {
+        for (p, d) in out.parts_mut(parts).enumerate() {
             for (i, o) in d.iter_mut().enumerate() {
                 let k = start + i;
                 *o = match (self.0[p][0].get(k), self.0[p][1].get(k)) {

@@ -149,18 +149,9 @@ pub(super) fn sums(
     if beta.len() != K {
         return None;
     }
-    let blocks = a.len();
     let co = Coefficients::<Gf2p64>::new(*seed);
     let maps = extra_node_maps::<G>();
-    let ranges = job_ranges(blocks, SUB);
-    let mut pieces = Vec::with_capacity(ranges.len());
-    let mut rest = a;
-    for r in &ranges {
-        let (h, t) = core::mem::take(&mut rest).split_at_mut(r.len());
-        pieces.push((r.start, h));
-        rest = t;
-    }
-    pieces
+    sum_jobs(a)
         .into_par_iter()
         .map(|(start, a)| {
             let mut pl = Planes::new(G);
@@ -270,6 +261,20 @@ pub(super) fn fold_block<const B: usize>(
             ByteEmbedding::apply_sum_slice(maps.each_ref(), g, o);
         }
     }
+}
+
+/// The sums' jobs: `(first block, its coefficients)` for the job ranges of the blocks of `a`
+/// (whole sub-blocks of [`SUB`]).
+pub(super) fn sum_jobs(a: &mut [Gf2p64]) -> Vec<(usize, &mut [Gf2p64])> {
+    let ranges = job_ranges(a.len(), SUB);
+    let mut pieces = Vec::with_capacity(ranges.len());
+    let mut rest = a;
+    for r in &ranges {
+        let (h, t) = core::mem::take(&mut rest).split_at_mut(r.len());
+        pieces.push((r.start, h));
+        rest = t;
+    }
+    pieces
 }
 
 /// The fold's jobs: `(first block, [x'_1, x'_2, y'_1, y'_2] of its blocks)` for the job
