@@ -108,7 +108,7 @@
 //! finalize from 8.1-8.5 s to 4.4-4.5 s (`triskele bench --local --simd 100000 --threads 2
 //! mal-lut256-ss`, alternating runs) against lifting every lane to `GF(2^64)`; the packed
 //! paths of the k-ary first level (one bit per triple instead of one byte) later took it from
-//! 2.54 s to 1.19-1.22 s (see README, "Malicious variants against their semi-honest twins").
+//! 2.54 s to 0.91-1.03 s (see README, "Malicious variants against their semi-honest twins").
 //! Chained `F_p` triples
 //! ([`crate::Chained`], cube chains under a coin `r`) are read in place too, with `x + r y`
 //! and `z + r x` formed as level 1 streams ([`TripleSource::scaled_x`],

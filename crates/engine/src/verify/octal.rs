@@ -36,6 +36,18 @@
 //! the low bytes by `E_8` plus those of the high bytes by `E_8 · T`; and the fold maps the 16
 //! bytes of a block's eight words. The messages are the same.
 //!
+//! # Bits
+//!
+//! `GF(2)` triples (lifted to 0 and 1; [`TripleSource::load_bits`]) are taken packed by eight.
+//! A run of bits only takes blocks of 32 (module `wide`). In a run that also holds other
+//! triples, the run takes the chunk layout of the runs with words (see `entry`), and a
+//! sub-block whose triples are all bits is taken as blocks of one packed byte (entry `m` of
+//! block `i` is bit `m` of byte `i`): the local products at the data nodes are AND and XOR of
+//! the packed bytes and their sums are sums of the coefficients over bit planes, `F_J` at an
+//! extra node is one byte map of the packed byte, and the fold one embedding per block
+//! (`wide::block_sums` and `wide::fold_block` with one byte per block). The messages are the
+//! same.
+//!
 //! # Cost and soundness
 //!
 //! Against three halvings it sends 112 instead of 48 bytes to `P_{i-1}` and one coin instead
