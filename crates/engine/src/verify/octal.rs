@@ -315,10 +315,11 @@ impl Scratch {
     }
 }
 
-/// `dst = Σ a_i` on bytes.
+/// `dst = a + b` on bytes.
 fn xor_into(dst: &mut [u8], a: &[u8], b: &[u8]) {
-    let id = &LinearMap8::IDENTITY;
-    LinearMap8::apply_sum_bytes([id, id], [a, b], dst);
+    for ((d, a), b) in dst.iter_mut().zip(a).zip(b) {
+        *d = a ^ b;
+    }
 }
 
 /// Multiplication by the tower's `c` ([`TOWER_C`]).
