@@ -162,16 +162,37 @@ impl Gf4p4Relations {
         p: &RssVec<Gf2p4>,
         b: &RssVec<Gf2p4>,
     ) -> Self {
+        fn plane<'a>(d: &'a [Gf2p4], p: &'a [Gf2p4]) -> [(&'static LinearMap8, &'a [u8]); 2] {
+            let bytes = Gf2p4::slice_as_bytes;
+            [(&NIBBLE_HIGH, bytes(d)), (&NIBBLE_LOW, bytes(p))]
+        }
+        Self::with_dinv_p(
+            left,
+            a_l,
+            b,
+            [plane(&dinv.first, &p.first), plane(&dinv.second, &p.second)],
+        )
+    }
+
+    /// [`Gf4p4Relations::new`] with the second plane per component, `d^-1 ‖ p`, given as a
+    /// sum of byte maps of byte slices (`n` each at least): `NIBBLE_HIGH(d^-1)` and terms whose
+    /// images lie in the low nibble and add up to `p`, so that a protocol that forms `p` by
+    /// byte maps need not store it first.
+    pub(crate) fn with_dinv_p<const N: usize>(
+        left: &RssVec<Gf2p4>,
+        a_l: &RssVec<Gf2p4>,
+        b: &RssVec<Gf2p4>,
+        dinv_p: [[(&LinearMap8, &[u8]); N]; 2],
+    ) -> Self {
         // Byte maps (GFNI where the CPU has it) of the nibbles; the high nibbles are ignored.
-        let pack = |a_h: &[Gf2p4], a_l: &[Gf2p4], dinv: &[Gf2p4], p: &[Gf2p4], b: &[Gf2p4]| {
+        let pack = |a_h: &[Gf2p4], a_l: &[Gf2p4], b: &[Gf2p4], dp: [(&LinearMap8, &[u8]); N]| {
             let n = a_l.len();
             let bytes = Gf2p4::slice_as_bytes;
             // `(h << 4) | (l & 15)`.
-            let join = |h: &[Gf2p4], l: &[Gf2p4]| -> Vec<u8> {
-                let mut out = vec![0u8; n];
-                NIBBLE_HIGH.apply_pair_bytes(&NIBBLE_LOW, bytes(h), bytes(l), &mut out);
-                out
-            };
+            let mut x = vec![0u8; n];
+            NIBBLE_HIGH.apply_pair_bytes(&NIBBLE_LOW, bytes(&a_h[..n]), bytes(a_l), &mut x);
+            let mut y = vec![0u8; n];
+            LinearMap8::apply_sum_bytes(dp.map(|t| t.0), dp.map(|t| &t.1[..n]), &mut y);
             let (b_h, b_l) = b.split_at(n);
             // `((b_h + a_l^2) << 4) | (b_h + b_l)`.
             let mut z = vec![0u8; n];
@@ -180,18 +201,13 @@ impl Gf4p4Relations {
                 [bytes(b_h), bytes(a_l), bytes(b_l)],
                 &mut z,
             );
-            [join(&a_h[..n], a_l), join(dinv, p), z]
+            [x, y, z]
         };
+        let [d1, d2] = dinv_p;
         Gf4p4Relations {
             packed: [
-                pack(&left.first, &a_l.first, &dinv.first, &p.first, &b.first),
-                pack(
-                    &left.second,
-                    &a_l.second,
-                    &dinv.second,
-                    &p.second,
-                    &b.second,
-                ),
+                pack(&left.first, &a_l.first, &b.first, d1),
+                pack(&left.second, &a_l.second, &b.second, d2),
             ],
         }
     }
@@ -280,7 +296,8 @@ impl TripleSource<Gf2p64> for Gf4p4Relations {
 
 /// The packing of [`Gf4p4Relations`] as byte maps of nibbles (bits 4..8 of the input
 /// ignored): `x ↦ x << 4`, `x ↦ x`, `x ↦ (x << 4) | x` and `x ↦ x^2 << 4`.
-const NIBBLE_HIGH: LinearMap8 = LinearMap8::from_basis_images([16, 32, 64, 128, 0, 0, 0, 0]);
+pub(crate) const NIBBLE_HIGH: LinearMap8 =
+    LinearMap8::from_basis_images([16, 32, 64, 128, 0, 0, 0, 0]);
 const NIBBLE_LOW: LinearMap8 = LinearMap8::from_basis_images([1, 2, 4, 8, 0, 0, 0, 0]);
 const NIBBLE_BOTH: LinearMap8 = LinearMap8::from_basis_images([17, 34, 68, 136, 0, 0, 0, 0]);
 const SQUARE_HIGH: LinearMap8 = {

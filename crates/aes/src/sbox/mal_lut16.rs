@@ -126,25 +126,34 @@ impl SboxProtocol<Malicious> for MalLut16 {
     ) -> Result<(), EngineError> {
         let m = x.len();
         let layer = online_layer(party, &mut self.pool, x)?;
-        // [[p]] = [[d]] + λ[[a_h]]^2 + [[a_l]]^2 with [[d]] = c + [[r]].
+        // [[p]] = [[d]] + λ[[a_h]]^2 + [[a_l]]^2 with [[d]] = c + [[r]] (the public c in the
+        // components `add_constant` puts it in), as byte maps of the nibbles straight into
+        // the relations' packing (GFNI where the CPU has it).
         let r = &self.pool.get().r;
-        let mut p = RssVec {
-            first: r.first[layer.used.clone()].to_vec(),
-            second: r.second[layer.used.clone()].to_vec(),
+        let (c1, c2): (&'static LinearMap8, &'static LinearMap8) = match party.id() {
+            PartyId::P1 => (&NIBBLE, &NO_NIBBLE),
+            PartyId::P2 => (&NO_NIBBLE, &NO_NIBBLE),
+            PartyId::P3 => (&NO_NIBBLE, &NIBBLE),
         };
-        p.add_constant(party.id(), &layer.c);
-        // Byte maps of the nibbles (GFNI where the CPU has it).
-        let maps = [&NIBBLE, &NIBBLE_LAMBDA_SQUARE, &NIBBLE_SQUARE];
-        for (pc, (hc, lc)) in [
-            (&mut p.first, (&layer.left.first, &layer.a_l.first)),
-            (&mut p.second, (&layer.left.second, &layer.a_l.second)),
-        ] {
-            let mut out = vec![0u8; m];
-            let bytes = Gf2p4::slice_as_bytes;
-            LinearMap8::apply_sum_bytes(maps, [bytes(pc), bytes(&hc[..m]), bytes(lc)], &mut out);
-            *pc = Gf2p4::vec_from_bytes(out);
-        }
-        Gf4p4Relations::new(&layer.left, &layer.a_l, &layer.vinv, &p, &layer.b).record(party);
+        let u = layer.used.clone();
+        Gf4p4Relations::with_dinv_p(
+            &layer.left,
+            &layer.a_l,
+            &layer.b,
+            [
+                dinv_p(
+                    [&layer.vinv.first, &r.first[u.clone()], &layer.c],
+                    c1,
+                    [&layer.left.first[..m], &layer.a_l.first],
+                ),
+                dinv_p(
+                    [&layer.vinv.second, &r.second[u], &layer.c],
+                    c2,
+                    [&layer.left.second[..m], &layer.a_l.second],
+                ),
+            ],
+        )
+        .record(party);
         *x = layer.output();
         Ok(())
     }
@@ -157,6 +166,26 @@ impl SboxProtocol<Malicious> for MalLut16 {
 
 /// `x ↦ x` on the low nibble of a byte (the high nibble ignored).
 const NIBBLE: LinearMap8 = LinearMap8::from_basis_images([1, 2, 4, 8, 0, 0, 0, 0]);
+
+/// The terms of the packed plane `d^-1 ‖ p` of one component for [`Gf4p4Relations::with_dinv_p`]:
+/// `[v^-1, r, c]` and `[a_h, a_l]` (`p = r + c + λ a_h^2 + a_l^2`, `c` by `c_map`).
+fn dinv_p<'a>(
+    [vinv, r, c]: [&'a [Gf2p4]; 3],
+    c_map: &'static LinearMap8,
+    [a_h, a_l]: [&'a [Gf2p4]; 2],
+) -> [(&'static LinearMap8, &'a [u8]); 5] {
+    let bytes = Gf2p4::slice_as_bytes;
+    [
+        (&super::gf4_circuit::NIBBLE_HIGH, bytes(vinv)),
+        (&NIBBLE, bytes(r)),
+        (c_map, bytes(c)),
+        (&NIBBLE_LAMBDA_SQUARE, bytes(a_h)),
+        (&NIBBLE_SQUARE, bytes(a_l)),
+    ]
+}
+
+/// `x ↦ 0`: the public constant in a component that does not take it.
+const NO_NIBBLE: LinearMap8 = LinearMap8::from_basis_images([0; 8]);
 
 /// `x ↦ λ x^2` and `x ↦ x^2` as byte maps of the low nibble ([`nibble_map`]).
 const NIBBLE_LAMBDA_SQUARE: LinearMap8 = nibble_map(NibbleLinear::LAMBDA_SQUARE);
