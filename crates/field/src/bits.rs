@@ -82,6 +82,19 @@ impl Bits16 {
         cfg!(target_endian = "little").then(|| cast::bits16_as_bytes(src))
     }
 
+    /// ORs the packed bits `piece` (bit `m` of byte `i` = bit `8 i + m`) into `out` from bit
+    /// `at` on: bit `at + t` of `out` gets bit `t` of `piece`. Panics if they do not fit
+    /// (bits of `piece` that are zero may lie past the end of `out`).
+    pub fn or_packed_at(out: &mut [u8], at: usize, piece: &[u8]) {
+        let (q, sh) = (at / 8, (at % 8) as u32);
+        for (i, b) in piece.iter().enumerate() {
+            out[q + i] |= b << sh;
+            if sh > 0 && *b >> (8 - sh) != 0 {
+                out[q + i + 1] |= b >> (8 - sh);
+            }
+        }
+    }
+
     /// Lanes `start .. start + len` of `src` packed by eight into `out`: bit `m` of `out[i]`
     /// is lane `start + 8 i + m`, every other bit of `out` zero. Panics if the lanes are not
     /// all in `src` or `out` is shorter than `⌈len/8⌉`.
@@ -270,6 +283,17 @@ mod tests {
                     .collect();
                 assert_eq!(out, expect, "start {start}, len {len}");
             }
+        }
+        // Pieces ORed in at any bit offset give the whole.
+        for cut in [0usize, 1, 7, 8, 13, 64, 200] {
+            let mut head = vec![0u8; 26];
+            let mut tail = vec![0u8; (208 - cut).div_ceil(8)];
+            Bits16::lanes_to_packed(&src, 0, cut, &mut head[..cut.div_ceil(8)]);
+            Bits16::lanes_to_packed(&src, cut, 208 - cut, &mut tail);
+            Bits16::or_packed_at(&mut head, cut, &tail);
+            let mut whole = vec![0u8; 26];
+            Bits16::lanes_to_packed(&src, 0, 208, &mut whole);
+            assert_eq!(head, whole, "cut {cut}");
         }
         if let Some(b) = Bits16::lanes_as_packed(&src) {
             let mut out = vec![0u8; b.len()];

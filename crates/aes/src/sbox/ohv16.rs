@@ -702,13 +702,7 @@ impl TripleSource<Gf2p64> for BitProducts {
             piece.clear();
             piece.resize(n.div_ceil(8), 0);
             Bits16::lanes_to_packed(src, l, n, &mut piece);
-            let (q, sh) = (r.start / 8, (r.start % 8) as u32);
-            for (i, b) in piece.iter().enumerate() {
-                out[q + i] |= b << sh;
-                if *b >> (8 - sh) != 0 {
-                    out[q + i + 1] |= b >> (8 - sh);
-                }
-            }
+            Bits16::or_packed_at(out, r.start, &piece);
         }
         true
     }

@@ -1,4 +1,4 @@
-use triskele_field::Field;
+use triskele_field::{Bits16, Field};
 use triskele_share::RssVec;
 
 use super::{ByteRows, VerifyField};
@@ -717,13 +717,7 @@ impl<V: VerifyField> TripleSource<V> for Concat<'_, V> {
             if !s.load_bits(part, offset, r.len(), &mut piece) {
                 return false;
             }
-            let (q, sh) = (r.start / 8, (r.start % 8) as u32);
-            for (i, b) in piece.iter().enumerate() {
-                out[q + i] |= b << sh;
-                if sh > 0 && *b >> (8 - sh) != 0 {
-                    out[q + i + 1] |= b >> (8 - sh);
-                }
-            }
+            Bits16::or_packed_at(out, r.start, &piece);
         }
         true
     }
