@@ -755,7 +755,7 @@ impl<M: SecurityModel> Party<M> {
             .custom
             .iter()
             .map(|s| &**s as &dyn TripleSource<triskele_field::Gf2p64>);
-        let binary = Concat(
+        let binary = Concat::new(
             fixed
                 .into_iter()
                 .chain(custom)
@@ -767,7 +767,7 @@ impl<M: SecurityModel> Party<M> {
                 [] => {}
                 [one] => ok &= verify(self, one)?,
                 _ => {
-                    let run = Concat(
+                    let run = Concat::new(
                         pieces
                             .iter()
                             .map(|w| w as &dyn TripleSource<triskele_field::Gf2p64>)
@@ -790,7 +790,7 @@ impl<M: SecurityModel> Party<M> {
         match parts[..] {
             [] => Ok(true),
             [one] => verify(self, one),
-            _ => verify(self, &Concat(parts)),
+            _ => verify(self, &Concat::new(parts)),
         }
     }
 }

@@ -254,6 +254,10 @@ impl TripleSource<Gf2p64> for Gf4p4Relations {
             return false;
         };
         let n = lo.len().min(hi.len());
+        if n == 0 {
+            // The probe whether the source has words (asked per row by a concatenation).
+            return true;
+        }
         let planes = &self.packed[part % 2];
         let range = start..start.saturating_add(n);
         let [Some(a), Some(d), Some(w)] = planes.each_ref().map(|v| v.get(range.clone())) else {

@@ -223,23 +223,23 @@ fn relifting_y_matches_storing_it() {
             "n = {n}"
         );
         let (lt, lg, rt, rg) = (LiftOnly(&t), LiftOnly(&g), Relift(&t), Relift(&g));
-        let want = local_transcript(&Concat(vec![&lt, &lg]), &key, &coins);
-        let cat = Concat(vec![&rt, &rg]);
+        let want = local_transcript(&Concat::new(vec![&lt, &lg]), &key, &coins);
+        let cat = Concat::new(vec![&rt, &rg]);
         assert!(relifts(&cat));
         assert!(want == local_transcript(&cat, &key, &coins), "n = {n}");
         // Recorded triples lift their `y` directly (`lift_y`), also inside a concatenation
         // with other sources; a part without it keeps the stored `y`.
-        let mixed = Concat(vec![&t, &rg]);
+        let mixed = Concat::new(vec![&t, &rg]);
         assert!(relifts(&mixed));
         assert!(want == local_transcript(&mixed, &key, &coins), "n = {n}");
-        let stored = Concat(vec![&t, &lg]);
+        let stored = Concat::new(vec![&t, &lg]);
         assert!(!relifts(&stored));
         assert!(want == local_transcript(&stored, &key, &coins), "n = {n}");
         // Bit-sliced words (16 triples each) with other sources, ranges across words.
         let b = random_triples::<triskele_field::Bits16>(n / 7 + 1, seed ^ 5);
-        let (lb, rb) = (LiftOnly(&b), Concat(vec![&b]));
-        let want = local_transcript(&Concat(vec![&lt, &lb, &lg]), &key, &coins);
-        let cat = Concat(vec![&t, &b, &rg]);
+        let (lb, rb) = (LiftOnly(&b), Concat::new(vec![&b]));
+        let want = local_transcript(&Concat::new(vec![&lt, &lb, &lg]), &key, &coins);
+        let cat = Concat::new(vec![&t, &b, &rg]);
         assert!(relifts(&cat) && relifts(&rb));
         assert!(want == local_transcript(&cat, &key, &coins), "n = {n}");
         // The same over F_p.
@@ -247,7 +247,7 @@ fn relifting_y_matches_storing_it() {
         let fcoins = random_coins::<Fp>(64, seed ^ 3);
         let want = local_transcript(&LiftOnly(&f), &key, &fcoins);
         assert!(
-            want == local_transcript(&Concat(vec![&f]), &key, &fcoins),
+            want == local_transcript(&Concat::new(vec![&f]), &key, &fcoins),
             "n = {n}"
         );
         assert!(
@@ -304,7 +304,7 @@ fn byte_fast_paths_match_lifting() {
         let coins = random_coins::<Gf2p64>(64, seed ^ 1);
         let want = local_transcript(&LiftOnly(&t), &key, &coins);
         assert!(want == local_transcript(&t, &key, &coins), "n = {n}");
-        let cat = Concat(vec![&t]);
+        let cat = Concat::new(vec![&t]);
         assert!(want == local_transcript(&cat, &key, &coins), "n = {n}");
     }
     for (i, n) in [600usize, 4097, 20_000].into_iter().enumerate() {
@@ -313,6 +313,79 @@ fn byte_fast_paths_match_lifting() {
         check::<triskele_field::Gf4Tower>(n, 30 + i as u64);
         // 16 bit triples per word: ranges across words.
         check::<triskele_field::Bits16>(n / 16 + 20, 40 + i as u64);
+    }
+}
+
+/// A concatenation with empty parts between and around its parts lifts and loads every range
+/// (inside one part, across parts, up to and past its end) as the triples laid end to end,
+/// and serves in place only the ranges inside one part.
+#[test]
+fn concatenations_with_empty_parts_serve_every_range() {
+    use triskele_field::Gf2p8;
+    let lens = [37usize, 0, 5, 0, 0, 100, 1, 0];
+    let parts: Vec<Triples<Gf2p8>> = lens
+        .iter()
+        .enumerate()
+        .map(|(i, &n)| random_triples::<Gf2p8>(n, 700 + i as u64))
+        .collect();
+    let cat = Concat::new(
+        parts
+            .iter()
+            .map(|t| t as &dyn TripleSource<Gf2p64>)
+            .collect(),
+    );
+    // The same triples in one source.
+    let whole = {
+        let mut w = random_triples::<Gf2p8>(0, 0);
+        for t in &parts {
+            for (a, b) in [(&mut w.x, &t.x), (&mut w.y, &t.y), (&mut w.z, &t.z)] {
+                a.first.extend_from_slice(&b.first);
+                a.second.extend_from_slice(&b.second);
+            }
+        }
+        w
+    };
+    let len = TripleSource::len(&whole);
+    assert_eq!(cat.len(), len);
+    let starts = [0usize, 1, 36, 37, 40, 41, 42, 100, 141, 142, 143];
+    for &start in &starts {
+        for k in [0usize, 1, 3, 5, 6, 64, 110, 150] {
+            let mut a = LiftedTriples::zeros(k);
+            let mut b = LiftedTriples::zeros(k);
+            cat.lift(start, Parts::Xyz, &mut a);
+            whole.lift(start, Parts::Xyz, &mut b);
+            assert!(
+                a.x == b.x && a.y == b.y && a.z == b.z,
+                "lift at {start}, {k}"
+            );
+            if start + k <= len {
+                for part in 0..6 {
+                    let (mut a, mut b) = (vec![0u8; k], vec![0u8; k]);
+                    assert!(cat.load_bytes(part, start, &mut a));
+                    assert!(whole.load_bytes(part, start, &mut b));
+                    assert_eq!(a, b, "bytes at {start}, {k}");
+                    let (mut lo, mut hi) = (vec![1u8; k], vec![1u8; k]);
+                    assert!(cat.load_words(part, start, &mut lo, &mut hi));
+                    assert_eq!((lo, hi), (b, vec![0u8; k]), "words at {start}, {k}");
+                }
+            }
+            if k == 0 {
+                continue;
+            }
+            let inside = {
+                let mut base = 0;
+                lens.iter().any(|&n| {
+                    let hit = n > 0 && start >= base && start + k <= base + n;
+                    base += n;
+                    hit
+                })
+            };
+            let direct = cat.bytes_in_place(0, start, k);
+            assert_eq!(direct.is_some(), inside, "in place at {start}, {k}");
+            if let Some(d) = direct {
+                assert_eq!(d, &Gf2p8::slice_as_bytes(&whole.x.first)[start..start + k]);
+            }
+        }
     }
 }
 
@@ -384,15 +457,15 @@ fn byte_sources_match_recorded_bytes() {
         assert!(want == local_transcript(&src, &key, &coins), "n = {n}");
         assert!(want == naive_transcript(&src, &key, &coins), "n = {n}");
         let g = random_triples::<Gf2p64>(n / 3 + 1, seed ^ 7);
-        let want = local_transcript(&Concat(vec![&LiftOnly(&t), &g, &t]), &key, &coins);
-        let cat = Concat(vec![&src, &g, &t]);
+        let want = local_transcript(&Concat::new(vec![&LiftOnly(&t), &g, &t]), &key, &coins);
+        let cat = Concat::new(vec![&src, &g, &t]);
         assert!(want == local_transcript(&cat, &key, &coins), "n = {n}");
         // Byte sources only: pairs whose halves lie in different parts (and ranges across
         // parts) take the byte path over the concatenation.
-        let bytes_only = Concat(vec![&src, &t]);
+        let bytes_only = Concat::new(vec![&src, &t]);
         assert!(bytes_only.y_bytes(0, [&mut [], &mut []]));
         let lt = LiftOnly(&t);
-        let lifted = Concat(vec![&lt, &lt]);
+        let lifted = Concat::new(vec![&lt, &lt]);
         assert!(!lifted.load_bytes(0, 0, &mut []));
         if n >= 600 {
             // The same as one recorded store of both parts' triples (single-source byte path).
@@ -459,7 +532,7 @@ fn paired_runs_join_pairs_of_one_kind() {
     let (lo64, re8) = (LiftOnly(&g64), Relift(&g8));
     let parts: Vec<&dyn TripleSource<Gf2p64>> = vec![&t8, &t4, &lo64, &bs, &re8];
     let kinds = [true, true, false, true, false];
-    let cat = Concat(parts.clone());
+    let cat = Concat::new(parts.clone());
     let mut key = [0u8; 16];
     key[..8].copy_from_slice(&seed.to_le_bytes());
     let coins = random_coins::<Gf2p64>(64, seed ^ 5);
@@ -495,8 +568,8 @@ fn paired_runs_join_pairs_of_one_kind() {
                 .iter()
                 .map(|w| w as &dyn TripleSource<Gf2p64>)
                 .collect();
-            let run = Concat(refs);
-            let want = local_transcript(&Concat(lifted), &key, &coins);
+            let run = Concat::new(refs);
+            let want = local_transcript(&Concat::new(lifted), &key, &coins);
             assert!(want == local_transcript(&run, &key, &coins), "max {max:?}");
             assert!(want == naive_transcript(&run, &key, &coins), "max {max:?}");
         }
@@ -506,7 +579,7 @@ fn paired_runs_join_pairs_of_one_kind() {
         );
     }
     // Without sources of both kinds the order is the parts' own.
-    let bytes_only = Concat(vec![&t8 as &dyn TripleSource<Gf2p64>, &bs]);
+    let bytes_only = Concat::new(vec![&t8 as &dyn TripleSource<Gf2p64>, &bs]);
     let runs = paired_runs(&bytes_only, None);
     assert_eq!(runs.len(), 1);
     let offsets: Vec<(usize, usize)> = runs[0].iter().map(|w| (w.off, w.len)).collect();
@@ -587,10 +660,10 @@ fn streamed_levels_match_the_naive_reference() {
     let bits = random_triples::<triskele_field::Bits16>(333, 3);
     let g64 = random_triples::<Gf2p64>(2100, 4);
     let tower = random_triples::<triskele_field::Gf4Tower>(5, 5);
-    let cat = Concat(vec![&g8, &g4, &bits, &g64, &tower]);
+    let cat = Concat::new(vec![&g8, &g4, &bits, &g64, &tower]);
     check::<Gf2p64>(&cat, 7);
     // Byte fields only: `y` is recomputed from the parts' bytes across their boundaries.
-    let cat = Concat(vec![&g8, &tower, &g4, &tower, &g8]);
+    let cat = Concat::new(vec![&g8, &tower, &g4, &tower, &g8]);
     assert!(cat.y_bytes(0, [&mut [], &mut []]));
     check::<Gf2p64>(&cat, 9);
     check::<Gf2p64>(&random_triples::<triskele_field::Bits16>(1001, 8), 8);
@@ -628,7 +701,7 @@ fn streamed_levels_match_the_naive_reference() {
             14,
         );
     }
-    let cat = Concat(vec![&g8, &g4, &g64]);
+    let cat = Concat::new(vec![&g8, &g4, &g64]);
     for (off, len) in [(2000, 2500), (4400, 3000)] {
         check::<Gf2p64>(
             &Window {
@@ -683,8 +756,8 @@ fn streamed_levels_match_the_naive_reference() {
         );
         check::<Fp>(&chained, seed);
         let plain = random_triples::<Fp>(777, seed + 1);
-        check::<Fp>(&Concat(vec![&plain, &chained]), seed);
-        check::<Fp>(&Concat(vec![&chained, &plain]), seed);
+        check::<Fp>(&Concat::new(vec![&plain, &chained]), seed);
+        check::<Fp>(&Concat::new(vec![&chained, &plain]), seed);
     }
 }
 
@@ -878,13 +951,13 @@ fn octal_level_matches_the_naive_reference() {
     let g8 = random_triples::<triskele_field::Gf2p8>(30_001, 5);
     let tower = random_triples::<triskele_field::Gf4Tower>(999, 6);
     let g4 = random_triples::<triskele_field::Gf2p4>(40_000, 7);
-    check(&Concat(vec![&g8, &tower, &g4]), 8);
+    check(&Concat::new(vec![&g8, &tower, &g4]), 8);
     // Too short, or without bytes: the halving from level 1.
     let short = random_triples::<triskele_field::Gf2p8>(OCTAL_MIN_LEN - 1, 9);
     assert!(Gf2p64::octal_nodes(&short).is_none());
     let g64 = random_triples::<Gf2p64>(OCTAL_MIN_LEN, 10);
     assert!(Gf2p64::octal_nodes(&g64).is_none());
-    assert!(Gf2p64::octal_nodes(&Concat(vec![&g8, &g64, &g4])).is_none());
+    assert!(Gf2p64::octal_nodes(&Concat::new(vec![&g8, &g64, &g4])).is_none());
 }
 
 /// `GF(2)` triples take the packed paths of the k-ary level: alone (blocks of 32, four packed
@@ -916,17 +989,17 @@ fn octal_level_on_packed_bits_matches_the_naive_reference() {
     assert!(w1.bits_in_place(0, 5, 1).is_some() && w1.bits_in_place(0, 4, 1).is_none());
     // Windows of bits: still blocks of 32, loaded shifted and from two pieces.
     check_octal(&w1, 36);
-    check_octal(&Concat(vec![&w2, &w1]), 37);
+    check_octal(&Concat::new(vec![&w2, &w1]), 37);
     // With bytes: blocks of 8, the packed path for the sub-blocks of bits only.
     let g8 = random_triples::<triskele_field::Gf2p8>(20_001, 32);
-    let cat = Concat(vec![&w1, &g8, &w2]);
+    let cat = Concat::new(vec![&w1, &g8, &w2]);
     assert_eq!(octal::arity(&cat), 8);
     assert_eq!(octal::entry(&cat, 3, 5), 8 * 3 + 5);
     assert!(!cat.load_bits(0, 70_000, 16, &mut out));
     assert!(octal::entry(&cat, 8_200, 0) != 8 * 8_200);
     check_octal(&cat, 33);
     let words = random_words(9_000, 34);
-    check_octal(&Concat(vec![&w2, &words, &w1]), 35);
+    check_octal(&Concat::new(vec![&w2, &words, &w1]), 35);
 }
 
 /// Triples in the tower `GF(2^16) = GF(2^8)[t]` given by their coordinates (`[lo, hi]` per
@@ -984,12 +1057,12 @@ fn octal_level_on_words_matches_the_naive_reference() {
     let g8 = random_triples::<triskele_field::Gf2p8>(30_001, 22);
     let w2 = random_words(20_000, 23);
     let g4 = random_triples::<triskele_field::Gf2p4>(20_003, 24);
-    let cat = Concat(vec![&g8, &w2, &g4]);
+    let cat = Concat::new(vec![&g8, &w2, &g4]);
     assert!(!cat.load_bytes(0, 0, &mut []));
     check(&cat, 25);
     // Without either form (a GF(2^64) part): no k-ary level.
     let g64 = random_triples::<Gf2p64>(100, 26);
-    assert!(Gf2p64::octal_nodes(&Concat(vec![&g8, &w2, &g64, &g4])).is_none());
+    assert!(Gf2p64::octal_nodes(&Concat::new(vec![&g8, &w2, &g64, &g4])).is_none());
 }
 
 /// Dealt word triples (`z = x y` in the tower, plus `errors`), each party's as a [`Words`]
