@@ -21,7 +21,10 @@
 //!     `e = (f + g, g)`, so `e[Σ_b 2^b b_b] = 1`. Each step is one "bit × bit-string" relation
 //!     `s · (f_0..f_{h-2}) = (g_0..g_{h-2})`, one `GF(2^64)` triple `X = s ∈ {0, 1}`,
 //!     `Y = Σ_j f_j u^j`, `Z = Σ_j g_j u^j` (`u` = `0x2`, degree < 7: no reduction, so it holds
-//!     iff every `g_j = s f_j`): 3 triples per vector.
+//!     iff every `g_j = s f_j`): 3 triples per vector. Step 1's string is the one bit
+//!     `f_0 = 1 + b_0`, so its relation is the plain bit triple `(b_1, f_0, g_0)`: it is
+//!     recorded as one (`Party::mul`, bit-sliced), which the check takes eight to a packed
+//!     byte; the relations of steps 2 and 3 are a custom source (`BitstringRelations`).
 //!
 //!   Every lane of every word is certified, also the up to 15 lanes past `n` in the last word
 //!   (they were computed by the same messages).
@@ -274,7 +277,15 @@ fn bitstring_ohv16<M: SecurityModel>(party: &mut Party<M>, n: usize) -> Result<O
                 ([&s.first[..], &s.second[..]], fj)
             })
             .collect();
-        let g = party.mul_covered_parts(&parts)?;
+        let g = if k == 1 {
+            // Step 1's string is the one bit `f_0`: a plain bit product, recorded with the
+            // bit triples (which the check takes packed by eight) by `Party::mul`.
+            let [first, second] = [&f[0], &f[1]].map(|c| c.get(..w).unwrap_or(&[]).to_vec());
+            let f0 = RssVec { first, second };
+            party.mul(&s, &f0)?
+        } else {
+            party.mul_covered_parts(&parts)?
+        };
         for (c, (s, g)) in [(&s.first, &g.first), (&s.second, &g.second)]
             .into_iter()
             .enumerate()
@@ -307,18 +318,21 @@ fn bitstring_ohv16<M: SecurityModel>(party: &mut Party<M>, n: usize) -> Result<O
     }
     let e = Arc::new(e);
     if M::MALICIOUS {
-        let rel = BitstringRelations::from_vectors(Arc::clone(&e), w);
+        let rel = bitstring_relations(Arc::clone(&e), w);
         party.model().record_source(Arc::new(ByteSource(rel)));
     }
     Ok(Ohv16 { e, r })
 }
 
-/// The "bit × bit-string" relations of a batch of Protocol-5 runs (`k = 4`), kept compact:
-/// per instance and component one `u16` ([`ONE_BIT`] layout: the random bits `b_0..b_3`, the 11
-/// products, the constant 1; 4 bytes per instance and party), mapped to `GF(2^8)` bytes while
-/// `Verify` streams over them. With `n` instances, step `k` of instance `j` is triple
-/// `(k - 1) n + j`: `X = s = b_k` as 0/1, `Y = Σ_{j<h-1} f_j u^j`, `Z = Σ_{j<h-1} g_j u^j`
-/// ([`bitstring_parts`]). The store fills whole words of 16 lanes (so that the number of
+/// The "bit × bit-string" relations of steps 2 and 3 of a batch of Protocol-5 runs (`k = 4`),
+/// kept compact: per instance and component one `u16` ([`ONE_BIT`] layout: the random bits
+/// `b_0..b_3`, the 11 products, the constant 1; 4 bytes per instance and party), mapped to
+/// `GF(2^8)` bytes while `Verify` streams over them. With `n` instances, step `k` of instance
+/// `j` is triple `(k - 2) n + j`: `X = s = b_k` as 0/1, `Y = Σ_{j<h-1} f_j u^j`, `Z =
+/// Σ_{j<h-1} g_j u^j` ([`bitstring_parts`]). Step 1's relation, `b_1 · f_0 = g_0` with the
+/// one-bit string `f_0 = 1 + b_0`, is the same triple as a plain bit product: it is recorded
+/// as one (`Party::mul`, bit-sliced), so that the check takes it packed by eight, at an
+/// eighth of the bytes of this source's path. The store fills whole words of 16 lanes (so that the number of
 /// triples is that of PROTOCOLS.md §6.4): instances past the requested ones are zero, whose
 /// layout is zero too, trivially valid triples.
 ///
@@ -326,7 +340,7 @@ fn bitstring_ohv16<M: SecurityModel>(party: &mut Party<M>, n: usize) -> Result<O
 /// elements of `GF(2^8)` at `u = 0x02` (lifted by `E_8`, `Verify`'s byte path). Their degree is
 /// at most `h - 2 = 6`, so nothing is reduced, `X` is 0 or 1, and `X Y = Z` holds in `GF(2^8)`
 /// iff the coefficient identities `g_j = s f_j` hold, exactly as in `GF(2^64)`.
-type BitstringRelations = PerInstance<3>;
+type BitstringRelations = PerInstance<2>;
 
 /// Layout of an instance's `u16`: bits 0-3 are `b_0..b_3`, bits 4-14 the 11 products in step
 /// order (step `k`'s product `j` at `4 + step_offset(k) + j`), bit 15 the constant 1.
@@ -451,8 +465,11 @@ const fn layout_of_e() -> [u16; 16] {
 /// ([`LAYOUT_OF_E`]).
 const BITSTRING_TABLES: PartTables<3> = bitstring_tables();
 
-/// [`BITSTRING_TABLES`] as byte maps.
-static BITSTRING_MAPS: PartMaps<3> = part_maps(&BITSTRING_TABLES);
+/// The tables of steps 2 and 3, which [`BitstringRelations`] holds.
+const LATER_STEP_TABLES: PartTables<2> = [BITSTRING_TABLES[1], BITSTRING_TABLES[2]];
+
+/// [`LATER_STEP_TABLES`] as byte maps.
+static BITSTRING_MAPS: PartMaps<2> = part_maps(&LATER_STEP_TABLES);
 
 const fn bitstring_tables() -> PartTables<3> {
     let mut t = [[[[0u16; 256]; 2]; 3]; 3];
@@ -486,18 +503,18 @@ const fn bitstring_tables() -> PartTables<3> {
     t
 }
 
-impl PerInstance<3> {
-    /// From the one-hot vectors Protocol 5 assembled (both components), padded with zero
-    /// instances to `16 words`.
-    fn from_vectors(e: Arc<RssVec<u16>>, words: usize) -> Self {
-        PerInstance::from_vectors_with(e, words, &BITSTRING_MAPS)
-    }
+/// The relations of steps 2 and 3 from the one-hot vectors Protocol 5 assembled (both
+/// components), padded with zero instances to `16 words`.
+fn bitstring_relations(e: Arc<RssVec<u16>>, words: usize) -> BitstringRelations {
+    PerInstance::from_vectors_with(e, words, &BITSTRING_MAPS)
+}
 
+#[cfg(test)]
+impl BitstringRelations {
     /// From the bit-sliced bits and products of both components (`words` words each entry)
     /// and the constant 1 per component: their layout `u16`s, the last levels of those, and
-    /// [`PerInstance::from_vectors`] (the reference for the tests).
-    #[cfg(test)]
-    fn new(
+    /// [`bitstring_relations`] (the reference for the tests).
+    fn from_bits(
         bits: [Vec<Bits16>; 2],
         products: [Vec<Bits16>; 2],
         one: [u16; 2],
@@ -516,7 +533,7 @@ impl PerInstance<3> {
                 .map(|(l, h)| bitstring_levels(u16::from_le_bytes([*l, *h])).1)
                 .collect()
         });
-        Self::from_vectors(Arc::new(RssVec { first, second }), words)
+        bitstring_relations(Arc::new(RssVec { first, second }), words)
     }
 }
 
@@ -584,20 +601,25 @@ mod tests {
                 .collect();
             [first, second]
         };
-        let rel = BitstringRelations::new(share(b, 0), share(products, 4), [0xffff, 0], 1);
+        let rel = BitstringRelations::from_bits(share(b, 0), share(products, 4), [0xffff, 0], 1);
         let rel = ByteSource(rel);
-        assert_eq!(rel.len(), 48);
+        assert_eq!(rel.len(), 32);
         let mut out = LiftedTriples {
-            x: RssVec::zeros(50),
-            y: RssVec::zeros(50),
-            z: RssVec::zeros(50),
+            x: RssVec::zeros(34),
+            y: RssVec::zeros(34),
+            z: RssVec::zeros(34),
         };
         rel.lift(0, Parts::Xyz, &mut out);
         let at = |v: &RssVec<Gf2p64>, t: usize| v.first[t] + v.second[t];
-        assert_eq!(at(&out.x, 48), Gf2p64(0));
+        assert_eq!(at(&out.x, 32), Gf2p64(0));
         core::array::from_fn(|l| {
             core::array::from_fn(|k| {
-                let t = triple_index(16, l, k);
+                if k == 0 {
+                    // Step 1: the bit triple `(b_1, 1 + b_0, g_0)` that `Party::mul` records.
+                    let bit = |v: Bits16| (v.0 >> l) & 1;
+                    return bit(b[1]) & (bit(b[0]) ^ 1) == bit(products[0]);
+                }
+                let t = triple_index(16, l, k - 1);
                 at(&out.x, t) * at(&out.y, t) == at(&out.z, t)
             })
         })
@@ -625,6 +647,58 @@ mod tests {
                     assert!(l == lane || h.iter().all(|h| *h), "product {i}, lane {l}");
                 }
             }
+        }
+    }
+
+    /// Step 1 of Protocol 5 is recorded as the plain bit triple `(b_1, 1 + b_0, g_0)` of
+    /// every lane: reconstructed from the three parties' records, the recorded bit triples
+    /// are step 1 of the instances whose one-hot vectors the preprocessing returned (their
+    /// layouts recovered from those vectors), and the relation source holds steps 2 and 3.
+    #[test]
+    fn step_one_is_recorded_as_the_bit_triples_of_its_lanes() {
+        use triskele_engine::Malicious;
+        let n = 40;
+        let nets = triskele_net::in_memory(&triskele_net::NetOptions::default());
+        let outs: Vec<(Vec<u16>, [Vec<Bits16>; 3], usize)> = std::thread::scope(|sc| {
+            let hs: Vec<_> = nets
+                .into_iter()
+                .map(|net| {
+                    sc.spawn(move || {
+                        let mut p = Party::<Malicious>::setup(net).expect("setup");
+                        let ohv = bitstring_ohv16(&mut p, n).expect("preprocess");
+                        let rec = p.model().recorder();
+                        let t = &rec.bits;
+                        let bits = [&t.x, &t.y, &t.z].map(|v| v.first.clone());
+                        (ohv.e.first.clone(), bits, rec.gf2p64_triples())
+                    })
+                })
+                .collect();
+            hs.into_iter().map(|h| h.join().expect("party")).collect()
+        });
+        // The secret is the sum of the first components of the three parties.
+        let e: Vec<u16> = (0..n)
+            .map(|j| outs.iter().fold(0, |a, o| a ^ o.0[j]))
+            .collect();
+        let w = n.div_ceil(16);
+        let recorded: [Vec<u16>; 3] = core::array::from_fn(|t| {
+            (0..w)
+                .map(|i| outs.iter().fold(0, |a, o| a ^ o.1[t][i].0))
+                .collect()
+        });
+        for (j, &e) in e.iter().enumerate() {
+            assert_eq!(e.count_ones(), 1, "instance {j} not one-hot: {e:#06x}");
+            let v = (0..16)
+                .filter(|b| (e >> b) & 1 == 1)
+                .fold(0, |a, b| a ^ LAYOUT_OF_E[b]);
+            let [s, y, z] = bitstring_parts(v)[0];
+            let lane = |t: usize| (recorded[t][j / 16] >> (j % 16)) & 1;
+            assert_eq!([lane(0), lane(1), lane(2)], [s, y, z], "instance {j}");
+        }
+        // 16 bit triples per word for step 1, two relations per lane of every word for steps
+        // 2 and 3.
+        for o in &outs {
+            assert_eq!(o.1[0].len(), w);
+            assert_eq!(o.2, 3 * 16 * w);
         }
     }
 
@@ -679,7 +753,7 @@ mod tests {
         };
         let (_, p2) = clear_run(&b.map(|x| Bits16(!x.0)));
         let products: Vec<Bits16> = (0..11).flat_map(|e| [p[e], p2[e]]).collect();
-        let rel = ByteSource(BitstringRelations::new(
+        let rel = ByteSource(BitstringRelations::from_bits(
             [two(&b, 4), vec![Bits16(0); 8]],
             [products, vec![Bits16(0); 22]],
             [0xffff, 0],
@@ -701,8 +775,8 @@ mod tests {
             }
             out
         };
-        let all = lift(0, 96);
-        for t in 0..96 {
+        let all = lift(0, 64);
+        for t in 0..64 {
             assert_eq!(
                 all.x.first[t] * all.y.first[t],
                 all.z.first[t],
