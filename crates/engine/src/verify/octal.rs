@@ -96,7 +96,7 @@ fn nodes64() -> [Gf2p64; NODES] {
     byte_nodes::<NODES>().map(e8)
 }
 
-/// The entries per block of a run of `src` that takes a k-ary first level: 16 if all its
+/// The entries per block of a run of `src` that takes a k-ary first level: 32 if all its
 /// triples are packed bits (module `wide`), else 8.
 pub(super) fn arity(src: &dyn TripleSource<Gf2p64>) -> usize {
     if super::wide::applies(src) {
