@@ -337,29 +337,30 @@ pub trait VerifyField: Field + Encode + Random + Bulk {
         let _ = src;
         None
     }
-    /// Internal (the k-ary first level before its coin): writes the block coefficients
-    /// `a` and returns `[z_1, z_2, Q(α_1), .., Q(α_14)]` (this party's shares); `None` if
-    /// some triple has no byte form (the default: no such level).
+    /// Internal (the k-ary first level before its coin, over `blocks` blocks): returns `[z_1,
+    /// z_2, Q(α_1), .., Q(α_14)]` (this party's shares); `None` if some triple has no byte
+    /// form (the default: no such level).
     #[doc(hidden)]
     fn octal_sums(
         src: &dyn TripleSource<Self>,
         seed: &[u8; 16],
         beta: &[Self],
-        a: &mut [Self],
+        blocks: usize,
     ) -> Option<Vec<Self>> {
-        let _ = (src, seed, beta, a);
+        let _ = (src, seed, beta, blocks);
         None
     }
     /// Internal (the k-ary first level's fold with the coin `s`): `out = [x'_1, x'_2, y'_1,
-    /// y'_2]`; `false` if some triple has no byte form (the default: no such level).
+    /// y'_2]`, one entry per block; `false` if some triple has no byte form (the default: no
+    /// such level).
     #[doc(hidden)]
     fn octal_fold(
         src: &dyn TripleSource<Self>,
-        a: &[Self],
+        seed: &[u8; 16],
         s: Self,
         out: [&mut [Self]; 4],
     ) -> bool {
-        let _ = (src, a, s, out);
+        let _ = (src, seed, s, out);
         false
     }
     /// Internal (the sums of a halving level): `[Σ lp(b), Σ lp(b + (b - a) · node())]` with
@@ -424,17 +425,17 @@ impl VerifyField for Gf2p64 {
         src: &dyn TripleSource<Self>,
         seed: &[u8; 16],
         beta: &[Self],
-        a: &mut [Self],
+        blocks: usize,
     ) -> Option<Vec<Self>> {
-        octal::sums(src, seed, beta, a)
+        octal::sums(src, seed, beta, blocks)
     }
     fn octal_fold(
         src: &dyn TripleSource<Self>,
-        a: &[Self],
+        seed: &[u8; 16],
         s: Self,
         out: [&mut [Self]; 4],
     ) -> bool {
-        octal::fold(src, a, s, out)
+        octal::fold(src, seed, s, out)
     }
 }
 
@@ -587,9 +588,9 @@ pub fn verify<V: VerifyField, M: SecurityModel>(
         let c = c[0];
         (scalar_times(c, &t.x), t.y, scalar_times(c, &t.z))
     } else {
-        let mut spare = core::mem::take(&mut party.spare);
+        let spare = core::mem::take(&mut party.spare);
         // Current claim: Σ x'_k y'_k = z.
-        let (mut prover, mut sums, mut z) = match octal_sums(src, &seed, &mut spare) {
+        let (mut prover, mut sums, mut z) = match octal_sums(src, &seed) {
             Some(first) => octal_level(party, src, seed, first, spare)?,
             None => {
                 let (prover, sums) = Prover::start(src, seed, spare);
@@ -641,34 +642,27 @@ pub fn verify<V: VerifyField, M: SecurityModel>(
 type Started<'a, V> = (Prover<'a, V>, Sums<V>, RssVec<V>);
 
 /// The k-ary first level's local part before its coin (module `octal`), if a run of `src`
-/// takes it: nodes, `β`, the block coefficients `a` and the sums of [`VerifyField::octal_sums`].
+/// takes it: nodes, `β`, the number of blocks and the sums of [`VerifyField::octal_sums`].
 struct OctalFirst<V> {
     nodes: Vec<V>,
     beta: Vec<V>,
-    a: Vec<V>,
+    blocks: usize,
     sums: Vec<V>,
 }
 
-fn octal_sums<V: VerifyField>(
-    src: &dyn TripleSource<V>,
-    seed: &[u8; 16],
-    spare: &mut Spare,
-) -> Option<OctalFirst<V>> {
+fn octal_sums<V: VerifyField>(src: &dyn TripleSource<V>, seed: &[u8; 16]) -> Option<OctalFirst<V>> {
     let nodes = V::octal_nodes(src)?;
     let k = nodes.len().div_ceil(2);
     let beta = octal::octal_columns::<V>(seed, k);
-    let mut a = spare.take::<V>(src.len().div_ceil(k));
-    match V::octal_sums(src, seed, &beta, &mut a) {
+    let blocks = src.len().div_ceil(k);
+    match V::octal_sums(src, seed, &beta, blocks) {
         Some(sums) if sums.len() == nodes.len() + 1 => Some(OctalFirst {
             nodes,
             beta,
-            a,
+            blocks,
             sums,
         }),
-        _ => {
-            spare.put(a);
-            None
-        }
+        _ => None,
     }
 }
 
@@ -685,7 +679,7 @@ fn octal_level<'a, V: VerifyField, M: SecurityModel>(
     let OctalFirst {
         nodes,
         beta,
-        a,
+        blocks,
         sums,
     } = first;
     let q = party.additive_to_rss(sums[2..].to_vec(), ReshareTo::Prev)?;
@@ -700,10 +694,8 @@ fn octal_level<'a, V: VerifyField, M: SecurityModel>(
         first: vec![at_s(sums[0], &q.first)],
         second: vec![at_s(sums[1], &q.second)],
     };
-    let blocks = a.len();
     let mut out: [Vec<V>; 4] = core::array::from_fn(|_| spare.take::<V>(blocks));
-    let folded = V::octal_fold(src, &a, s, out.each_mut().map(|v| &mut v[..]));
-    spare.put(a);
+    let folded = V::octal_fold(src, &seed, s, out.each_mut().map(|v| &mut v[..]));
     if !folded {
         return Err(EngineError::Unsupported(
             "verify: a source lost its byte form between the passes of the first level".into(),

@@ -367,21 +367,22 @@ pub(super) fn as_words(src: &dyn TripleSource<Gf2p64>) -> bool {
     !src.load_bytes(0, 0, &mut [])
 }
 
-/// This party's local part of the step before the coin: writes `a_J` (`a.len() = B`) and
-/// returns `[z_1, z_2, Q_1, .., Q_14]`, the two components of the combined `z` and its
-/// additive shares of `Q(α_n)` (not of `Q(α_0)`, which follows from the claim); `None` if
-/// some triple has neither form.
+/// This party's local part of the step before the coin over `B = blocks` blocks: returns `[z_1,
+/// z_2, Q_1, .., Q_14]`, the two components of the combined `z` and its additive shares of
+/// `Q(α_n)` (not of `Q(α_0)`, which follows from the claim); `None` if some triple has neither
+/// form. The block coefficients `a_J` are drawn per sub-block ([`wide::block_coefficients`]).
+///
+/// [`wide::block_coefficients`]: super::wide::block_coefficients
 pub(super) fn sums(
     src: &dyn TripleSource<Gf2p64>,
     seed: &[u8; 16],
     beta: &[Gf2p64],
-    a: &mut [Gf2p64],
+    blocks: usize,
 ) -> Option<Vec<Gf2p64>> {
     if super::wide::applies(src) {
-        return super::wide::sums(src, seed, beta, a);
+        return super::wide::sums(src, seed, beta, blocks);
     }
     let beta: &[Gf2p64; K] = beta.try_into().ok()?;
-    let blocks = a.len();
     let words = as_words(src);
     let co = Coefficients::<Gf2p64>::new(*seed);
     let extra = extra_node_maps();
@@ -390,17 +391,17 @@ pub(super) fn sums(
     let e8_hi = E8_TABLES.scaled_by(TOWER_T);
     // Sub-blocks of bits: blocks of one packed byte (module `wide` with one byte per block).
     let bit_maps = super::wide::extra_node_maps::<1>();
-    super::wide::sum_jobs(a)
+    super::wide::sum_jobs(blocks)
         .into_par_iter()
-        .map(|(start, a)| {
+        .map(|r| {
             let mut rows = Rows::new(src);
             let mut sc = Scratch::new(words);
             let mut bit_planes = super::wide::Planes::new(1);
+            let mut abuf = vec![Gf2p64::ZERO; SUB];
             let mut acc = [Gf2p64::ZERO; NODES + 1];
-            for (q, a) in a.chunks_mut(SUB).enumerate() {
-                let j = start + q * SUB;
-                let k = a.len();
-                co.fill(j, a);
+            for j in r.step_by(SUB) {
+                let k = SUB.min(blocks - j);
+                let a = super::wide::block_coefficients(&co, j, k, &mut abuf);
                 if let Some(bits) = rows.load_packed(src, j, k, 6) {
                     super::wide::block_sums::<1>(
                         &mut acc,
@@ -526,18 +527,20 @@ pub(super) fn sums(
         .map(|acc| acc.to_vec())
 }
 
-/// The fold with the coin `s`: `out = [x'_1, x'_2, y'_1, y'_2]` (length `B = a.len()` each)
+/// The fold with the coin `s`: `out = [x'_1, x'_2, y'_1, y'_2]` (length `B` each, the block
+/// coefficients `a_J` of the run with `seed` drawn per sub-block)
 /// with `x'_J = a_J F_J(s)`, `y'_J = G_J(s)`; `false` if some triple has neither form.
 pub(super) fn fold(
     src: &dyn TripleSource<Gf2p64>,
-    a: &[Gf2p64],
+    seed: &[u8; 16],
     s: Gf2p64,
     out: [&mut [Gf2p64]; 4],
 ) -> bool {
     if super::wide::applies(src) {
-        return super::wide::fold(src, a, s, out);
+        return super::wide::fold(src, seed, s, out);
     }
-    let blocks = a.len();
+    let blocks = out[0].len();
+    let co = Coefficients::<Gf2p64>::new(*seed);
     let nodes = nodes64();
     let data: [Gf2p64; K] = core::array::from_fn(|m| nodes[m]);
     let ell = lagrange(&data, s);
@@ -553,14 +556,16 @@ pub(super) fn fold(
     jobs.into_par_iter().all(|(start, mut piece)| {
         let mut rows = Rows::new(src);
         let mut acc = vec![Gf2p64::ZERO; SUB];
+        let mut abuf = vec![Gf2p64::ZERO; SUB];
         let n = piece[0].len();
         let mut off = 0;
         while off < n {
             let k = SUB.min(n - off);
             let j = start + off;
+            let a = super::wide::block_coefficients(&co, j, k, &mut abuf);
             if let Some(bits) = rows.load_packed(src, j, k, 4) {
                 let out = piece.each_mut().map(|o| &mut o[off..off + k]);
-                super::wide::fold_block::<1>(&bit_maps, bits, &a[j..j + k], out, &mut acc);
+                super::wide::fold_block::<1>(&bit_maps, bits, a, out, &mut acc);
                 off += k;
                 continue;
             }
@@ -587,7 +592,7 @@ pub(super) fn fold(
                     }
                 }
                 if t < 2 {
-                    Gf2p64::mul_slice(o, &acc[..k], &a[j..j + k]);
+                    Gf2p64::mul_slice(o, &acc[..k], a);
                 }
             }
             off += k;

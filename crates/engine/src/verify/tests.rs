@@ -911,8 +911,8 @@ fn naive_octal(
     (out, folded)
 }
 
-/// The k-ary first level's sums and fold of `src` equal [`naive_octal`] (its vectors and
-/// coefficients filled with other values first: the level writes every element).
+/// The k-ary first level's sums and fold of `src` equal [`naive_octal`] (its output vectors
+/// filled with other values first: the level writes every element).
 fn check_octal(src: &dyn TripleSource<Gf2p64>, seed: u64) {
     let nodes = Gf2p64::octal_nodes(src).expect("takes the level");
     let k = octal::arity(src);
@@ -923,15 +923,14 @@ fn check_octal(src: &dyn TripleSource<Gf2p64>, seed: u64) {
     let (want_sums, want_fold) = naive_octal(src, &key, s);
     let b = src.len().div_ceil(k);
     let beta = octal::octal_columns::<Gf2p64>(&key, k);
-    let mut a = random_coins::<Gf2p64>(b, seed + 1);
-    let sums = Gf2p64::octal_sums(src, &key, &beta, &mut a).expect("bytes or words");
+    let sums = Gf2p64::octal_sums(src, &key, &beta, b).expect("bytes or words");
     assert!(sums[..2] == want_sums[..2], "z, length {}", src.len());
     assert!(sums[2..] == want_sums[3..], "Q, length {}", src.len());
     let mut out: [Vec<Gf2p64>; 4] =
         core::array::from_fn(|t| random_coins::<Gf2p64>(b, seed + 2 + t as u64));
     assert!(Gf2p64::octal_fold(
         src,
-        &a,
+        &key,
         s,
         out.each_mut().map(|v| &mut v[..])
     ));

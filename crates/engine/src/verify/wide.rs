@@ -144,24 +144,24 @@ pub(super) fn sums(
     src: &dyn TripleSource<Gf2p64>,
     seed: &[u8; 16],
     beta: &[Gf2p64],
-    a: &mut [Gf2p64],
+    blocks: usize,
 ) -> Option<Vec<Gf2p64>> {
     if beta.len() != K {
         return None;
     }
     let co = Coefficients::<Gf2p64>::new(*seed);
     let maps = extra_node_maps::<G>();
-    sum_jobs(a)
+    sum_jobs(blocks)
         .into_par_iter()
-        .map(|(start, a)| {
+        .map(|r| {
             let mut pl = Planes::new(G);
             let mut raw = vec![vec![0u8; G * SUB]; 6];
+            let mut abuf = vec![Gf2p64::ZERO; SUB];
             // [z_1, z_2, Q_1 .. Q_{2K-2}].
             let mut acc = vec![Gf2p64::ZERO; 2 * K];
-            for (q, a) in a.chunks_mut(SUB).enumerate() {
-                let j = start + q * SUB;
-                let k = a.len();
-                co.fill(j, a);
+            for j in r.step_by(SUB) {
+                let k = SUB.min(blocks - j);
+                let a = block_coefficients(&co, j, k, &mut abuf);
                 let parts = load(&mut raw, src, j, k, 6)?;
                 block_sums::<G>(&mut acc, a, parts, &mut pl, &maps, beta);
             }
@@ -263,18 +263,23 @@ pub(super) fn fold_block<const B: usize>(
     }
 }
 
-/// The sums' jobs: `(first block, its coefficients)` for the job ranges of the blocks of `a`
-/// (whole sub-blocks of [`SUB`]).
-pub(super) fn sum_jobs(a: &mut [Gf2p64]) -> Vec<(usize, &mut [Gf2p64])> {
-    let ranges = job_ranges(a.len(), SUB);
-    let mut pieces = Vec::with_capacity(ranges.len());
-    let mut rest = a;
-    for r in &ranges {
-        let (h, t) = core::mem::take(&mut rest).split_at_mut(r.len());
-        pieces.push((r.start, h));
-        rest = t;
-    }
-    pieces
+/// The jobs of both passes over `blocks` blocks: ranges of whole sub-blocks of [`SUB`].
+pub(super) fn sum_jobs(blocks: usize) -> Vec<core::ops::Range<usize>> {
+    job_ranges(blocks, SUB)
+}
+
+/// The block coefficients `a_j .. a_{j + k}` of a sub-block, drawn into `buf` (both passes
+/// draw them where they use them, instead of keeping a vector of `B` coefficients between
+/// them: one product per block, against writing and reading eight bytes per block).
+pub(super) fn block_coefficients<'b>(
+    co: &Coefficients<Gf2p64>,
+    j: usize,
+    k: usize,
+    buf: &'b mut [Gf2p64],
+) -> &'b [Gf2p64] {
+    let a = &mut buf[..k];
+    co.fill(j, a);
+    a
 }
 
 /// The fold's jobs: `(first block, [x'_1, x'_2, y'_1, y'_2] of its blocks)` for the job
@@ -299,20 +304,23 @@ pub(super) fn fold_jobs(
     jobs
 }
 
-/// The fold with the coin `s`: `out = [x'_1, x'_2, y'_1, y'_2]` (length `B = a.len()` each)
-/// with `x'_J = a_J F_J(s)`, `y'_J = G_J(s)`; `false` if some triple is not a packed bit.
+/// The fold with the coin `s`: `out = [x'_1, x'_2, y'_1, y'_2]` (length `B` each) with
+/// `x'_J = a_J F_J(s)`, `y'_J = G_J(s)` (`a_J` the block coefficients of the run with `seed`);
+/// `false` if some triple is not a packed bit.
 pub(super) fn fold(
     src: &dyn TripleSource<Gf2p64>,
-    a: &[Gf2p64],
+    seed: &[u8; 16],
     s: Gf2p64,
     out: [&mut [Gf2p64]; 4],
 ) -> bool {
     let maps = fold_maps::<G>(s);
-    fold_jobs(a.len(), out)
+    let co = Coefficients::<Gf2p64>::new(*seed);
+    fold_jobs(out[0].len(), out)
         .into_par_iter()
         .all(|(start, mut piece)| {
             let mut raw = vec![vec![0u8; G * SUB]; 6];
             let mut acc = vec![Gf2p64::ZERO; SUB];
+            let mut abuf = vec![Gf2p64::ZERO; SUB];
             let n = piece[0].len();
             let mut off = 0;
             while off < n {
@@ -322,7 +330,8 @@ pub(super) fn fold(
                     return false;
                 };
                 let out = piece.each_mut().map(|o| &mut o[off..off + k]);
-                fold_block::<G>(&maps, parts, &a[j..j + k], out, &mut acc);
+                let a = block_coefficients(&co, j, k, &mut abuf);
+                fold_block::<G>(&maps, parts, a, out, &mut acc);
                 off += k;
             }
             true
