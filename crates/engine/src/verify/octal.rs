@@ -120,7 +120,7 @@ fn extra_node_maps() -> [[LinearMap8; K]; NODES - K] {
     core::array::from_fn(|e| lagrange(&data, Gf2p8((K + e) as u8)).map(LinearMap8::mul_by))
 }
 
-/// How a run's triples are taken into blocks ([`entry`]).
+/// How a run's triples are taken into blocks (`entry`, in the tests).
 pub(super) fn chunked(src: &dyn TripleSource<Gf2p64>) -> bool {
     as_words(src) || src.has_bits()
 }
@@ -188,7 +188,7 @@ impl Rows {
     }
 
     /// Parts `0 .. count` of entry `m` of the blocks `j .. j + k` (a sub-block of `B =
-    /// blocks`; [`entry`]: the triples `m B + j ..` of a byte run, `8 j + m k ..` of a chunked
+    /// blocks`; `entry`: the triples `m B + j ..` of a byte run, `8 j + m k ..` of a chunked
     /// run; zero past the source, later parts empty): as bytes if they all have bytes (also
     /// in a run with words), else as words (this job loads words); `None` if the source has
     /// neither form.

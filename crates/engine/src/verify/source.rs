@@ -626,7 +626,7 @@ impl<'a, V: VerifyField> Concat<'a, V> {
     }
 
     /// [`TripleSource::load_bytes`] from the parts that overlap the range, for a
-    /// concatenation already known to have bytes ([`Concat::has_bytes`]).
+    /// concatenation already known to have bytes (every part has them).
     fn load_parts(&self, part: usize, start: usize, out: &mut [u8]) {
         for (s, offset, r) in self.overlaps(start, out.len()) {
             s.load_bytes(part, offset, &mut out[r]);

@@ -8,7 +8,7 @@
 //! With `L` triples and `B = ⌈L/32⌉` blocks, the blocks are taken in chunks of `SUB` (the
 //! sub-blocks of the passes): the chunk of blocks `c SUB ..` with `k` blocks holds the `32 k`
 //! triples from `32 c SUB` (zero from `L` on), and of its `4 k` packed bytes, byte `g k + i`
-//! holds entries `8 g .. 8 g + 8` of its block `i` ([`entry`]), so that each quarter of the
+//! holds entries `8 g .. 8 g + 8` of its block `i` (`entry`), so that each quarter of the
 //! blocks is a run of bytes, read in place. The coefficients are `a_J β_m` (`β_0 = 1`, 31
 //! more from the seed), the nodes the bytes `α_n = n` (`n < 63`) of `GF(2^8)`, and `Q = Σ_J
 //! a_J F_J G_J` has degree 62. At the data nodes the local products are bits (AND and XOR of
