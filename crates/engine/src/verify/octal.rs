@@ -7,7 +7,7 @@
 //! With `L` triples and `B = ⌈L/8⌉` blocks of eight entries, entry `m < 8` of block `J` is
 //! triple `m B + J` (zero from `L` on; a run with words takes another fixed layout, see
 //! `entry`). The step-1 coefficient of entry `m` of block `J` is `a_J β_m`: `a_J` is
-//! the run's coefficient `c_J` of position `J` ([`Coefficients`], itself a product of a row and
+//! the run's coefficient `c_J` of position `J` ([`Coefficients`](super::coeffs::Coefficients), itself a product of a row and
 //! a column factor), `β_0 = 1` and `β_1 .. β_7` are drawn from the seed apart
 //! ([`octal_columns`]). The claim is `Σ_{J,m} a_J β_m x_{J,m} y_{J,m} = z := Σ a_J β_m z_{J,m}`.
 //!
@@ -60,12 +60,11 @@
 //! Only runs of at least [`MIN_LEN`] triples take it, so the figures for one block (the
 //! ARCHITECTURE.md table) are those of the halving.
 
-use rayon::prelude::*;
 use triskele_field::embed::{e8, ByteEmbedding, E8_TABLES, TOWER_C, TOWER_T};
 use triskele_field::{Bulk, Field, Gf2p64, Gf2p8, LinearMap8};
 
 use super::bytes::lp8;
-use super::coeffs::{octal_key, Coefficients, SUB};
+use super::coeffs::{octal_key, SUB};
 use super::{lagrange, TripleSource, VerifyField};
 
 /// Entries per block (the arity of the step).
@@ -370,9 +369,7 @@ pub(super) fn as_words(src: &dyn TripleSource<Gf2p64>) -> bool {
 /// This party's local part of the step before the coin over `B = blocks` blocks: returns `[z_1,
 /// z_2, Q_1, .., Q_14]`, the two components of the combined `z` and its additive shares of
 /// `Q(α_n)` (not of `Q(α_0)`, which follows from the claim); `None` if some triple has neither
-/// form. The block coefficients `a_J` are drawn per sub-block ([`wide::block_coefficients`]).
-///
-/// [`wide::block_coefficients`]: super::wide::block_coefficients
+/// form. The block coefficients `a_J` are drawn per sub-block (`wide::sum_sub_blocks`).
 pub(super) fn sums(
     src: &dyn TripleSource<Gf2p64>,
     seed: &[u8; 16],
@@ -384,147 +381,133 @@ pub(super) fn sums(
     }
     let beta: &[Gf2p64; K] = beta.try_into().ok()?;
     let words = as_words(src);
-    let co = Coefficients::<Gf2p64>::new(*seed);
     let extra = extra_node_maps();
     let zmaps: [ByteEmbedding; K] = beta.map(|b| E8_TABLES.scaled_by(b));
     let zmaps_hi: [ByteEmbedding; K] = beta.map(|b| E8_TABLES.scaled_by(b * TOWER_T));
     let e8_hi = E8_TABLES.scaled_by(TOWER_T);
     // Sub-blocks of bits: blocks of one packed byte (module `wide` with one byte per block).
     let bit_maps = super::wide::extra_node_maps::<1>();
-    super::wide::sum_jobs(blocks)
-        .into_par_iter()
-        .map(|r| {
-            let mut rows = Rows::new(src);
-            let mut sc = Scratch::new(words);
-            let mut bit_planes = super::wide::Planes::new(1);
-            let mut abuf = vec![Gf2p64::ZERO; SUB];
-            let mut acc = [Gf2p64::ZERO; NODES + 1];
-            for j in r.step_by(SUB) {
-                let k = SUB.min(blocks - j);
-                let a = super::wide::block_coefficients(&co, j, k, &mut abuf);
-                if let Some(bits) = rows.load_packed(src, j, k, 6) {
-                    super::wide::block_sums::<1>(
-                        &mut acc,
-                        a,
-                        bits,
-                        &mut bit_planes,
-                        &bit_maps,
-                        beta,
-                    );
-                    continue;
-                }
-                let parts = rows.load(src, blocks, j, k, 6)?;
-                let words = parts.hi.is_some();
-                let Scratch {
-                    y12,
-                    y12_hi,
-                    at,
-                    at_hi,
-                    w,
-                    w_hi,
+    let init = || {
+        let planes = super::wide::Planes::new(1);
+        (Rows::new(src), Scratch::new(words), planes)
+    };
+    // [z_1, z_2, Q_1 .. Q_14].
+    let block = |(rows, sc, bit_planes): &mut (Rows, Scratch, super::wide::Planes),
+                 j: usize,
+                 a: &[Gf2p64],
+                 acc: &mut [Gf2p64]| {
+        let k = a.len();
+        if let Some(bits) = rows.load_packed(src, j, k, 6) {
+            super::wide::block_sums::<1>(acc, a, bits, bit_planes, &bit_maps, beta);
+            return Some(());
+        }
+        let parts = rows.load(src, blocks, j, k, 6)?;
+        let words = parts.hi.is_some();
+        let Scratch {
+            y12,
+            y12_hi,
+            at,
+            at_hi,
+            w,
+            w_hi,
+            tmp,
+        } = sc;
+        let part = |m: usize, p: usize| parts.lo[m][p];
+        let part_hi = |m: usize, p: usize| parts.hi.map_or(&[][..], |h| h[m][p]);
+        for m in 0..K {
+            xor_into(&mut y12[m][..k], part(m, 2), part(m, 3));
+            if words {
+                xor_into(&mut y12_hi[m][..k], part_hi(m, 2), part_hi(m, 3));
+            }
+            if m == 0 {
+                continue;
+            }
+            if words {
+                lp16(
+                    [&mut w[m][..k], &mut w_hi[m][..k]],
+                    [part(m, 0), part_hi(m, 0)],
+                    [part(m, 1), part_hi(m, 1)],
+                    [part(m, 2), part_hi(m, 2)],
+                    [&y12[m][..k], &y12_hi[m][..k]],
                     tmp,
-                } = &mut sc;
-                let part = |m: usize, p: usize| parts.lo[m][p];
-                let part_hi = |m: usize, p: usize| parts.hi.map_or(&[][..], |h| h[m][p]);
-                for m in 0..K {
-                    xor_into(&mut y12[m][..k], part(m, 2), part(m, 3));
-                    if words {
-                        xor_into(&mut y12_hi[m][..k], part_hi(m, 2), part_hi(m, 3));
-                    }
-                    if m == 0 {
-                        continue;
-                    }
-                    if words {
-                        lp16(
-                            [&mut w[m][..k], &mut w_hi[m][..k]],
-                            [part(m, 0), part_hi(m, 0)],
-                            [part(m, 1), part_hi(m, 1)],
-                            [part(m, 2), part_hi(m, 2)],
-                            [&y12[m][..k], &y12_hi[m][..k]],
-                            tmp,
-                        );
-                    } else {
-                        lp8(
-                            &mut w[m][..k],
-                            part(m, 0),
-                            part(m, 1),
-                            part(m, 2),
-                            &y12[m][..k],
-                        );
-                    }
-                }
-                for (e, maps) in extra.iter().enumerate() {
-                    for t in 0..4 {
-                        let src: [&[u8]; K] = core::array::from_fn(|m| match t {
-                            3 => &y12[m][..k],
-                            p => part(m, p),
-                        });
-                        LinearMap8::apply_sum_bytes(maps.each_ref(), src, &mut at[t][..k]);
-                        if words {
-                            let src: [&[u8]; K] = core::array::from_fn(|m| match t {
-                                3 => &y12_hi[m][..k],
-                                p => part_hi(m, p),
-                            });
-                            LinearMap8::apply_sum_bytes(maps.each_ref(), src, &mut at_hi[t][..k]);
-                        }
-                    }
-                    if words {
-                        lp16(
-                            [&mut w[K + e][..k], &mut w_hi[K + e][..k]],
-                            [&at[0][..k], &at_hi[0][..k]],
-                            [&at[1][..k], &at_hi[1][..k]],
-                            [&at[2][..k], &at_hi[2][..k]],
-                            [&at[3][..k], &at_hi[3][..k]],
-                            tmp,
-                        );
-                    } else {
-                        lp8(
-                            &mut w[K + e][..k],
-                            &at[0][..k],
-                            &at[1][..k],
-                            &at[2][..k],
-                            &at[3][..k],
-                        );
-                    }
-                }
-                let q: [Gf2p64; NODES - 1] = ByteEmbedding::inner_products(
-                    a,
-                    core::array::from_fn(|n| (&E8_TABLES, &w[n + 1][..k])),
                 );
-                for (o, v) in acc[2..].iter_mut().zip(q) {
-                    *o += v;
-                }
+            } else {
+                lp8(
+                    &mut w[m][..k],
+                    part(m, 0),
+                    part(m, 1),
+                    part(m, 2),
+                    &y12[m][..k],
+                );
+            }
+        }
+        for (e, maps) in extra.iter().enumerate() {
+            for t in 0..4 {
+                let src: [&[u8]; K] = core::array::from_fn(|m| match t {
+                    3 => &y12[m][..k],
+                    p => part(m, p),
+                });
+                LinearMap8::apply_sum_bytes(maps.each_ref(), src, &mut at[t][..k]);
                 if words {
-                    let q: [Gf2p64; NODES - 1] = ByteEmbedding::inner_products(
-                        a,
-                        core::array::from_fn(|n| (&e8_hi, &w_hi[n + 1][..k])),
-                    );
-                    for (o, v) in acc[2..].iter_mut().zip(q) {
-                        *o += v;
-                    }
-                }
-                for (t, o) in acc[..2].iter_mut().enumerate() {
-                    let z: [Gf2p64; K] = ByteEmbedding::inner_products(
-                        a,
-                        core::array::from_fn(|m| (&zmaps[m], part(m, 4 + t))),
-                    );
-                    *o += z.into_iter().fold(Gf2p64::ZERO, |x, y| x + y);
-                    if words {
-                        let z: [Gf2p64; K] = ByteEmbedding::inner_products(
-                            a,
-                            core::array::from_fn(|m| (&zmaps_hi[m], part_hi(m, 4 + t))),
-                        );
-                        *o += z.into_iter().fold(Gf2p64::ZERO, |x, y| x + y);
-                    }
+                    let src: [&[u8]; K] = core::array::from_fn(|m| match t {
+                        3 => &y12_hi[m][..k],
+                        p => part_hi(m, p),
+                    });
+                    LinearMap8::apply_sum_bytes(maps.each_ref(), src, &mut at_hi[t][..k]);
                 }
             }
-            Some(acc)
-        })
-        .try_reduce(
-            || [Gf2p64::ZERO; NODES + 1],
-            |x, y| Some(core::array::from_fn(|i| x[i] + y[i])),
-        )
-        .map(|acc| acc.to_vec())
+            if words {
+                lp16(
+                    [&mut w[K + e][..k], &mut w_hi[K + e][..k]],
+                    [&at[0][..k], &at_hi[0][..k]],
+                    [&at[1][..k], &at_hi[1][..k]],
+                    [&at[2][..k], &at_hi[2][..k]],
+                    [&at[3][..k], &at_hi[3][..k]],
+                    tmp,
+                );
+            } else {
+                lp8(
+                    &mut w[K + e][..k],
+                    &at[0][..k],
+                    &at[1][..k],
+                    &at[2][..k],
+                    &at[3][..k],
+                );
+            }
+        }
+        let q: [Gf2p64; NODES - 1] = ByteEmbedding::inner_products(
+            a,
+            core::array::from_fn(|n| (&E8_TABLES, &w[n + 1][..k])),
+        );
+        for (o, v) in acc[2..].iter_mut().zip(q) {
+            *o += v;
+        }
+        if words {
+            let q: [Gf2p64; NODES - 1] = ByteEmbedding::inner_products(
+                a,
+                core::array::from_fn(|n| (&e8_hi, &w_hi[n + 1][..k])),
+            );
+            for (o, v) in acc[2..].iter_mut().zip(q) {
+                *o += v;
+            }
+        }
+        for (t, o) in acc[..2].iter_mut().enumerate() {
+            let z: [Gf2p64; K] = ByteEmbedding::inner_products(
+                a,
+                core::array::from_fn(|m| (&zmaps[m], part(m, 4 + t))),
+            );
+            *o += z.into_iter().fold(Gf2p64::ZERO, |x, y| x + y);
+            if words {
+                let z: [Gf2p64; K] = ByteEmbedding::inner_products(
+                    a,
+                    core::array::from_fn(|m| (&zmaps_hi[m], part_hi(m, 4 + t))),
+                );
+                *o += z.into_iter().fold(Gf2p64::ZERO, |x, y| x + y);
+            }
+        }
+        Some(())
+    };
+    super::wide::sum_sub_blocks(seed, blocks, NODES + 1, init, block)
 }
 
 /// The fold with the coin `s`: `out = [x'_1, x'_2, y'_1, y'_2]` (length `B` each, the block
@@ -540,7 +523,6 @@ pub(super) fn fold(
         return super::wide::fold(src, seed, s, out);
     }
     let blocks = out[0].len();
-    let co = Coefficients::<Gf2p64>::new(*seed);
     let nodes = nodes64();
     let data: [Gf2p64; K] = core::array::from_fn(|m| nodes[m]);
     let ell = lagrange(&data, s);
@@ -552,50 +534,37 @@ pub(super) fn fold(
         let l = ell[i / 2];
         E8_TABLES.scaled_by(if i % 2 == 0 { l } else { l * TOWER_T })
     });
-    let jobs = super::wide::fold_jobs(blocks, out);
-    jobs.into_par_iter().all(|(start, mut piece)| {
-        let mut rows = Rows::new(src);
-        let mut acc = vec![Gf2p64::ZERO; SUB];
-        let mut abuf = vec![Gf2p64::ZERO; SUB];
-        let n = piece[0].len();
-        let mut off = 0;
-        while off < n {
-            let k = SUB.min(n - off);
-            let j = start + off;
-            let a = super::wide::block_coefficients(&co, j, k, &mut abuf);
-            if let Some(bits) = rows.load_packed(src, j, k, 4) {
-                let out = piece.each_mut().map(|o| &mut o[off..off + k]);
-                super::wide::fold_block::<1>(&bit_maps, bits, a, out, &mut acc);
-                off += k;
-                continue;
-            }
-            let Some(parts) = rows.load(src, blocks, j, k, 4) else {
-                return false;
-            };
-            for (t, o) in piece.iter_mut().enumerate() {
-                let o = &mut o[off..off + k];
-                let dst = if t < 2 { &mut acc[..k] } else { &mut o[..] };
-                match parts.hi {
-                    Some(hi) => {
-                        let srcs: [&[u8]; 2 * K] = core::array::from_fn(|i| {
-                            if i % 2 == 0 {
-                                parts.lo[i / 2][t]
-                            } else {
-                                hi[i / 2][t]
-                            }
-                        });
-                        ByteEmbedding::apply_sum_slice(maps16.each_ref(), srcs, dst);
-                    }
-                    None => {
-                        let srcs: [&[u8]; K] = core::array::from_fn(|m| parts.lo[m][t]);
-                        ByteEmbedding::apply_sum_slice(maps.each_ref(), srcs, dst);
-                    }
+    let init = || Rows::new(src);
+    super::wide::fold_sub_blocks(seed, out, init, |rows, j, a, out, acc| {
+        let k = a.len();
+        if let Some(bits) = rows.load_packed(src, j, k, 4) {
+            super::wide::fold_block::<1>(&bit_maps, bits, a, out, acc);
+            return true;
+        }
+        let Some(parts) = rows.load(src, blocks, j, k, 4) else {
+            return false;
+        };
+        for (t, o) in out.into_iter().enumerate() {
+            let dst = if t < 2 { &mut acc[..] } else { &mut o[..] };
+            match parts.hi {
+                Some(hi) => {
+                    let srcs: [&[u8]; 2 * K] = core::array::from_fn(|i| {
+                        if i % 2 == 0 {
+                            parts.lo[i / 2][t]
+                        } else {
+                            hi[i / 2][t]
+                        }
+                    });
+                    ByteEmbedding::apply_sum_slice(maps16.each_ref(), srcs, dst);
                 }
-                if t < 2 {
-                    Gf2p64::mul_slice(o, &acc[..k], a);
+                None => {
+                    let srcs: [&[u8]; K] = core::array::from_fn(|m| parts.lo[m][t]);
+                    ByteEmbedding::apply_sum_slice(maps.each_ref(), srcs, dst);
                 }
             }
-            off += k;
+            if t < 2 {
+                Gf2p64::mul_slice(o, acc, a);
+            }
         }
         true
     })

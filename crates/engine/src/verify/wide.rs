@@ -149,26 +149,43 @@ pub(super) fn sums(
     if beta.len() != K {
         return None;
     }
-    let co = Coefficients::<Gf2p64>::new(*seed);
     let maps = extra_node_maps::<G>();
-    sum_jobs(blocks)
+    // [z_1, z_2, Q_1 .. Q_{2K-2}].
+    let init = || (Planes::new(G), vec![vec![0u8; G * SUB]; 6]);
+    sum_sub_blocks(seed, blocks, 2 * K, init, |(pl, raw), j, a, acc| {
+        let parts = load(raw, src, j, a.len(), 6)?;
+        block_sums::<G>(acc, a, parts, pl, &maps, beta);
+        Some(())
+    })
+}
+
+/// The sums' sub-blocks, in parallel jobs: for the sub-block of blocks `j .. j + k` of
+/// `blocks`, `block(state, j, a, acc)` gets the block coefficients `a` (`k` of them, of the run
+/// with `seed`) and adds its sums to the job's `len` accumulators `acc`; `state` comes from
+/// `init`, once per job. The accumulators of all jobs added up; `None` if some call returns it.
+pub(super) fn sum_sub_blocks<S>(
+    seed: &[u8; 16],
+    blocks: usize,
+    len: usize,
+    init: impl Fn() -> S + Sync,
+    block: impl Fn(&mut S, usize, &[Gf2p64], &mut [Gf2p64]) -> Option<()> + Sync,
+) -> Option<Vec<Gf2p64>> {
+    let co = Coefficients::<Gf2p64>::new(*seed);
+    job_ranges(blocks, SUB)
         .into_par_iter()
         .map(|r| {
-            let mut pl = Planes::new(G);
-            let mut raw = vec![vec![0u8; G * SUB]; 6];
+            let mut state = init();
             let mut abuf = vec![Gf2p64::ZERO; SUB];
-            // [z_1, z_2, Q_1 .. Q_{2K-2}].
-            let mut acc = vec![Gf2p64::ZERO; 2 * K];
+            let mut acc = vec![Gf2p64::ZERO; len];
             for j in r.step_by(SUB) {
                 let k = SUB.min(blocks - j);
                 let a = block_coefficients(&co, j, k, &mut abuf);
-                let parts = load(&mut raw, src, j, k, 6)?;
-                block_sums::<G>(&mut acc, a, parts, &mut pl, &maps, beta);
+                block(&mut state, j, a, &mut acc)?;
             }
             Some(acc)
         })
         .try_reduce(
-            || vec![Gf2p64::ZERO; 2 * K],
+            || vec![Gf2p64::ZERO; len],
             |mut x, y| {
                 for (x, y) in x.iter_mut().zip(y) {
                     *x += y;
@@ -263,15 +280,10 @@ pub(super) fn fold_block<const B: usize>(
     }
 }
 
-/// The jobs of both passes over `blocks` blocks: ranges of whole sub-blocks of [`SUB`].
-pub(super) fn sum_jobs(blocks: usize) -> Vec<core::ops::Range<usize>> {
-    job_ranges(blocks, SUB)
-}
-
 /// The block coefficients `a_j .. a_{j + k}` of a sub-block, drawn into `buf` (both passes
 /// draw them where they use them, instead of keeping a vector of `B` coefficients between
 /// them: one product per block, against writing and reading eight bytes per block).
-pub(super) fn block_coefficients<'b>(
+fn block_coefficients<'b>(
     co: &Coefficients<Gf2p64>,
     j: usize,
     k: usize,
@@ -285,10 +297,7 @@ pub(super) fn block_coefficients<'b>(
 /// The fold's jobs: `(first block, [x'_1, x'_2, y'_1, y'_2] of its blocks)` for the job
 /// ranges of `blocks` blocks (whole sub-blocks of [`SUB`]).
 #[allow(clippy::type_complexity)]
-pub(super) fn fold_jobs(
-    blocks: usize,
-    out: [&mut [Gf2p64]; 4],
-) -> Vec<(usize, [&mut [Gf2p64]; 4])> {
+fn fold_jobs(blocks: usize, out: [&mut [Gf2p64]; 4]) -> Vec<(usize, [&mut [Gf2p64]; 4])> {
     let ranges = job_ranges(blocks, SUB);
     let mut outs = out.map(Some);
     let mut jobs = Vec::with_capacity(ranges.len());
@@ -314,11 +323,35 @@ pub(super) fn fold(
     out: [&mut [Gf2p64]; 4],
 ) -> bool {
     let maps = fold_maps::<G>(s);
+    fold_sub_blocks(
+        seed,
+        out,
+        || vec![vec![0u8; G * SUB]; 6],
+        |raw, j, a, out, acc| {
+            let Some(parts) = load(raw, src, j, a.len(), 4) else {
+                return false;
+            };
+            fold_block::<G>(&maps, parts, a, out, acc);
+            true
+        },
+    )
+}
+
+/// The fold's sub-blocks, in parallel jobs: for the sub-block of blocks `j .. j + k` of the
+/// `B = out[0].len()` blocks, `block(state, j, a, out, acc)` gets the block coefficients `a`
+/// (`k` of them, of the run with `seed`), the outputs' pieces of the sub-block and `k` words of
+/// scratch; `state` comes from `init`, once per job. `false` if some call returns it.
+pub(super) fn fold_sub_blocks<S>(
+    seed: &[u8; 16],
+    out: [&mut [Gf2p64]; 4],
+    init: impl Fn() -> S + Sync,
+    block: impl Fn(&mut S, usize, &[Gf2p64], [&mut [Gf2p64]; 4], &mut [Gf2p64]) -> bool + Sync,
+) -> bool {
     let co = Coefficients::<Gf2p64>::new(*seed);
     fold_jobs(out[0].len(), out)
         .into_par_iter()
         .all(|(start, mut piece)| {
-            let mut raw = vec![vec![0u8; G * SUB]; 6];
+            let mut state = init();
             let mut acc = vec![Gf2p64::ZERO; SUB];
             let mut abuf = vec![Gf2p64::ZERO; SUB];
             let n = piece[0].len();
@@ -326,12 +359,11 @@ pub(super) fn fold(
             while off < n {
                 let k = SUB.min(n - off);
                 let j = start + off;
-                let Some(parts) = load(&mut raw, src, j, k, 4) else {
-                    return false;
-                };
-                let out = piece.each_mut().map(|o| &mut o[off..off + k]);
                 let a = block_coefficients(&co, j, k, &mut abuf);
-                fold_block::<G>(&maps, parts, a, out, &mut acc);
+                let out = piece.each_mut().map(|o| &mut o[off..off + k]);
+                if !block(&mut state, j, a, out, &mut acc[..k]) {
+                    return false;
+                }
                 off += k;
             }
             true
