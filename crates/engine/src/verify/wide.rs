@@ -138,8 +138,8 @@ fn load<'a>(
     }))
 }
 
-/// This party's local part of the step before the coin: writes `a_J` (`a.len() = B`) and
-/// returns `[z_1, z_2, Q_1, .., Q_{2K-2}]`; `None` if some triple is not a packed bit.
+/// This party's local part of the step before the coin over `B = blocks` blocks: returns `[z_1,
+/// z_2, Q_1, .., Q_{2K-2}]`; `None` if some triple is not a packed bit.
 pub(super) fn sums(
     src: &dyn TripleSource<Gf2p64>,
     seed: &[u8; 16],
