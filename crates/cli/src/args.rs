@@ -86,6 +86,12 @@ pub struct BenchArgs {
     /// Repetitions per protocol and batch size.
     #[arg(long, value_name = "R", default_value_t = 1)]
     pub rep: usize,
+    /// Untimed repetitions before each protocol's and batch size's timed ones (not in the
+    /// CSV). The first run in a process pays for fresh memory (page faults) and cold caches;
+    /// without a warm-up, whichever target comes first looks slower than it is. All parties
+    /// must use the same value.
+    #[arg(long, value_name = "W", default_value_t = 1)]
+    pub warmup: usize,
     /// CSV file prefix: writes PREFIX-p1.csv .. PREFIX-p3.csv (or only this party's with --config).
     #[arg(long, value_name = "FILE", default_value = "result")]
     pub csv: String,

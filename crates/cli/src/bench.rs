@@ -178,7 +178,7 @@ pub fn run(a: BenchArgs) -> Result<(), CliError> {
     })?;
     triskele_engine::set_verify_segment((segment > 0).then_some(segment));
     let opts = net_options(a.timeout, a.net_delay, a.net_rate)?;
-    let total = targets.len() * simd.len() * a.rep;
+    let total = targets.len() * simd.len() * (a.warmup + a.rep);
     let bar = progress(total);
 
     let result = if a.local {
@@ -193,7 +193,7 @@ pub fn run(a: BenchArgs) -> Result<(), CliError> {
     } = result?;
     let rows = summarise(&parties)?;
     println!(
-        "triskele {} (rev {}), backend {}, {} worker thread(s) per party, {}{}",
+        "triskele {} (rev {}), backend {}, {} worker thread(s) per party, {}{}{}",
         env!("CARGO_PKG_VERSION"),
         env!("TRISKELE_GIT_REV"),
         triskele_field::backend::active(),
@@ -212,6 +212,11 @@ pub fn run(a: BenchArgs) -> Result<(), CliError> {
                     .unwrap_or_else(|| "no rate cap".into())
             ),
             None => String::new(),
+        },
+        match a.warmup {
+            0 => ", no warm-up".to_string(),
+            1 => ", 1 untimed warm-up run per row".to_string(),
+            w => format!(", {w} untimed warm-up runs per row"),
         }
     );
     if !a.local {
@@ -312,8 +317,13 @@ fn csv_path(prefix: &str, party: u8) -> PathBuf {
     PathBuf::from(format!("{prefix}-p{party}.csv"))
 }
 
-fn step_msg(t: BenchTarget, simd: usize, rep: usize, reps: usize) -> String {
-    format!("{t} simd={simd} rep {}/{reps}", rep + 1)
+/// The progress message of repetition `i` (counting the warm-up ones first).
+fn step_msg(t: BenchTarget, simd: usize, i: usize, warmup: usize, reps: usize) -> String {
+    if i < warmup {
+        format!("{t} simd={simd} warm-up {}/{warmup}", i + 1)
+    } else {
+        format!("{t} simd={simd} rep {}/{reps}", i - warmup + 1)
+    }
 }
 
 fn run_local(
@@ -335,13 +345,15 @@ fn run_local(
     for &t in targets {
         for &simd in batch_sizes {
             let reset = reset_peak_memory();
-            for rep in 0..a.rep {
-                bar.set_message(step_msg(t, simd, rep, a.rep));
+            for i in 0..a.warmup + a.rep {
+                bar.set_message(step_msg(t, simd, i, a.warmup, a.rep));
                 let nets = triskele_net::local_tls(opts)?;
                 let reports: [CsvRow; 3] = run_three_rows(nets, threads, t, size, simd)?;
-                for (p, row) in reports.into_iter().enumerate() {
-                    outs[p].write(&row)?;
-                    rows[p].push(row);
+                if i >= a.warmup {
+                    for (p, row) in reports.into_iter().enumerate() {
+                        outs[p].write(&row)?;
+                        rows[p].push(row);
+                    }
                 }
                 bar.inc(1);
             }
@@ -375,12 +387,14 @@ fn run_config(
     for &t in targets {
         for &simd in batch_sizes {
             let reset = reset_peak_memory();
-            for rep in 0..a.rep {
-                bar.set_message(step_msg(t, simd, rep, a.rep));
+            for i in 0..a.warmup + a.rep {
+                bar.set_message(step_msg(t, simd, i, a.warmup, a.rep));
                 let net = triskele_net::connect(&cfg, opts)?;
                 let row = pool.install(|| t.run(net, size, simd))?;
-                out.write(&row)?;
-                rows.push(row);
+                if i >= a.warmup {
+                    out.write(&row)?;
+                    rows.push(row);
+                }
                 bar.inc(1);
             }
             peaks.push(row_peak(reset, start));

@@ -1,6 +1,7 @@
 //! `triskele`: secure three-party AES from the command line.
 
 mod aes_cmd;
+mod alloc;
 mod args;
 mod bench;
 mod error;
@@ -24,12 +25,14 @@ use clap::Parser;
 /// at 100,000 blocks 31-33k against 24-26k, and 10-55% lower peaks (`gf4-circuit` at 10,000
 /// blocks lost 4-12%). The feature only drops mimalloc's `madvise`: under the kernel setting
 /// `always` huge pages still apply (`MIMALLOC_ALLOW_THP=0` turns them off for the process).
+/// Freed memory is kept for 10 s before it goes back to the kernel ([`alloc`]).
 #[global_allocator]
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 use crate::args::{Cli, Command};
 
 fn main() -> ExitCode {
+    alloc::configure();
     let cli = match Cli::try_parse() {
         Ok(c) => c,
         Err(e) => {

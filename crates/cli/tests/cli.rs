@@ -99,6 +99,25 @@ fn usage_errors_exit_1() {
 }
 
 #[test]
+fn bench_warm_up_runs_are_not_written() {
+    let dir = tempfile::tempdir().unwrap();
+    let prefix = dir.path().join("w");
+    let prefix = prefix.to_str().unwrap();
+    for (warmup, note) in [("3", "3 untimed warm-up runs per row"), ("0", "no warm-up")] {
+        let o = triskele(&[
+            "bench", "--local", "--simd", "2", "--rep", "1", "--warmup", warmup, "--csv", prefix,
+            "lut16",
+        ]);
+        assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+        assert!(stdout(&o).contains(note), "{}", stdout(&o));
+        for p in 1..=3 {
+            let text = std::fs::read_to_string(format!("{prefix}-p{p}.csv")).unwrap();
+            assert_eq!(text.lines().count(), 2, "{text}");
+        }
+    }
+}
+
+#[test]
 fn bench_local_writes_three_csv_files_and_a_summary() {
     let dir = tempfile::tempdir().unwrap();
     let prefix = dir.path().join("r");
@@ -109,9 +128,11 @@ fn bench_local_writes_three_csv_files_and_a_summary() {
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     let out = stdout(&o);
     assert!(out.contains("ops/s") && out.contains("chida"), "{out}");
+    assert!(out.contains("1 untimed warm-up run per row"), "{out}");
     for p in 1..=3 {
         let text = std::fs::read_to_string(format!("{prefix}-p{p}.csv")).unwrap();
         let lines: Vec<&str> = text.lines().collect();
+        // Header and 2 × 2 timed rows; the warm-up runs are not written.
         assert_eq!(lines.len(), 5, "{text}");
         assert_eq!(lines[0].split(',').count(), 23);
         let row: Vec<&str> = lines[3].split(',').collect();
