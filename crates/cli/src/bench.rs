@@ -379,6 +379,7 @@ fn run_config(
     };
     let cfg = triskele_net::PartyConfig::from_toml_file(path)?;
     let me = cfg.party().number();
+    check_plan(&cfg, opts, &plan(a, targets, batch_sizes))?;
     let mut out = CsvOut::create(&csv_path(&a.csv, me))?;
     let pool = pool(threads)?;
     let mut rows = Vec::new();
@@ -404,6 +405,51 @@ fn run_config(
         rows: vec![rows],
         peaks,
     })
+}
+
+/// The runs a `--config` command will make, in order: each run's own parameters are checked
+/// when it starts, but the three processes must also agree on how many runs there are, or
+/// one would wait for peers that have finished.
+fn plan(a: &BenchArgs, targets: &[BenchTarget], batch_sizes: &[usize]) -> String {
+    let names: Vec<String> = targets.iter().map(|t| t.to_string()).collect();
+    format!(
+        "triskele {} bench plan: targets={} simd={batch_sizes:?} warmup={} rep={} aes256={}",
+        env!("CARGO_PKG_VERSION"),
+        names.join(","),
+        a.warmup,
+        a.rep,
+        a.aes256
+    )
+}
+
+/// Exchanges [`plan`] with both neighbours over one connection before the runs; a party
+/// whose plan differs is named in a parameter-mismatch error (exit 2) at every party.
+fn check_plan(
+    cfg: &triskele_net::PartyConfig,
+    opts: &NetOptions,
+    plan: &str,
+) -> Result<(), CliError> {
+    use triskele_net::Direction;
+    let mut net = triskele_net::connect(cfg, opts)?;
+    for dir in [Direction::Next, Direction::Prev] {
+        net.send(dir, plan.as_bytes().to_vec())?;
+    }
+    let mut mismatch = None;
+    for dir in [Direction::Next, Direction::Prev] {
+        if net.recv(dir)? != plan.as_bytes() && mismatch.is_none() {
+            mismatch = Some(net.peer(dir));
+        }
+    }
+    net.shutdown()?;
+    match mismatch {
+        None => Ok(()),
+        Some(peer) => Err(CliError::Engine(
+            triskele_engine::EngineError::ParameterMismatch {
+                peer,
+                what: "the bench plan (targets, --simd, --warmup, --rep or --aes256)".into(),
+            },
+        )),
+    }
 }
 
 /// The three parties of one local repetition; the most telling error if one fails.

@@ -243,6 +243,26 @@ fn config_processes_with_different_verify_segments_refuse_to_run() {
     }
 }
 
+/// Parties started with different numbers of runs (here `--warmup`) refuse to start: every
+/// party exits 2 naming the plan, instead of one waiting for peers that have finished.
+#[test]
+fn config_processes_with_different_run_counts_refuse_to_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path().to_str().unwrap();
+    keygen_on_free_ports(d);
+    let prefix = dir.path().join("run");
+    let prefix = prefix.to_str().unwrap().to_string();
+    let parties = bench_three_configs(d, &prefix, |p| {
+        let warmup = if p == 2 { "0" } else { "1" };
+        vec!["--warmup", warmup, "chida"]
+    });
+    for o in parties {
+        let err = stderr(&o);
+        assert_eq!(o.status.code(), Some(2), "{err}");
+        assert!(err.contains("bench plan"), "{err}");
+    }
+}
+
 #[test]
 fn ot_bench_reports_time_rate_bytes_and_memory() {
     for proto in ["rot", "ec", "iknp"] {
