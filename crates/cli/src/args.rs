@@ -92,6 +92,12 @@ pub struct BenchArgs {
     /// must use the same value.
     #[arg(long, value_name = "W", default_value_t = 1)]
     pub warmup: usize,
+    /// Take turns: all warm-up runs first, then repetition 1 of every target and batch size,
+    /// repetition 2 of every one, and so on, so that a slow spell of a shared machine falls on
+    /// all of them alike (for comparing targets, e.g. a malicious variant with its twin). The
+    /// peak memory is then given for the whole command only.
+    #[arg(long)]
+    pub interleave: bool,
     /// CSV file prefix: writes PREFIX-p1.csv .. PREFIX-p3.csv (or only this party's with --config).
     #[arg(long, value_name = "FILE", default_value = "result")]
     pub csv: String,

@@ -193,7 +193,7 @@ pub fn run(a: BenchArgs) -> Result<(), CliError> {
     } = result?;
     let rows = summarise(&parties)?;
     println!(
-        "triskele {} (rev {}), backend {}, {} worker thread(s) per party, {}{}{}",
+        "triskele {} (rev {}), backend {}, {} worker thread(s) per party, {}{}{}{}",
         env!("CARGO_PKG_VERSION"),
         env!("TRISKELE_GIT_REV"),
         triskele_field::backend::active(),
@@ -217,6 +217,11 @@ pub fn run(a: BenchArgs) -> Result<(), CliError> {
             0 => ", no warm-up".to_string(),
             1 => ", 1 untimed warm-up run per row".to_string(),
             w => format!(", {w} untimed warm-up runs per row"),
+        },
+        if a.interleave {
+            ", repetitions interleaved"
+        } else {
+            ""
         }
     );
     if !a.local {
@@ -317,12 +322,49 @@ fn csv_path(prefix: &str, party: u8) -> PathBuf {
     PathBuf::from(format!("{prefix}-p{party}.csv"))
 }
 
-/// The progress message of repetition `i` (counting the warm-up ones first).
-fn step_msg(t: BenchTarget, simd: usize, i: usize, warmup: usize, reps: usize) -> String {
-    if i < warmup {
-        format!("{t} simd={simd} warm-up {}/{warmup}", i + 1)
+/// One run of a command: a target, a batch size, and the run's place among that row's runs
+/// (`i < warmup`: a warm-up run).
+struct Step {
+    target: BenchTarget,
+    simd: usize,
+    i: usize,
+}
+
+impl Step {
+    /// Whether the run is timed (written to the CSV) rather than a warm-up run.
+    fn timed(&self, a: &BenchArgs) -> bool {
+        self.i >= a.warmup
+    }
+
+    /// The progress message.
+    fn msg(&self, a: &BenchArgs) -> String {
+        let (t, simd, i) = (self.target, self.simd, self.i);
+        if i < a.warmup {
+            format!("{t} simd={simd} warm-up {}/{}", i + 1, a.warmup)
+        } else {
+            format!("{t} simd={simd} rep {}/{}", i - a.warmup + 1, a.rep)
+        }
+    }
+}
+
+/// The runs of a command in order, in groups whose peak memory is measured together: one
+/// group per target and batch size (its warm-up runs, then its timed runs), or with
+/// `--interleave` one group of everything: all warm-up runs, then repetition 1 of every
+/// row, repetition 2 of every row, and so on.
+fn schedule(a: &BenchArgs, targets: &[BenchTarget], batch_sizes: &[usize]) -> Vec<Vec<Step>> {
+    let rows: Vec<(BenchTarget, usize)> = targets
+        .iter()
+        .flat_map(|&t| batch_sizes.iter().map(move |&simd| (t, simd)))
+        .collect();
+    let step = |(target, simd): (BenchTarget, usize), i| Step { target, simd, i };
+    if a.interleave {
+        let warm = (0..a.warmup).flat_map(|i| rows.iter().map(move |&r| (r, i)));
+        let timed = (a.warmup..a.warmup + a.rep).flat_map(|i| rows.iter().map(move |&r| (r, i)));
+        vec![warm.chain(timed).map(|(r, i)| step(r, i)).collect()]
     } else {
-        format!("{t} simd={simd} rep {}/{reps}", i - warmup + 1)
+        rows.iter()
+            .map(|&r| (0..a.warmup + a.rep).map(|i| step(r, i)).collect())
+            .collect()
     }
 }
 
@@ -342,21 +384,21 @@ fn run_local(
     let mut rows: Vec<Vec<CsvRow>> = vec![Vec::new(); 3];
     let mut peaks = Vec::new();
     let start = crate::ot_cmd::resident_memory();
-    for &t in targets {
-        for &simd in batch_sizes {
-            let reset = reset_peak_memory();
-            for i in 0..a.warmup + a.rep {
-                bar.set_message(step_msg(t, simd, i, a.warmup, a.rep));
-                let nets = triskele_net::local_tls(opts)?;
-                let reports: [CsvRow; 3] = run_three_rows(nets, threads, t, size, simd)?;
-                if i >= a.warmup {
-                    for (p, row) in reports.into_iter().enumerate() {
-                        outs[p].write(&row)?;
-                        rows[p].push(row);
-                    }
+    for group in schedule(a, targets, batch_sizes) {
+        let reset = reset_peak_memory();
+        for step in &group {
+            bar.set_message(step.msg(a));
+            let nets = triskele_net::local_tls(opts)?;
+            let reports: [CsvRow; 3] = run_three_rows(nets, threads, step.target, size, step.simd)?;
+            if step.timed(a) {
+                for (p, row) in reports.into_iter().enumerate() {
+                    outs[p].write(&row)?;
+                    rows[p].push(row);
                 }
-                bar.inc(1);
             }
+            bar.inc(1);
+        }
+        if !a.interleave {
             peaks.push(row_peak(reset, start));
         }
     }
@@ -385,19 +427,19 @@ fn run_config(
     let mut rows = Vec::new();
     let mut peaks = Vec::new();
     let start = crate::ot_cmd::resident_memory();
-    for &t in targets {
-        for &simd in batch_sizes {
-            let reset = reset_peak_memory();
-            for i in 0..a.warmup + a.rep {
-                bar.set_message(step_msg(t, simd, i, a.warmup, a.rep));
-                let net = triskele_net::connect(&cfg, opts)?;
-                let row = pool.install(|| t.run(net, size, simd))?;
-                if i >= a.warmup {
-                    out.write(&row)?;
-                    rows.push(row);
-                }
-                bar.inc(1);
+    for group in schedule(a, targets, batch_sizes) {
+        let reset = reset_peak_memory();
+        for step in &group {
+            bar.set_message(step.msg(a));
+            let net = triskele_net::connect(&cfg, opts)?;
+            let row = pool.install(|| step.target.run(net, size, step.simd))?;
+            if step.timed(a) {
+                out.write(&row)?;
+                rows.push(row);
             }
+            bar.inc(1);
+        }
+        if !a.interleave {
             peaks.push(row_peak(reset, start));
         }
     }
@@ -413,12 +455,13 @@ fn run_config(
 fn plan(a: &BenchArgs, targets: &[BenchTarget], batch_sizes: &[usize]) -> String {
     let names: Vec<String> = targets.iter().map(|t| t.to_string()).collect();
     format!(
-        "triskele {} bench plan: targets={} simd={batch_sizes:?} warmup={} rep={} aes256={}",
+        "triskele {} bench plan: targets={} simd={batch_sizes:?} warmup={} rep={} aes256={} interleave={}",
         env!("CARGO_PKG_VERSION"),
         names.join(","),
         a.warmup,
         a.rep,
-        a.aes256
+        a.aes256,
+        a.interleave
     )
 }
 
@@ -446,7 +489,8 @@ fn check_plan(
         Some(peer) => Err(CliError::Engine(
             triskele_engine::EngineError::ParameterMismatch {
                 peer,
-                what: "the bench plan (targets, --simd, --warmup, --rep or --aes256)".into(),
+                what: "the bench plan (targets, --simd, --warmup, --rep, --aes256 or --interleave)"
+                    .into(),
             },
         )),
     }

@@ -300,8 +300,12 @@ pub fn summarise(parties: &[Vec<CsvRow>]) -> Result<Vec<Summary>, CliError> {
                 *b = b.max(v as f64);
             }
         }
-        match out.last_mut() {
-            Some(s) if &s.protocol == proto && s.simd == simd => {
+        // Rows of one protocol and batch size need not be adjacent (`bench --interleave`).
+        match out
+            .iter_mut()
+            .find(|s| &s.protocol == proto && s.simd == simd)
+        {
+            Some(s) => {
                 let n = s.reps as f64;
                 for i in 0..3 {
                     s.time[i] = (s.time[i] * n + time[i]) / (n + 1.0);
@@ -309,7 +313,7 @@ pub fn summarise(parties: &[Vec<CsvRow>]) -> Result<Vec<Summary>, CliError> {
                 }
                 s.reps += 1;
             }
-            _ => out.push(Summary {
+            None => out.push(Summary {
                 protocol: proto.clone(),
                 simd,
                 reps: 1,

@@ -117,6 +117,53 @@ fn bench_warm_up_runs_are_not_written() {
     }
 }
 
+/// `--interleave` takes turns between the rows; the CSV rows alternate and the summary (of
+/// `bench` and of `report`) still has one row per target with all its repetitions.
+#[test]
+fn bench_interleave_takes_turns_and_summarises_per_target() {
+    let dir = tempfile::tempdir().unwrap();
+    let prefix = dir.path().join("i");
+    let prefix = prefix.to_str().unwrap();
+    let o = triskele(&[
+        "bench",
+        "--local",
+        "--simd",
+        "3",
+        "--rep",
+        "2",
+        "--interleave",
+        "--csv",
+        prefix,
+        "chida",
+        "lut16",
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let out = stdout(&o);
+    assert!(out.contains("repetitions interleaved"), "{out}");
+    for p in 1..=3 {
+        let text = std::fs::read_to_string(format!("{prefix}-p{p}.csv")).unwrap();
+        let names: Vec<&str> = text
+            .lines()
+            .skip(1)
+            .map(|l| l.split(',').next().unwrap())
+            .collect();
+        assert_eq!(names, ["\"chida\"", "\"lut16\"", "\"chida\"", "\"lut16\""]);
+    }
+    let files: Vec<String> = (1..=3).map(|p| format!("{prefix}-p{p}.csv")).collect();
+    let o = triskele(&["report", &files[0], &files[1], &files[2]]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    for summary in [out, stdout(&o)] {
+        let rows: Vec<&str> = summary
+            .lines()
+            .filter(|l| l.starts_with("chida ") || l.starts_with("lut16 "))
+            .collect();
+        assert_eq!(rows.len(), 2, "{summary}");
+        for r in rows {
+            assert_eq!(r.split_whitespace().nth(2), Some("2"), "{r}");
+        }
+    }
+}
+
 #[test]
 fn bench_local_writes_three_csv_files_and_a_summary() {
     let dir = tempfile::tempdir().unwrap();
