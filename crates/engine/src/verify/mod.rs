@@ -708,14 +708,19 @@ fn octal_level<'a, V: VerifyField, M: SecurityModel>(
 /// Most vectors [`Spare`] keeps.
 const SPARE_MAX: usize = 5;
 
+/// A kept vector and its size in bytes.
+type Kept = (usize, Box<dyn Any + Send>);
+
 /// The folded vectors of a party's last verification, kept for its next one: a run verified
 /// in segments ([`crate::Party::checkpoint`]) folds vectors of about the same length every
 /// time, and level 1 then writes them into memory that is neither zero-filled again nor
 /// faulted in fresh. Level 1 writes every element of its vectors (the transcript tests run
 /// with vectors full of other values), so what they held before does not matter. At most
-/// [`SPARE_MAX`] vectors, of any check field.
+/// [`SPARE_MAX`] vectors, of any check field. When the party ends, its vectors go to the
+/// process's [`SparePool`], where the next party (the next repetition of a benchmark, a
+/// service's next batch) finds them.
 #[derive(Default)]
-pub(crate) struct Spare(Vec<Box<dyn Any + Send>>);
+pub(crate) struct Spare(Vec<Kept>);
 
 impl core::fmt::Debug for Spare {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
@@ -725,32 +730,96 @@ impl core::fmt::Debug for Spare {
 
 impl Spare {
     /// A vector of length `len`: a kept one with room for it (its old values in place; zeros
-    /// where it grows), else a new one of zeros (a kept one that is too small is dropped, not
-    /// grown: growing would copy its old values, which no one reads).
+    /// where it grows), else one from the process's pool, else a new one of zeros (a kept
+    /// one that is too small is dropped, not grown: growing would copy its old values, which
+    /// no one reads).
     fn take<V: VerifyField>(&mut self, len: usize) -> Vec<V> {
-        let kept = self
-            .0
-            .iter()
-            .position(|b| {
-                b.downcast_ref::<Vec<V>>()
-                    .is_some_and(|v| v.capacity() >= len)
-            })
-            .or_else(|| self.0.iter().position(|b| b.is::<Vec<V>>()));
-        match kept.and_then(|i| self.0.swap_remove(i).downcast::<Vec<V>>().ok()) {
-            Some(mut v) if v.capacity() >= len => {
+        let kept = take_fitting::<V>(&mut self.0, len)
+            .or_else(|| SparePool::global(|p| take_fitting::<V>(&mut p.kept, len)));
+        match kept {
+            Some(mut v) => {
                 v.truncate(len);
                 v.resize(len, V::ZERO);
-                *v
+                v
             }
-            _ => V::zeroed_vec(len),
+            None => V::zeroed_vec(len),
         }
     }
 
     /// Keeps `v` for a later [`Spare::take`] (while there is room).
     fn put<V: VerifyField>(&mut self, v: Vec<V>) {
         if self.0.len() < SPARE_MAX && v.capacity() > 0 {
-            self.0.push(Box::new(v));
+            self.0
+                .push((v.capacity() * core::mem::size_of::<V>(), Box::new(v)));
         }
+    }
+}
+
+impl Drop for Spare {
+    fn drop(&mut self) {
+        let kept = core::mem::take(&mut self.0);
+        SparePool::global(|p| kept.into_iter().for_each(|k| p.give(k)));
+    }
+}
+
+/// The first kept `Vec<V>` with room for `len` elements, removed from `kept`; if there is
+/// none, a kept `Vec<V>` that is too small is dropped (it would only be a copy to grow).
+fn take_fitting<V: VerifyField>(kept: &mut Vec<Kept>, len: usize) -> Option<Vec<V>> {
+    let fits = |b: &Box<dyn Any + Send>| {
+        b.downcast_ref::<Vec<V>>()
+            .is_some_and(|v| v.capacity() >= len)
+    };
+    match kept.iter().position(|(_, b)| fits(b)) {
+        Some(i) => kept.swap_remove(i).1.downcast::<Vec<V>>().ok().map(|v| *v),
+        None => {
+            if let Some(i) = kept.iter().position(|(_, b)| b.is::<Vec<V>>()) {
+                kept.swap_remove(i);
+            }
+            None
+        }
+    }
+}
+
+/// Most bytes the process's [`SparePool`] keeps.
+const POOL_MAX_BYTES: usize = 128 << 20;
+
+/// Folded vectors of parties that have ended, for the next parties of this process (see
+/// [`Spare`]): up to [`POOL_MAX_BYTES`] (vectors beyond that are freed). What they hold is
+/// overwritten before it is read, as with [`Spare`].
+#[derive(Default)]
+struct SparePool {
+    kept: Vec<Kept>,
+    bytes: usize,
+}
+
+impl SparePool {
+    /// Runs `f` on the process's pool (a poisoned lock is taken over: the pool holds no
+    /// invariant a panic could break beyond its byte count, which `give` and `take` keep).
+    fn global<R>(f: impl FnOnce(&mut SparePool) -> R) -> R {
+        static POOL: std::sync::Mutex<SparePool> = std::sync::Mutex::new(SparePool {
+            kept: Vec::new(),
+            bytes: 0,
+        });
+        let mut guard = POOL.lock().unwrap_or_else(|e| e.into_inner());
+        let before = guard.kept.len();
+        let r = f(&mut guard);
+        if guard.kept.len() < before {
+            guard.recount();
+        }
+        r
+    }
+
+    /// Keeps `k` if it fits within [`POOL_MAX_BYTES`].
+    fn give(&mut self, k: Kept) {
+        if self.bytes + k.0 <= POOL_MAX_BYTES {
+            self.bytes += k.0;
+            self.kept.push(k);
+        }
+    }
+
+    /// The byte count after vectors were taken.
+    fn recount(&mut self) {
+        self.bytes = self.kept.iter().map(|(b, _)| b).sum();
     }
 }
 
