@@ -270,44 +270,45 @@ fn keygen_then_three_config_processes_form_a_run() {
     assert!(out.contains("chida"), "{out}");
 }
 
-/// Parties started with different `--verify-segment` values refuse to run together: every
-/// party exits 2 at setup with a message naming the mismatch, instead of desynchronising.
-#[test]
-fn config_processes_with_different_verify_segments_refuse_to_run() {
+/// Runs the three `--config` parties with `args(p)` and checks that every one exits 2 with a
+/// message containing `needle`.
+fn assert_config_processes_refuse(args: impl Fn(usize) -> Vec<&'static str>, needle: &str) {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path().to_str().unwrap();
     keygen_on_free_ports(d);
     let prefix = dir.path().join("run");
     let prefix = prefix.to_str().unwrap().to_string();
-    let parties = bench_three_configs(d, &prefix, |p| {
-        let segment = if p == 3 { "1" } else { "32" };
-        vec!["--verify-segment", segment, "mal-chida-rec-check"]
-    });
-    for o in parties {
+    for o in bench_three_configs(d, &prefix, args) {
         let err = stderr(&o);
         assert_eq!(o.status.code(), Some(2), "{err}");
-        assert!(err.contains("verification segment"), "{err}");
+        assert!(err.contains(needle), "{err}");
     }
+}
+
+/// Parties started with different `--verify-segment` values refuse to run together: every
+/// party exits 2 at setup with a message naming the mismatch, instead of desynchronising.
+#[test]
+fn config_processes_with_different_verify_segments_refuse_to_run() {
+    assert_config_processes_refuse(
+        |p| {
+            let segment = if p == 3 { "1" } else { "32" };
+            vec!["--verify-segment", segment, "mal-chida-rec-check"]
+        },
+        "verification segment",
+    );
 }
 
 /// Parties started with different numbers of runs (here `--warmup`) refuse to start: every
 /// party exits 2 naming the plan, instead of one waiting for peers that have finished.
 #[test]
 fn config_processes_with_different_run_counts_refuse_to_run() {
-    let dir = tempfile::tempdir().unwrap();
-    let d = dir.path().to_str().unwrap();
-    keygen_on_free_ports(d);
-    let prefix = dir.path().join("run");
-    let prefix = prefix.to_str().unwrap().to_string();
-    let parties = bench_three_configs(d, &prefix, |p| {
-        let warmup = if p == 2 { "0" } else { "1" };
-        vec!["--warmup", warmup, "chida"]
-    });
-    for o in parties {
-        let err = stderr(&o);
-        assert_eq!(o.status.code(), Some(2), "{err}");
-        assert!(err.contains("bench plan"), "{err}");
-    }
+    assert_config_processes_refuse(
+        |p| {
+            let warmup = if p == 2 { "0" } else { "1" };
+            vec!["--warmup", warmup, "chida"]
+        },
+        "bench plan",
+    );
 }
 
 #[test]
