@@ -3,10 +3,12 @@
 //! mimalloc returns ("purges") freed memory to the kernel after a delay, 1 s by default. A
 //! benchmark or a service runs one batch after another, each allocating and freeing hundreds
 //! of megabytes; with the default, each batch finds the previous one's memory returned and
-//! faults it in again, page by page, zeroed by the kernel (on the 2-core VM about 0.45 s of
-//! system time per run of mal-lut16-ohv at 100,000 blocks). With a delay of 10 s, memory
-//! freed by one batch serves the next. The peak is the same: memory that is kept is reused,
-//! not added to. `MIMALLOC_PURGE_DELAY` (milliseconds, `-1`: never) still overrides it.
+//! faults it in again, page by page, zeroed by the kernel (on the 2-core VM, four runs of
+//! mal-lut16-ohv at 100,000 blocks took 1.56-1.79 s of system time, and 0.90-0.98 s with a
+//! delay of 10 s). With a delay of 10 s, memory freed by one batch serves the next. Runs that
+//! follow each other then peak somewhat higher, since one run's memory is still held when
+//! the next starts (docs/PERFORMANCE.md, "Warm-up runs and the allocator's purge delay").
+//! `MIMALLOC_PURGE_DELAY` (milliseconds, `-1`: never) still overrides it.
 //!
 //! mimalloc's options have no safe interface, so this file is one of the few where
 //! `unsafe` is allowed (STYLE.md rule 1).
