@@ -466,34 +466,20 @@ fn plan(a: &BenchArgs, targets: &[BenchTarget], batch_sizes: &[usize]) -> String
 }
 
 /// Exchanges [`plan`] with both neighbours over one connection before the runs; a party
-/// whose plan differs is named in a parameter-mismatch error (exit 2) at every party.
+/// whose plan differs is named in a parameter-mismatch error (exit 2).
 fn check_plan(
     cfg: &triskele_net::PartyConfig,
     opts: &NetOptions,
     plan: &str,
 ) -> Result<(), CliError> {
-    use triskele_net::Direction;
     let mut net = triskele_net::connect(cfg, opts)?;
-    for dir in [Direction::Next, Direction::Prev] {
-        net.send(dir, plan.as_bytes().to_vec())?;
-    }
-    let mut mismatch = None;
-    for dir in [Direction::Next, Direction::Prev] {
-        if net.recv(dir)? != plan.as_bytes() && mismatch.is_none() {
-            mismatch = Some(net.peer(dir));
-        }
-    }
+    triskele_engine::check_agreement(
+        &mut net,
+        plan,
+        "the bench plan (targets, --simd, --warmup, --rep, --aes256 or --interleave)",
+    )?;
     net.shutdown()?;
-    match mismatch {
-        None => Ok(()),
-        Some(peer) => Err(CliError::Engine(
-            triskele_engine::EngineError::ParameterMismatch {
-                peer,
-                what: "the bench plan (targets, --simd, --warmup, --rep, --aes256 or --interleave)"
-                    .into(),
-            },
-        )),
-    }
+    Ok(())
 }
 
 /// The three parties of one local repetition; the most telling error if one fails.

@@ -29,5 +29,5 @@ pub use model::{
     set_verify_segment, verify_segment, Chained, CustomSource, Lift, Malicious, Recorder,
     SecurityModel, SemiHonest, Triples, View, DEFAULT_VERIFY_SEGMENT, MAX_SEGMENTS, MIN_RUN,
 };
-pub use party::{Party, ProductPiece, ReshareTo};
+pub use party::{check_agreement, Party, ProductPiece, ReshareTo};
 pub use triskele_net::Phase;

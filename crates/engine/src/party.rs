@@ -671,27 +671,36 @@ impl<M: SecurityModel> Party<M> {
     /// Checks that all parties run with the same parameters: sends a digest of `params` to
     /// both neighbours and compares. Use at setup (counted in the setup phase).
     pub fn check_parameters(&mut self, params: &str) -> Result<(), EngineError> {
-        use sha2::{Digest, Sha256};
         let params = format!("{params} model={} {}", M::NAME, self.model.parameters());
-        let d = Sha256::digest(params.as_bytes()).to_vec();
-        let prev_phase = self.net.phase();
-        self.net.set_phase(Phase::Setup);
-        for dir in Direction::BOTH {
-            self.net.send(dir, d.clone())?;
-        }
-        for dir in Direction::BOTH {
-            let theirs = self.net.recv(dir)?;
-            if theirs != d {
-                return Err(EngineError::ParameterMismatch {
-                    peer: self.id.neighbour(dir),
-                    what: "run parameters (protocol, batch size, key size, version or the malicious model's verification segment)"
-                        .into(),
-                });
-            }
-        }
-        self.net.set_phase(prev_phase);
-        Ok(())
+        check_agreement(
+            &mut self.net,
+            &params,
+            "run parameters (protocol, batch size, key size, version or the malicious model's verification segment)",
+        )
     }
+}
+
+/// Checks that both neighbours on `net` hold the same `params`: sends a digest of them to
+/// both and compares what they sent (counted in the setup phase). A neighbour whose digest
+/// differs is named in [`EngineError::ParameterMismatch`] with `what`.
+pub fn check_agreement(net: &mut Network, params: &str, what: &str) -> Result<(), EngineError> {
+    use sha2::{Digest, Sha256};
+    let d = Sha256::digest(params.as_bytes()).to_vec();
+    let prev_phase = net.phase();
+    net.set_phase(Phase::Setup);
+    for dir in Direction::BOTH {
+        net.send(dir, d.clone())?;
+    }
+    for dir in Direction::BOTH {
+        if net.recv(dir)? != d {
+            return Err(EngineError::ParameterMismatch {
+                peer: net.peer(dir),
+                what: what.into(),
+            });
+        }
+    }
+    net.set_phase(prev_phase);
+    Ok(())
 }
 
 impl<M: SecurityModel> Party<M> {

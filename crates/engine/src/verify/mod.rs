@@ -789,37 +789,27 @@ const POOL_MAX_BYTES: usize = 128 << 20;
 #[derive(Default)]
 struct SparePool {
     kept: Vec<Kept>,
-    bytes: usize,
 }
 
 impl SparePool {
-    /// Runs `f` on the process's pool (a poisoned lock is taken over: the pool holds no
-    /// invariant a panic could break beyond its byte count, which `give` and `take` keep).
+    /// Runs `f` on the process's pool (a poisoned lock is taken over: the pool is only a list
+    /// of vectors).
     fn global<R>(f: impl FnOnce(&mut SparePool) -> R) -> R {
-        static POOL: std::sync::Mutex<SparePool> = std::sync::Mutex::new(SparePool {
-            kept: Vec::new(),
-            bytes: 0,
-        });
-        let mut guard = POOL.lock().unwrap_or_else(|e| e.into_inner());
-        let before = guard.kept.len();
-        let r = f(&mut guard);
-        if guard.kept.len() < before {
-            guard.recount();
-        }
-        r
+        static POOL: std::sync::Mutex<SparePool> =
+            std::sync::Mutex::new(SparePool { kept: Vec::new() });
+        f(&mut POOL.lock().unwrap_or_else(|e| e.into_inner()))
+    }
+
+    /// The bytes kept.
+    fn bytes(&self) -> usize {
+        self.kept.iter().map(|(b, _)| b).sum()
     }
 
     /// Keeps `k` if it fits within [`POOL_MAX_BYTES`].
     fn give(&mut self, k: Kept) {
-        if self.bytes + k.0 <= POOL_MAX_BYTES {
-            self.bytes += k.0;
+        if self.bytes() + k.0 <= POOL_MAX_BYTES {
             self.kept.push(k);
         }
-    }
-
-    /// The byte count after vectors were taken.
-    fn recount(&mut self) {
-        self.bytes = self.kept.iter().map(|(b, _)| b).sum();
     }
 }
 
