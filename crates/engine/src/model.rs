@@ -354,14 +354,15 @@ fn clear_all<F>(vs: [&mut RssVec<F>; 3]) {
     }
 }
 
-/// Bytes a compact relation store is counted with per check-field triple by
-/// [`Recorder::recorded_bytes`] (its real size is its own; about two bytes per triple for the
-/// stores of this project).
+/// Bytes a compact relation store that does not tell its size
+/// ([`TripleSource::stored_bytes`]) is counted with per check-field triple by
+/// [`Recorder::recorded_bytes`] (about two bytes per triple for such stores of this project).
 const CUSTOM_BYTES_PER_TRIPLE: usize = 2;
 
 impl Recorder {
-    /// The memory the records take (six share vectors per store; compact stores estimated at
-    /// two bytes per triple): what [`Malicious`]'s segment size compares with.
+    /// The memory the records take (six share vectors per store; compact stores their own
+    /// count, or estimated at two bytes per triple): what [`Malicious`]'s segment size
+    /// compares with.
     pub fn recorded_bytes(&self) -> usize {
         fn bytes<F>(t: &Triples<F>) -> usize {
             6 * t.z.first.len() * core::mem::size_of::<F>()
@@ -375,7 +376,14 @@ impl Recorder {
             + bytes(&self.fp_rt)
             + bytes(&self.fp_chained.t)
             + bytes(&self.fp_rt_chained.t)
-            + CUSTOM_BYTES_PER_TRIPLE * self.custom.iter().map(|s| s.len()).sum::<usize>()
+            + self
+                .custom
+                .iter()
+                .map(|s| {
+                    s.stored_bytes()
+                        .unwrap_or(CUSTOM_BYTES_PER_TRIPLE * s.len())
+                })
+                .sum::<usize>()
     }
 
     /// True if nothing is recorded.

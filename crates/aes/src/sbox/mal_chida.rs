@@ -4,9 +4,9 @@
 //!
 //! Online, per layer: the straightforward chain with the engine's plain multiplication
 //! (the messages of [`Party::mul`], reshared to the previous party), every product recorded
-//! as a `GF(2^8)` triple by the [`Malicious`] model, in place ([`Party::record_in_place`]:
-//! operands are written into the record store and read back from it, so the records cost no
-//! copies of their own):
+//! as a `GF(2^8)` triple for the [`Malicious`] model's check. The records are the layer's own
+//! vectors (`ChainRelations`: `x`, the local maps `x^2`, `x^12`, `x^240` and the products,
+//! which `Verify` reads in place), not copies of each product's operands:
 //!
 //! | round | products |
 //! |---|---|
@@ -34,11 +34,15 @@
 //! the same check per segment, counted in the finalize phase, with the memory of one segment
 //! instead of all records.
 
-use triskele_engine::{EngineError, Malicious, Party, Triples};
+use std::sync::Arc;
+
+use triskele_engine::verify::{ByteRows, ByteSource};
+use triskele_engine::{EngineError, Malicious, Party, SecurityModel};
 use triskele_field::{Gf2p8, LinearMap8};
 use triskele_share::RssVec;
 
-use super::{append_mapped, append_range, SboxProtocol};
+use super::ohv16::relation_runs;
+use super::{append_mapped, SboxProtocol};
 
 /// The `mal-chida-rec-check` protocol.
 #[derive(Debug, Default)]
@@ -56,14 +60,25 @@ fn components(x: &RssVec<Gf2p8>) -> [&[Gf2p8]; 2] {
     [&x.first, &x.second]
 }
 
+/// The shared values of one layer's chains besides its input and output, in three rounds
+/// ([`inversion_chain`]): the factors and products of its four products.
+pub(crate) struct ChainValues {
+    pub(crate) x2: RssVec<Gf2p8>,
+    pub(crate) x3: RssVec<Gf2p8>,
+    pub(crate) x12: RssVec<Gf2p8>,
+    pub(crate) x15: RssVec<Gf2p8>,
+    pub(crate) x14: RssVec<Gf2p8>,
+    pub(crate) x240: RssVec<Gf2p8>,
+}
+
 /// The chain of the table above on `x` (replaced by `x^254`), in three rounds, with the
 /// products unrecorded ([`Party::mul_covered`]; the caller checks them itself, as
-/// `mal-chida`'s sacrifice does); returns `[x^3, x^15, x^14]`, which with `x` and `x^254`
-/// determine every factor of its four products (the others are local maps of them).
+/// `mal-chida`'s sacrifice does, or records them, as `mal-chida-rec-check` does); returns the
+/// values between input and output.
 pub(crate) fn inversion_chain(
     party: &mut Party<Malicious>,
     x: &mut RssVec<Gf2p8>,
-) -> Result<[RssVec<Gf2p8>; 3], EngineError> {
+) -> Result<ChainValues, EngineError> {
     let n = x.len();
     // Round 1: x^3 = x · x^2.
     let x2 = mapped(x, &LinearMap8::SQUARE);
@@ -89,72 +104,101 @@ pub(crate) fn inversion_chain(
     // Round 3: x^254 = x^240 · x^14.
     let x240 = mapped(&x15, &LinearMap8::POW16);
     *x = party.mul_covered(&x240, &x14)?;
-    Ok([x3, x15, x14])
-}
-
-/// Appends entries `range` of `v` (both components) to `v` itself.
-fn append_within(v: &mut RssVec<Gf2p8>, range: core::ops::Range<usize>) {
-    v.first.extend_from_within(range.clone());
-    v.second.extend_from_within(range);
-}
-
-/// The products of entries `at .. at + k` of the store's `x` and `y`, appended to its `z`
-/// ([`Party::mul_covered_append`]: the messages of [`Party::mul`]).
-fn mul_in_store(
-    party: &mut Party<Malicious>,
-    st: &mut Triples<Gf2p8>,
-    at: usize,
-    k: usize,
-) -> Result<(), EngineError> {
-    let Triples { x, y, z } = st;
-    let r = at..at + k;
-    party.mul_covered_append(
-        [&x.first[r.clone()], &x.second[r.clone()]],
-        [&y.first[r.clone()], &y.second[r]],
-        z,
-    )
-}
-
-/// The chain of the table above on `x` (replaced by `x^254`), every product recorded in the
-/// order and with the messages of [`Party::mul`], but in place
-/// ([`Party::record_in_place`]): each product's operands are written straight into the
-/// store (linear maps of earlier entries, or copies of them), its product is appended to the
-/// store's `z`, and later rounds read their operands back from there. Only `x` and the
-/// output are copied in and out; nothing else is allocated.
-fn recorded_chain(party: &mut Party<Malicious>, x: &mut RssVec<Gf2p8>) -> Result<(), EngineError> {
-    let n = x.len();
-    party.record_in_place::<Gf2p8, _>(|p, st| {
-        let b = st.len();
-        // Round 1, triple b: (x, x^2, x^3).
-        st.x.extend(x);
-        append_mapped(&mut st.y, x, 0..n, &LinearMap8::SQUARE);
-        mul_in_store(p, st, b, n)?;
-        // Round 2, triples b + n (x^12, x^3, x^15) and b + 2n (x^12, x^2, x^14), one message.
-        let x3 = b..b + n;
-        append_mapped(&mut st.x, &st.z, x3.clone(), &LinearMap8::POW4);
-        append_within(&mut st.x, b + n..b + 2 * n);
-        append_range(&mut st.y, &st.z, x3);
-        append_within(&mut st.y, b..b + n);
-        mul_in_store(p, st, b + n, 2 * n)?;
-        // Round 3, triple b + 3n: (x^240, x^14, x^254).
-        let (x15, x14) = (b + n..b + 2 * n, b + 2 * n..b + 3 * n);
-        append_mapped(&mut st.x, &st.z, x15, &LinearMap8::POW16);
-        append_range(&mut st.y, &st.z, x14);
-        mul_in_store(p, st, b + 3 * n, n)?;
-        let out = b + 3 * n..b + 4 * n;
-        x.first.copy_from_slice(&st.z.first[out.clone()]);
-        x.second.copy_from_slice(&st.z.second[out]);
-        Ok(())
+    Ok(ChainValues {
+        x2,
+        x3,
+        x12,
+        x15,
+        x14,
+        x240,
     })
 }
 
-impl SboxProtocol<Malicious> for MalChidaRecCheck {
-    /// No preprocessing; reserves the recorder's room for the `4 n` products.
-    fn preprocess(&mut self, party: &mut Party<Malicious>, n: usize) -> Result<(), EngineError> {
-        party.model().reserve::<Gf2p8>(4 * n);
-        Ok(())
+/// The stored vector of each part (`X`, `Y`, `Z`) of the chain's four relations
+/// ([`ChainRelations`], the table above).
+const CHAIN_PARTS: [[usize; 3]; 4] = [
+    [X, X2, X3],       // x^3 = x · x^2
+    [X12, X3, X15],    // x^15 = x^12 · x^3
+    [X12, X2, X14],    // x^14 = x^12 · x^2
+    [X240, X14, X254], // x^254 = x^240 · x^14
+];
+
+/// Indices of the stored vectors of [`ChainRelations`].
+const X: usize = 0;
+const X2: usize = 1;
+const X3: usize = 2;
+const X12: usize = 3;
+const X15: usize = 4;
+const X14: usize = 5;
+const X240: usize = 6;
+const X254: usize = 7;
+
+/// The four products of one layer's chains (the table above), kept as the eight vectors
+/// the layer computed anyway (`x` to `x^254`: 16 bytes per inversion and party, against 24
+/// for four `GF(2^8)` triples copied into the record store), which `Verify` reads in place.
+/// Relation `k` of inversion `j` is triple `k n + j`, the order in which [`Party::mul`]
+/// would record them.
+struct ChainRelations {
+    /// The vectors [`X`] .. [`X254`] (`n` each).
+    v: [RssVec<Gf2p8>; 8],
+}
+
+impl ChainRelations {
+    fn n(&self) -> usize {
+        self.v[X].len()
     }
 
+    /// Component `c` (0: first, 1: second) of stored vector `k`.
+    fn component(&self, k: usize, c: usize) -> &[Gf2p8] {
+        let v = &self.v[k];
+        if c == 0 {
+            &v.first
+        } else {
+            &v.second
+        }
+    }
+}
+
+impl ByteRows for ChainRelations {
+    fn len(&self) -> usize {
+        4 * self.n()
+    }
+
+    fn load(&self, part: usize, start: usize, out: &mut [u8]) {
+        let (c, p) = (part % 2, part / 2);
+        for (k, r, at) in relation_runs(4, self.n(), start, out.len()) {
+            let src = &self.component(CHAIN_PARTS[k][p], c)[r.clone()];
+            out[at..at + r.len()].copy_from_slice(Gf2p8::slice_as_bytes(src));
+        }
+    }
+
+    fn bytes(&self, part: usize, start: usize, len: usize) -> Option<&[u8]> {
+        let n = self.n();
+        let (k, j) = (start.checked_div(n)?, start % n);
+        let src = *CHAIN_PARTS.get(k)?.get(part / 2)?;
+        let v = self.component(src, part % 2);
+        v.get(j..j.checked_add(len)?).map(Gf2p8::slice_as_bytes)
+    }
+
+    /// Eight vectors of both components.
+    fn stored_bytes(&self) -> Option<usize> {
+        Some(16 * self.n())
+    }
+}
+
+/// The chain of the table above on `x` (replaced by `x^254`), with the messages of
+/// [`Party::mul`], its four products recorded as [`ChainRelations`].
+fn recorded_chain(party: &mut Party<Malicious>, x: &mut RssVec<Gf2p8>) -> Result<(), EngineError> {
+    let input = x.clone();
+    let c = inversion_chain(party, x)?;
+    let v = [input, c.x2, c.x3, c.x12, c.x15, c.x14, c.x240, x.clone()];
+    party
+        .model()
+        .record_source(Arc::new(ByteSource(ChainRelations { v })));
+    Ok(())
+}
+
+impl SboxProtocol<Malicious> for MalChidaRecCheck {
     fn invert(
         &mut self,
         party: &mut Party<Malicious>,
@@ -165,5 +209,63 @@ impl SboxProtocol<Malicious> for MalChidaRecCheck {
 
     fn finalize(&mut self, party: &mut Party<Malicious>) -> Result<(), EngineError> {
         party.verify_recorded()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The exponents of `X`, `Y` and `Z` in each of the four relations (the table above).
+    const EXPONENTS: [[u32; 3]; 4] = [[1, 2, 3], [12, 3, 15], [12, 2, 14], [240, 14, 254]];
+
+    /// Both components of `x^e` for the two vectors of inputs (one per component, so that a
+    /// mixed-up component shows).
+    fn powers(inputs: &[Vec<Gf2p8>; 2], e: u32) -> RssVec<Gf2p8> {
+        let [a, b] = inputs
+            .each_ref()
+            .map(|v| v.iter().map(|x| x.pow(e)).collect());
+        RssVec {
+            first: a,
+            second: b,
+        }
+    }
+
+    /// Every part of every relation, read by `load` (also across relations) and in place,
+    /// is the chain's value it stands for: `x`, `x^2`, `x^3`, `x^12`, ... as the table says,
+    /// so that each relation is one of the chain's four products.
+    #[test]
+    fn chain_relations_are_the_four_products_of_the_chain() {
+        let n = 37;
+        let inputs = [
+            (0..n).map(|i| Gf2p8((7 * i + 3) as u8)).collect::<Vec<_>>(),
+            (0..n)
+                .map(|i| Gf2p8((11 * i + 200) as u8))
+                .collect::<Vec<_>>(),
+        ];
+        let v = [1, 2, 3, 12, 15, 14, 240, 254].map(|e| powers(&inputs, e));
+        let rel = ChainRelations { v };
+        assert_eq!(ByteRows::len(&rel), 4 * n);
+        assert_eq!(rel.stored_bytes(), Some(16 * n));
+        for (k, exps) in EXPONENTS.iter().enumerate() {
+            assert_eq!((exps[0] + exps[1]) % 255, exps[2]);
+            for (p, &e) in exps.iter().enumerate() {
+                for (c, input) in inputs.iter().enumerate() {
+                    let want: Vec<u8> = input.iter().map(|x| x.pow(e).0).collect();
+                    let mut got = vec![0u8; n];
+                    rel.load(2 * p + c, k * n, &mut got);
+                    assert_eq!(got, want, "relation {k}, part {p}, component {c}");
+                    assert_eq!(rel.bytes(2 * p + c, k * n + 5, 9), Some(&want[5..14]));
+                }
+            }
+        }
+        // A range across the boundary of relations 1 and 2: the end of one, then the other.
+        let mut got = vec![0u8; 10];
+        rel.load(0, 2 * n - 4, &mut got);
+        let x12: Vec<u8> = inputs[0].iter().map(|x| x.pow(12).0).collect();
+        assert_eq!(&got[..4], &x12[n - 4..]);
+        assert_eq!(&got[4..], &x12[..6]);
+        assert_eq!(rel.bytes(0, 2 * n - 4, 10), None);
+        assert_eq!(rel.bytes(0, 4 * n - 1, 2), None);
     }
 }

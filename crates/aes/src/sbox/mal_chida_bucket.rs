@@ -157,7 +157,7 @@ use triskele_field::{Bulk, Field, Gf2p8};
 use triskele_share::{commit_seed, verify_seed, Direction, PartyId, Prg, PrgKey, RssVec};
 use zeroize::Zeroize;
 
-use super::mal_chida::inversion_chain;
+use super::mal_chida::{inversion_chain, ChainValues};
 use super::SboxProtocol;
 use triskele_field::LinearMap8;
 
@@ -533,7 +533,7 @@ impl SboxProtocol<Malicious> for MalChida {
         // The products are checked by the finalize's sacrifice (not recorded for Protocol 2),
         // from the chain's values kept here.
         let input = x.clone();
-        let [x3, x15, x14] = inversion_chain(party, x)?;
+        let ChainValues { x3, x15, x14, .. } = inversion_chain(party, x)?;
         self.chain.push(ChainLayer {
             x: input,
             x3,

@@ -342,7 +342,7 @@ impl PerInstance<2> {
 /// The runs of the triples `start .. start + count` inside a per-instance store of
 /// `relations` relations over `n` instances (relation `k` of instance `j` is triple `k n +
 /// j`): relation `k`, instances `j .. j + len`, and the run's offset in the range.
-fn relation_runs(
+pub(crate) fn relation_runs(
     relations: usize,
     n: usize,
     start: usize,

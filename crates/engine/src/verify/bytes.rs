@@ -22,6 +22,10 @@ pub trait ByteRows: Sync {
     fn bytes(&self, _part: usize, _start: usize, _len: usize) -> Option<&[u8]> {
         None
     }
+    /// The memory the store holds, if it knows it ([`TripleSource::stored_bytes`]).
+    fn stored_bytes(&self) -> Option<usize> {
+        None
+    }
 }
 
 /// A [`ByteRows`] store as a [`TripleSource`] over `GF(2^64)`: triple `k` is `E_8` of the
@@ -45,6 +49,10 @@ impl<T: ByteRows> ByteSource<T> {
 impl<T: ByteRows> TripleSource<Gf2p64> for ByteSource<T> {
     fn len(&self) -> usize {
         self.0.len()
+    }
+
+    fn stored_bytes(&self) -> Option<usize> {
+        self.0.stored_bytes()
     }
 
     fn lift(&self, start: usize, parts: super::Parts, out: &mut LiftedTriples<Gf2p64>) {

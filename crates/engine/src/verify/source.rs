@@ -67,6 +67,11 @@ pub trait TripleSource<V>: Sync {
     fn is_empty(&self) -> bool {
         self.len() == 0
     }
+    /// The memory the source holds, in bytes, if it knows it (what a verification segment
+    /// counts; `None`: estimated from [`TripleSource::len`]).
+    fn stored_bytes(&self) -> Option<usize> {
+        None
+    }
     /// Writes triples `start .. start + out.len()` into `out` (all six vectors of `out` have
     /// the same length; positions at or beyond [`TripleSource::len`] are zero). With
     /// [`Parts::Xy`] the `z` vectors are not written.
