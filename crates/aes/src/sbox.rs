@@ -19,6 +19,7 @@ pub mod mal_chida_bucket;
 pub mod mal_lut16;
 pub mod mal_lut256_ss;
 mod ohv16;
+mod stored;
 mod tower;
 
 /// Where the input of an S-box layer comes from ([`LayerLink`]).

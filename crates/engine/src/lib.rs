@@ -26,8 +26,9 @@ pub mod verify;
 pub use error::{AbortReason, EngineError};
 pub use measure::PhaseMeasure;
 pub use model::{
-    set_verify_segment, verify_segment, Chained, CustomSource, Lift, Malicious, Recorder,
-    SecurityModel, SemiHonest, Triples, View, DEFAULT_VERIFY_SEGMENT, MAX_SEGMENTS, MIN_RUN,
+    gf2p4_as_check_bytes, set_verify_segment, verify_segment, Chained, CustomSource, Lift,
+    Malicious, Recorder, SecurityModel, SemiHonest, Triples, View, DEFAULT_VERIFY_SEGMENT,
+    MAX_SEGMENTS, MIN_RUN,
 };
 pub use party::{check_agreement, Party, ProductPiece, ReshareTo};
 pub use triskele_net::Phase;

@@ -417,11 +417,7 @@ impl Recorder {
     /// `Verify` reads them where they are instead of mapping them again on each of its
     /// passes over them. [`Recorder::restore_gf2p4`] gives the memory back.
     pub(crate) fn take_gf2p4_bytes(&mut self) -> Triples<Gf2p8> {
-        map_vectors(core::mem::take(&mut self.gf2p4), |v| {
-            let mut b = Gf2p4::vec_into_bytes(v);
-            GF2P4_TO_GF2P8.apply_bytes_in_place(&mut b);
-            Gf2p8::vec_from_bytes(b)
-        })
+        map_vectors(core::mem::take(&mut self.gf2p4), gf2p4_as_check_bytes)
     }
 
     /// The memory of [`Recorder::take_gf2p4_bytes`], emptied, back to the `GF(2^4)` store
@@ -650,6 +646,16 @@ const GF2P4_TO_GF2P8: LinearMap8 =
 lift_embedded!(Gf2p4, gf2p4, |src: &[Gf2p4], dst: &mut [u8]| {
     GF2P4_TO_GF2P8.apply_bytes(Gf2p4::slice_as_bytes(src), dst);
 });
+
+/// The byte form `ψ` of `GF(2^4)` elements in which `Verify` checks their products
+/// (`E_8(ψ(a))` is the lift of `a`; `ψ` is an injective ring homomorphism), in the same
+/// allocation, mapped in place: for protocols that record `GF(2^4)` products as vectors of
+/// their own ([`crate::verify::ByteRows`]).
+pub fn gf2p4_as_check_bytes(v: Vec<Gf2p4>) -> Vec<Gf2p8> {
+    let mut b = Gf2p4::vec_into_bytes(v);
+    GF2P4_TO_GF2P8.apply_bytes_in_place(&mut b);
+    Gf2p8::vec_from_bytes(b)
+}
 /// A field that is its own check field: the lift is the identity, and `Verify` reads the
 /// recorded triples in place.
 macro_rules! lift_identity {

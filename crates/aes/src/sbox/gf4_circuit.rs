@@ -19,11 +19,11 @@
 //! finalize phase is Protocol 2 `Verify` over the recorded triples plus a compare-view
 //! ([`Party::verify_recorded`]).
 //!
-//! * `mal-gf4-circuit` ([`Gf4Circuit`]): the engine records all 5 products as `GF(2^4)`
-//!   triples (lifted by `E_4`): `L = 5 ·` inversions (AES-128: 800 per block).
-//! * `mal-gf4-circuit-opt`, CSV `mal-gf4-circuit-gf4p4` ([`Gf4CircuitGf4p4`]): the engine
-//!   records `d^6 = d^2 · d^4` and `d^-1 = d^6 · d^8`; the round-1 and round-4 products are
-//!   computed with [`Party::mul_covered`] and instead one relation over
+//! * `mal-gf4-circuit` ([`Gf4Circuit`]): all 5 products are checked as `GF(2^4)` triples
+//!   (lifted by `E_4`): `L = 5 ·` inversions (AES-128: 800 per block).
+//! * `mal-gf4-circuit-opt`, CSV `mal-gf4-circuit-gf4p4` ([`Gf4CircuitGf4p4`]):
+//!   `d^6 = d^2 · d^4` and `d^-1 = d^6 · d^8` are checked as `GF(2^4)` triples; for the
+//!   round-1 and round-4 products one relation over
 //!   `GF(2^16) = GF(2^4)[α]/(α^4+α^2+uα+u^2)` is recorded,
 //!   `(a_h + α a_l) · (a_l + α d^-1) = p + α (b_h + a_l^2) + α^2 (b_l + b_h)`,
 //!   embedded into `GF(2^64)` by `φ_0`, `α ↦ A` (`triskele_field::embed::gf4p4_slice`). The
@@ -34,6 +34,12 @@
 //!   with mal-lut16): the seven nibbles in 3 bytes per inversion and component, embedded while
 //!   `Verify` streams over them (6 bytes per inversion and party instead of 48 for a lifted
 //!   `GF(2^64)` triple).
+//!
+//! Every product is computed with [`Party::mul_covered`] (the messages of [`Party::mul`]),
+//! and the `GF(2^4)` triples are recorded as the layer's own vectors (`Layer::relations`: the
+//! operands and products it computed anyway, in their byte form `ψ` mapped in place, read
+//! by `Verify` where they are; `super::stored`), in the order `Party::mul` would have
+//! recorded them, instead of copies of each product's six share vectors.
 //!
 //! Soundness and finalize communication are those of [`triskele_engine::verify`]: a wrong
 //! product survives a run of the check with probability at most `(2ℓ + 13)/2^64`,
@@ -49,6 +55,7 @@ use triskele_field::embed::{word_maps, ByteEmbedding, GF4P4_TABLES};
 use triskele_field::{Gf2p4, Gf2p64, Gf2p8, LinearMap8};
 use triskele_share::RssVec;
 
+use super::stored::{at, gf2p4_bytes, At, StoredRelations};
 use super::SboxProtocol;
 use crate::sbox::tower::{from_halves, split_tower, square_powers, NibbleLinear};
 
@@ -85,12 +92,6 @@ impl SboxProtocol<SemiHonest> for Gf4Circuit {
 }
 
 impl SboxProtocol<Malicious> for Gf4Circuit {
-    /// No preprocessing; reserves the recorder's room for the `5 n` products.
-    fn preprocess(&mut self, party: &mut Party<Malicious>, n: usize) -> Result<(), EngineError> {
-        party.model().reserve::<Gf2p4>(5 * n);
-        Ok(())
-    }
-
     fn invert(
         &mut self,
         party: &mut Party<Malicious>,
@@ -105,13 +106,6 @@ impl SboxProtocol<Malicious> for Gf4Circuit {
 }
 
 impl SboxProtocol<Malicious> for Gf4CircuitGf4p4 {
-    /// No preprocessing; reserves the recorder's room for the `2 n` plain triples (the gf4p4
-    /// relations are recorded per layer as `Gf4p4Relations`).
-    fn preprocess(&mut self, party: &mut Party<Malicious>, n: usize) -> Result<(), EngineError> {
-        party.model().reserve::<Gf2p4>(2 * n);
-        Ok(())
-    }
-
     fn invert(
         &mut self,
         party: &mut Party<Malicious>,
@@ -122,19 +116,6 @@ impl SboxProtocol<Malicious> for Gf4CircuitGf4p4 {
 
     fn finalize(&mut self, party: &mut Party<Malicious>) -> Result<(), EngineError> {
         party.verify_recorded()
-    }
-}
-
-/// A product the gf4p4 relation covers ([`Record::Gf4p4`]) or a recorded one.
-fn mul<M: SecurityModel>(
-    party: &mut Party<M>,
-    x: &RssVec<Gf2p4>,
-    y: &RssVec<Gf2p4>,
-    record: Record,
-) -> Result<RssVec<Gf2p4>, EngineError> {
-    match record {
-        Record::Products => party.mul(x, y),
-        Record::Gf4p4 => party.mul_covered(x, y),
     }
 }
 
@@ -372,8 +353,8 @@ fn invert<M: SecurityModel>(
     let (a_h, a_l) = split_tower(x);
 
     // Round 1: p = a_h a_l; d = λ a_h^2 + p + a_l^2.
-    let mut d = mul(party, &a_h, &a_l, record)?;
-    let p = (M::MALICIOUS && record == Record::Gf4p4).then(|| d.clone());
+    let mut d = party.mul_covered(&a_h, &a_l)?;
+    let p = M::MALICIOUS.then(|| d.clone());
     for (dc, (hc, lc)) in [
         (&mut d.first, (&a_h.first, &a_l.first)),
         (&mut d.second, (&a_h.second, &a_l.second)),
@@ -386,8 +367,8 @@ fn invert<M: SecurityModel>(
     drop(d);
 
     // Round 2: d^6 = d^2 d^4. Round 3: d^14 = d^6 d^8 = d^-1.
-    let d6 = party.mul(&d2, &d4)?;
-    let dinv = party.mul(&d6, &d8)?;
+    let d6 = party.mul_covered(&d2, &d4)?;
+    let dinv = party.mul_covered(&d6, &d8)?;
 
     // Round 4: (a_h, a_h + a_l) * (d^-1, d^-1) in one multiplication.
     let mut left = a_h;
@@ -400,19 +381,212 @@ fn invert<M: SecurityModel>(
     }
     let mut right = dinv.clone();
     right.extend(&dinv);
-    let b = mul(party, &left, &right, record)?;
+    let b = party.mul_covered(&left, &right)?;
+    drop(right);
+    *x = from_halves(&b, n);
 
     if let Some(p) = p {
-        Gf4p4Relations::new(&left, &a_l, &dinv, &p, &b).record(party);
+        let layer = Layer {
+            left,
+            a_l,
+            p,
+            d2,
+            d4,
+            d6,
+            d8,
+            dinv,
+            b,
+        };
+        layer.record(party, n, record)?;
     }
-    *x = from_halves(&b, n);
     Ok(())
+}
+
+/// The shared values of one layer that its checked relations are made of: `left = a_h ‖
+/// (a_h + a_l)` and `b = b_h ‖ b_l` (`2 n` each), the others `n` each.
+struct Layer {
+    left: RssVec<Gf2p4>,
+    a_l: RssVec<Gf2p4>,
+    p: RssVec<Gf2p4>,
+    d2: RssVec<Gf2p4>,
+    d4: RssVec<Gf2p4>,
+    d6: RssVec<Gf2p4>,
+    d8: RssVec<Gf2p4>,
+    dinv: RssVec<Gf2p4>,
+    b: RssVec<Gf2p4>,
+}
+
+/// Indices of the stored vectors of [`Layer::relations`], in its order.
+const D2: usize = 0;
+const D4: usize = 1;
+const D6: usize = 2;
+const D8: usize = 3;
+const DINV: usize = 4;
+const LEFT: usize = 5;
+const A_L: usize = 6;
+const P: usize = 7;
+const B: usize = 8;
+
+/// `d^6 = d^2 · d^4` and `d^-1 = d^6 · d^8`, the products both malicious variants record.
+const NORM_PRODUCTS: [[At; 3]; 2] = [[at(D2), at(D4), at(D6)], [at(D6), at(D8), at(DINV)]];
+
+/// All five products in the order [`Party::mul`] records them: `p = a_h · a_l`, the two of
+/// [`NORM_PRODUCTS`], then `b_h = a_h · d^-1` and `b_l = (a_h + a_l) · d^-1`.
+const fn all_products(n: usize) -> [[At; 3]; 5] {
+    [
+        [at(LEFT), at(A_L), at(P)],
+        NORM_PRODUCTS[0],
+        NORM_PRODUCTS[1],
+        [at(LEFT), at(DINV), at(B)],
+        [
+            At {
+                vector: LEFT,
+                offset: n,
+            },
+            at(DINV),
+            At {
+                vector: B,
+                offset: n,
+            },
+        ],
+    ]
+}
+
+impl Layer {
+    /// What `record` asks for: the `GF(2^4)` triples as the layer's own vectors (their byte
+    /// form `ψ`, mapped in place; nothing copied) and, for [`Record::Gf4p4`], the packed gf4p4
+    /// relations of the other three products.
+    fn relations(
+        self,
+        n: usize,
+        record: Record,
+    ) -> Result<(StoredRelations, Option<Gf4p4Relations>), EngineError> {
+        let norm = [self.d2, self.d4, self.d6, self.d8];
+        Ok(match record {
+            Record::Products => {
+                let mut v: Vec<_> = norm.into_iter().map(gf2p4_bytes).collect();
+                v.extend([self.dinv, self.left, self.a_l, self.p, self.b].map(gf2p4_bytes));
+                (StoredRelations::new(n, v, &all_products(n))?, None)
+            }
+            Record::Gf4p4 => {
+                let packed =
+                    Gf4p4Relations::new(&self.left, &self.a_l, &self.dinv, &self.p, &self.b);
+                let mut v: Vec<_> = norm.into_iter().map(gf2p4_bytes).collect();
+                v.push(gf2p4_bytes(self.dinv));
+                (StoredRelations::new(n, v, &NORM_PRODUCTS)?, Some(packed))
+            }
+        })
+    }
+
+    /// Records [`Layer::relations`] for the finalize check.
+    fn record<M: SecurityModel>(
+        self,
+        party: &mut Party<M>,
+        n: usize,
+        record: Record,
+    ) -> Result<(), EngineError> {
+        let (stored, packed) = self.relations(n, record)?;
+        if let Some(packed) = packed {
+            packed.record(party);
+        }
+        stored.record(party);
+        Ok(())
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use triskele_engine::verify::ByteRows;
     use triskele_field::{Field, Gf2p4};
+
+    /// The circuit of one layer in the clear, each component an independent set of inputs
+    /// (so that a mixed-up component shows), as [`invert`] leaves it for the records.
+    fn clear_layer(n: usize) -> Layer {
+        let v =
+            |s: usize| -> Vec<Gf2p4> { (0..n).map(|i| Gf2p4(((i * 7 + s) % 16) as u8)).collect() };
+        let rss = |a: Vec<Gf2p4>, b: Vec<Gf2p4>| RssVec {
+            first: a,
+            second: b,
+        };
+        let mul = |x: &RssVec<Gf2p4>, y: &RssVec<Gf2p4>| {
+            let m = |a: &[Gf2p4], b: &[Gf2p4]| a.iter().zip(b).map(|(a, b)| *a * *b).collect();
+            rss(m(&x.first, &y.first), m(&x.second, &y.second))
+        };
+        let (a_h, a_l) = (rss(v(1), v(5)), rss(v(3), v(11)));
+        let p = mul(&a_h, &a_l);
+        let mut d = p.clone();
+        for (dc, (hc, lc)) in [
+            (&mut d.first, (&a_h.first, &a_l.first)),
+            (&mut d.second, (&a_h.second, &a_l.second)),
+        ] {
+            for ((o, h), l) in dc.iter_mut().zip(hc).zip(lc) {
+                o.0 ^= LAMBDA_SQUARE.apply(h.0) ^ SQUARE.apply(l.0);
+            }
+        }
+        let [d2, d4, d8] = square_powers(&d);
+        let d6 = mul(&d2, &d4);
+        let dinv = mul(&d6, &d8);
+        let mut left = a_h.clone();
+        left.extend(&a_l);
+        for c in [&mut left.first, &mut left.second] {
+            let (h, l) = c.split_at_mut(n);
+            for (lo, hi) in l.iter_mut().zip(h.iter()) {
+                lo.0 ^= hi.0;
+            }
+        }
+        let mut right = dinv.clone();
+        right.extend(&dinv);
+        let b = mul(&left, &right);
+        Layer {
+            left,
+            a_l,
+            p,
+            d2,
+            d4,
+            d6,
+            d8,
+            dinv,
+            b,
+        }
+    }
+
+    /// The stored `GF(2^4)` relations of each variant are true products in their byte form,
+    /// one for each product the variant checks this way, in the order `Party::mul` records
+    /// them: all five for mal-gf4-circuit, `d^6` and `d^-1` (with the packed gf4p4 relations
+    /// for the other three) for mal-gf4-circuit-opt.
+    #[test]
+    fn stored_relations_are_the_checked_products() {
+        let n = 53;
+        let layer = clear_layer(n);
+        let bytes = |v: &RssVec<Gf2p4>| gf2p4_bytes(v.clone());
+        let (b_h, b_l) = (
+            layer.b.slice(0..n).unwrap(),
+            layer.b.slice(n..2 * n).unwrap(),
+        );
+        let all = [&layer.p, &layer.d6, &layer.dinv, &b_h, &b_l].map(bytes);
+        let norm = [&layer.d6, &layer.dinv].map(bytes);
+        for (record, products) in [(Record::Products, &all[..]), (Record::Gf4p4, &norm[..])] {
+            let layer = clear_layer(n);
+            let (stored, packed) = layer.relations(n, record).unwrap();
+            assert_eq!(packed.is_some(), record == Record::Gf4p4);
+            assert_eq!(ByteRows::len(&stored), products.len() * n);
+            for (k, z) in products.iter().enumerate() {
+                for (c, want) in [&z.first, &z.second].into_iter().enumerate() {
+                    let part = |p: usize| {
+                        let mut out = vec![0u8; n];
+                        stored.load(2 * p + c, k * n, &mut out);
+                        Gf2p8::vec_from_bytes(out)
+                    };
+                    let (x, y, got) = (part(0), part(1), part(2));
+                    assert_eq!(&got, want, "{record:?}: relation {k}, component {c}");
+                    for ((x, y), z) in x.iter().zip(&y).zip(&got) {
+                        assert_eq!(*x * *y, *z, "{record:?}: relation {k}");
+                    }
+                }
+            }
+        }
+    }
 
     /// The word form of the relations (tower coordinates, `load_words`) embeds by `E_16` to
     /// their lift, for every part, random packed bytes and ranges that start inside.

@@ -34,14 +34,11 @@
 //! the same check per segment, counted in the finalize phase, with the memory of one segment
 //! instead of all records.
 
-use std::sync::Arc;
-
-use triskele_engine::verify::{ByteRows, ByteSource};
-use triskele_engine::{EngineError, Malicious, Party, SecurityModel};
+use triskele_engine::{EngineError, Malicious, Party};
 use triskele_field::{Gf2p8, LinearMap8};
 use triskele_share::RssVec;
 
-use super::ohv16::relation_runs;
+use super::stored::{at, At, StoredRelations};
 use super::{append_mapped, SboxProtocol};
 
 /// The `mal-chida-rec-check` protocol.
@@ -114,16 +111,19 @@ pub(crate) fn inversion_chain(
     })
 }
 
-/// The stored vector of each part (`X`, `Y`, `Z`) of the chain's four relations
-/// ([`ChainRelations`], the table above).
-const CHAIN_PARTS: [[usize; 3]; 4] = [
-    [X, X2, X3],       // x^3 = x · x^2
-    [X12, X3, X15],    // x^15 = x^12 · x^3
-    [X12, X2, X14],    // x^14 = x^12 · x^2
-    [X240, X14, X254], // x^254 = x^240 · x^14
+/// The four products of one layer's chains (the table above) as the eight vectors the layer
+/// computed anyway, `x` to `x^254` (16 bytes per inversion and party, against 24 for four
+/// `GF(2^8)` triples copied into the record store), which `Verify` reads in place; relation
+/// `k` of inversion `j` is triple `k n + j`, the order in which [`Party::mul`] would record
+/// them.
+const CHAIN_PARTS: [[At; 3]; 4] = [
+    [at(X), at(X2), at(X3)],       // x^3 = x · x^2
+    [at(X12), at(X3), at(X15)],    // x^15 = x^12 · x^3
+    [at(X12), at(X2), at(X14)],    // x^14 = x^12 · x^2
+    [at(X240), at(X14), at(X254)], // x^254 = x^240 · x^14
 ];
 
-/// Indices of the stored vectors of [`ChainRelations`].
+/// Indices of the stored vectors of [`CHAIN_PARTS`].
 const X: usize = 0;
 const X2: usize = 1;
 const X3: usize = 2;
@@ -133,68 +133,14 @@ const X14: usize = 5;
 const X240: usize = 6;
 const X254: usize = 7;
 
-/// The four products of one layer's chains (the table above), kept as the eight vectors
-/// the layer computed anyway (`x` to `x^254`: 16 bytes per inversion and party, against 24
-/// for four `GF(2^8)` triples copied into the record store), which `Verify` reads in place.
-/// Relation `k` of inversion `j` is triple `k n + j`, the order in which [`Party::mul`]
-/// would record them.
-struct ChainRelations {
-    /// The vectors [`X`] .. [`X254`] (`n` each).
-    v: [RssVec<Gf2p8>; 8],
-}
-
-impl ChainRelations {
-    fn n(&self) -> usize {
-        self.v[X].len()
-    }
-
-    /// Component `c` (0: first, 1: second) of stored vector `k`.
-    fn component(&self, k: usize, c: usize) -> &[Gf2p8] {
-        let v = &self.v[k];
-        if c == 0 {
-            &v.first
-        } else {
-            &v.second
-        }
-    }
-}
-
-impl ByteRows for ChainRelations {
-    fn len(&self) -> usize {
-        4 * self.n()
-    }
-
-    fn load(&self, part: usize, start: usize, out: &mut [u8]) {
-        let (c, p) = (part % 2, part / 2);
-        for (k, r, at) in relation_runs(4, self.n(), start, out.len()) {
-            let src = &self.component(CHAIN_PARTS[k][p], c)[r.clone()];
-            out[at..at + r.len()].copy_from_slice(Gf2p8::slice_as_bytes(src));
-        }
-    }
-
-    fn bytes(&self, part: usize, start: usize, len: usize) -> Option<&[u8]> {
-        let n = self.n();
-        let (k, j) = (start.checked_div(n)?, start % n);
-        let src = *CHAIN_PARTS.get(k)?.get(part / 2)?;
-        let v = self.component(src, part % 2);
-        v.get(j..j.checked_add(len)?).map(Gf2p8::slice_as_bytes)
-    }
-
-    /// Eight vectors of both components.
-    fn stored_bytes(&self) -> Option<usize> {
-        Some(16 * self.n())
-    }
-}
-
 /// The chain of the table above on `x` (replaced by `x^254`), with the messages of
-/// [`Party::mul`], its four products recorded as [`ChainRelations`].
+/// [`Party::mul`], its four products recorded as the chain's vectors ([`CHAIN_PARTS`]).
 fn recorded_chain(party: &mut Party<Malicious>, x: &mut RssVec<Gf2p8>) -> Result<(), EngineError> {
+    let n = x.len();
     let input = x.clone();
     let c = inversion_chain(party, x)?;
-    let v = [input, c.x2, c.x3, c.x12, c.x15, c.x14, c.x240, x.clone()];
-    party
-        .model()
-        .record_source(Arc::new(ByteSource(ChainRelations { v })));
+    let v = vec![input, c.x2, c.x3, c.x12, c.x15, c.x14, c.x240, x.clone()];
+    StoredRelations::new(n, v, &CHAIN_PARTS)?.record(party);
     Ok(())
 }
 
@@ -215,27 +161,16 @@ impl SboxProtocol<Malicious> for MalChidaRecCheck {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use triskele_engine::verify::ByteRows;
 
     /// The exponents of `X`, `Y` and `Z` in each of the four relations (the table above).
     const EXPONENTS: [[u32; 3]; 4] = [[1, 2, 3], [12, 3, 15], [12, 2, 14], [240, 14, 254]];
 
-    /// Both components of `x^e` for the two vectors of inputs (one per component, so that a
-    /// mixed-up component shows).
-    fn powers(inputs: &[Vec<Gf2p8>; 2], e: u32) -> RssVec<Gf2p8> {
-        let [a, b] = inputs
-            .each_ref()
-            .map(|v| v.iter().map(|x| x.pow(e)).collect());
-        RssVec {
-            first: a,
-            second: b,
-        }
-    }
-
-    /// Every part of every relation, read by `load` (also across relations) and in place,
-    /// is the chain's value it stands for: `x`, `x^2`, `x^3`, `x^12`, ... as the table says,
-    /// so that each relation is one of the chain's four products.
+    /// Every part of every relation is the chain's value it stands for (`x`, `x^2`, `x^3`,
+    /// `x^12`, ... as the table says), so that each relation is one of the chain's four
+    /// products.
     #[test]
-    fn chain_relations_are_the_four_products_of_the_chain() {
+    fn chain_parts_are_the_four_products_of_the_chain() {
         let n = 37;
         let inputs = [
             (0..n).map(|i| Gf2p8((7 * i + 3) as u8)).collect::<Vec<_>>(),
@@ -243,10 +178,15 @@ mod tests {
                 .map(|i| Gf2p8((11 * i + 200) as u8))
                 .collect::<Vec<_>>(),
         ];
-        let v = [1, 2, 3, 12, 15, 14, 240, 254].map(|e| powers(&inputs, e));
-        let rel = ChainRelations { v };
+        let powers = |e: u32| {
+            let [first, second] = inputs
+                .each_ref()
+                .map(|v| v.iter().map(|x| x.pow(e)).collect());
+            RssVec { first, second }
+        };
+        let v = [1, 2, 3, 12, 15, 14, 240, 254].map(powers).to_vec();
+        let rel = StoredRelations::new(n, v, &CHAIN_PARTS).unwrap();
         assert_eq!(ByteRows::len(&rel), 4 * n);
-        assert_eq!(rel.stored_bytes(), Some(16 * n));
         for (k, exps) in EXPONENTS.iter().enumerate() {
             assert_eq!((exps[0] + exps[1]) % 255, exps[2]);
             for (p, &e) in exps.iter().enumerate() {
@@ -255,17 +195,8 @@ mod tests {
                     let mut got = vec![0u8; n];
                     rel.load(2 * p + c, k * n, &mut got);
                     assert_eq!(got, want, "relation {k}, part {p}, component {c}");
-                    assert_eq!(rel.bytes(2 * p + c, k * n + 5, 9), Some(&want[5..14]));
                 }
             }
         }
-        // A range across the boundary of relations 1 and 2: the end of one, then the other.
-        let mut got = vec![0u8; 10];
-        rel.load(0, 2 * n - 4, &mut got);
-        let x12: Vec<u8> = inputs[0].iter().map(|x| x.pow(12).0).collect();
-        assert_eq!(&got[..4], &x12[n - 4..]);
-        assert_eq!(&got[4..], &x12[..6]);
-        assert_eq!(rel.bytes(0, 2 * n - 4, 10), None);
-        assert_eq!(rel.bytes(0, 4 * n - 1, 2), None);
     }
 }

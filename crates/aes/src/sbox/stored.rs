@@ -1,0 +1,221 @@
+//! Products recorded as the vectors a layer computed them from and into.
+//!
+//! A protocol whose products' factors are shared vectors it holds anyway (its inputs, local
+//! maps of earlier values, earlier products) can hand those vectors to the check instead of
+//! copying every product's two factors and result into the record store
+//! ([`triskele_engine::Party::mul`] copies six vectors per product). [`StoredRelations`]
+//! names, for each relation (a run of `n` products), the vector and the offset of each of
+//! its parts; `Verify` reads them in place on its byte path. The triples and their order are
+//! those `Party::mul` would have recorded, so `L` and the messages of the check are unchanged.
+
+use std::sync::Arc;
+
+use triskele_engine::verify::{ByteRows, ByteSource};
+use triskele_engine::{gf2p4_as_check_bytes, EngineError, Party, SecurityModel};
+use triskele_field::{Gf2p4, Gf2p8};
+use triskele_share::RssVec;
+
+use super::ohv16::relation_runs;
+
+/// Where a part (`X`, `Y` or `Z`) of a relation lies: entries `offset .. offset + n` of
+/// vector `vector`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct At {
+    pub(crate) vector: usize,
+    pub(crate) offset: usize,
+}
+
+/// Shorthand for [`At`] at offset 0.
+pub(crate) const fn at(vector: usize) -> At {
+    At { vector, offset: 0 }
+}
+
+/// Relations of `n` products each, stored as vectors of `GF(2^8)` bytes (the elements
+/// themselves, or the byte form `ψ` of `GF(2^4)` elements, whose lift it is): relation `k`
+/// of instance `j` is triple `k n + j`, its parts entries `offset + j` of the vectors that
+/// `parts[k]` names.
+pub(crate) struct StoredRelations {
+    n: usize,
+    vectors: Vec<RssVec<Gf2p8>>,
+    parts: Vec<[At; 3]>,
+}
+
+impl StoredRelations {
+    /// The relations of `n` instances over `vectors`; refused if a part reaches past the
+    /// end of its vector (in either component) or names no vector.
+    pub(crate) fn new(
+        n: usize,
+        vectors: Vec<RssVec<Gf2p8>>,
+        parts: &[[At; 3]],
+    ) -> Result<Self, EngineError> {
+        for a in parts.iter().flatten() {
+            let need = a.offset.saturating_add(n);
+            let got = vectors
+                .get(a.vector)
+                .map_or(0, |v| v.first.len().min(v.second.len()));
+            if got < need {
+                return Err(EngineError::LengthMismatch {
+                    expected: need,
+                    got,
+                });
+            }
+        }
+        Ok(StoredRelations {
+            n,
+            vectors,
+            parts: parts.to_vec(),
+        })
+    }
+
+    /// Keeps the relations for the finalize check (a no-op for models without checks).
+    pub(crate) fn record<M: SecurityModel>(self, party: &mut Party<M>) {
+        if M::MALICIOUS {
+            party.model().record_source(Arc::new(ByteSource(self)));
+        }
+    }
+
+    /// Component `c` (0: first, 1: second) of part `p` of relation `k`.
+    fn part(&self, k: usize, p: usize, c: usize) -> &[Gf2p8] {
+        let a = self.parts[k][p];
+        let v = &self.vectors[a.vector];
+        let v = if c == 0 { &v.first } else { &v.second };
+        &v[a.offset..a.offset + self.n]
+    }
+}
+
+/// `GF(2^4)` shares as the bytes `ψ` in which [`StoredRelations`] keep them (the same
+/// allocations, mapped in place).
+pub(crate) fn gf2p4_bytes(v: RssVec<Gf2p4>) -> RssVec<Gf2p8> {
+    RssVec {
+        first: gf2p4_as_check_bytes(v.first),
+        second: gf2p4_as_check_bytes(v.second),
+    }
+}
+
+impl ByteRows for StoredRelations {
+    fn len(&self) -> usize {
+        self.parts.len() * self.n
+    }
+
+    fn load(&self, part: usize, start: usize, out: &mut [u8]) {
+        let (c, p) = (part % 2, part / 2);
+        for (k, r, at) in relation_runs(self.parts.len(), self.n, start, out.len()) {
+            let src = &self.part(k, p, c)[r.clone()];
+            out[at..at + r.len()].copy_from_slice(Gf2p8::slice_as_bytes(src));
+        }
+    }
+
+    fn bytes(&self, part: usize, start: usize, len: usize) -> Option<&[u8]> {
+        let (k, j) = (start.checked_div(self.n)?, start % self.n);
+        if k >= self.parts.len() || part >= 6 {
+            return None;
+        }
+        let v = self.part(k, part / 2, part % 2);
+        v.get(j..j.checked_add(len)?).map(Gf2p8::slice_as_bytes)
+    }
+
+    /// Every vector of both components (shared vectors counted once).
+    fn stored_bytes(&self) -> Option<usize> {
+        Some(
+            self.vectors
+                .iter()
+                .map(|v| v.first.len() + v.second.len())
+                .sum(),
+        )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn vector(len: usize, seed: usize) -> RssVec<Gf2p8> {
+        let v = |s: usize| (0..len).map(|i| Gf2p8((i * 37 + s * 101) as u8)).collect();
+        RssVec {
+            first: v(seed),
+            second: v(seed + 50),
+        }
+    }
+
+    /// `load` and `bytes` give each part from its vector and offset, also across relations,
+    /// and parts that reach past their vectors are refused.
+    #[test]
+    fn parts_come_from_their_vectors_and_offsets() {
+        let n = 40;
+        let vectors = vec![vector(n, 1), vector(2 * n, 2), vector(n, 3)];
+        let parts = [
+            [at(0), at(1), at(2)],
+            [
+                At {
+                    vector: 1,
+                    offset: n,
+                },
+                at(0),
+                at(1),
+            ],
+        ];
+        let rel = StoredRelations::new(n, vectors.clone(), &parts).unwrap();
+        assert_eq!(ByteRows::len(&rel), 2 * n);
+        assert_eq!(rel.stored_bytes(), Some(2 * (4 * n)));
+        for (k, ps) in parts.iter().enumerate() {
+            for (p, a) in ps.iter().enumerate() {
+                for c in 0..2 {
+                    let v = &vectors[a.vector];
+                    let v = if c == 0 { &v.first } else { &v.second };
+                    let want = Gf2p8::slice_as_bytes(&v[a.offset..a.offset + n]);
+                    let mut got = vec![0u8; n];
+                    rel.load(2 * p + c, k * n, &mut got);
+                    assert_eq!(got, want, "relation {k}, part {p}, component {c}");
+                    assert_eq!(rel.bytes(2 * p + c, k * n + 3, 7), Some(&want[3..10]));
+                }
+            }
+        }
+        // Across the boundary: the last 5 of relation 0, then the first 5 of relation 1.
+        let mut got = vec![0u8; 10];
+        rel.load(4, n - 5, &mut got);
+        assert_eq!(got[..5], *Gf2p8::slice_as_bytes(&vectors[2].first[n - 5..]));
+        assert_eq!(got[5..], *Gf2p8::slice_as_bytes(&vectors[1].first[..5]));
+        assert_eq!(rel.bytes(4, n - 5, 10), None);
+        assert_eq!(rel.bytes(6, 0, 1), None);
+        assert_eq!(rel.bytes(0, 2 * n, 1), None);
+        // A part past the end of its vector, or of a vector that is not there.
+        let past = [[
+            at(0),
+            at(1),
+            At {
+                vector: 0,
+                offset: 1,
+            },
+        ]];
+        assert!(StoredRelations::new(n, vectors.clone(), &past).is_err());
+        assert!(StoredRelations::new(n, vectors, &[[at(0), at(1), at(3)]]).is_err());
+    }
+
+    /// The byte form of `GF(2^4)` shares is multiplicative: a product of nibbles stays the
+    /// product of their bytes in `GF(2^8)`, so stored `GF(2^4)` triples stay triples.
+    #[test]
+    fn gf2p4_bytes_keep_products() {
+        let a: Vec<Gf2p4> = (0..16).flat_map(|x| [Gf2p4(x); 16]).collect();
+        let b: Vec<Gf2p4> = (0..256).map(|i| Gf2p4((i % 16) as u8)).collect();
+        let c: Vec<Gf2p4> = a.iter().zip(&b).map(|(x, y)| *x * *y).collect();
+        let bytes = |v: &[Gf2p4]| {
+            gf2p4_bytes(RssVec {
+                first: v.to_vec(),
+                second: v.to_vec(),
+            })
+            .first
+        };
+        let (a8, b8, c8) = (bytes(&a), bytes(&b), bytes(&c));
+        for ((x, y), z) in a8.iter().zip(&b8).zip(&c8) {
+            assert_eq!(*x * *y, *z);
+        }
+        // Injective: the 16 nibbles have 16 different bytes.
+        let mut distinct: Vec<u8> = bytes(&(0..16).map(Gf2p4).collect::<Vec<_>>())
+            .iter()
+            .map(|x| x.0)
+            .collect();
+        distinct.sort_unstable();
+        distinct.dedup();
+        assert_eq!(distinct.len(), 16);
+    }
+}
