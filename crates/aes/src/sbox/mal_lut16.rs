@@ -210,22 +210,25 @@ const fn nibble_map(f: NibbleLinear) -> LinearMap8 {
 
 /// One recursion step of Protocol 5 on bit-sliced words (`w` words per entry, entry `j` at
 /// `[j w, (j + 1) w)`): from the level `f` (`h` entries), the bit `s` and the products
-/// `g_j = s f_j` (`j < h - 1`), writes the next level `(f + g, g)` (`2h` entries) to `out`,
-/// with `g_{h-1} = s + Σ_j g_j` (linear, so per component).
-fn advance(f: &[Bits16], s: &[Bits16], g: &[Bits16], w: usize, out: &mut [Bits16]) {
+/// `g_j = s f_j` (`j < h - 1`), the next level `(f + g, g)` (`2h` entries), with `g_{h-1} =
+/// s + Σ_j g_j` (linear, so per component). Written once, into fresh capacity.
+fn advance(f: &[Bits16], s: &[Bits16], g: &[Bits16], w: usize) -> Vec<Bits16> {
     let h = f.len() / w;
-    let (lo, hi) = out.split_at_mut(h * w);
-    let (gs, last) = hi.split_at_mut((h - 1) * w);
-    gs.copy_from_slice(g);
-    last.copy_from_slice(s);
+    let mut last = s.to_vec();
     for gj in g.chunks(w) {
         for (l, x) in last.iter_mut().zip(gj) {
             l.0 ^= x.0;
         }
     }
-    for ((o, a), b) in lo.iter_mut().zip(f).zip(hi.iter()) {
-        o.0 = a.0 ^ b.0;
-    }
+    let mut out = Vec::with_capacity(2 * h * w);
+    out.extend(
+        f.iter()
+            .zip(g.iter().chain(&last))
+            .map(|(a, b)| Bits16(a.0 ^ b.0)),
+    );
+    out.extend_from_slice(g);
+    out.extend_from_slice(&last);
+    out
 }
 
 /// Offset (in entries) of step `k`'s products in the concatenation of all steps' products
@@ -257,10 +260,6 @@ fn bitstring_ohv16<M: SecurityModel>(party: &mut Party<M>, n: usize) -> Result<O
         f.extend_from_slice(b0);
         f
     });
-    let mut products = RssVec {
-        first: Vec::with_capacity(11 * w),
-        second: Vec::with_capacity(11 * w),
-    };
     for k in 1..4 {
         let h = 1usize << k;
         let s = bits
@@ -290,11 +289,8 @@ fn bitstring_ohv16<M: SecurityModel>(party: &mut Party<M>, n: usize) -> Result<O
             .into_iter()
             .enumerate()
         {
-            let mut next = vec![Bits16(0); 2 * h * w];
-            advance(&f[c], s, g, w, &mut next);
-            f[c] = next;
+            f[c] = advance(&f[c], s, g, w);
         }
-        products.extend(&g);
     }
     let mut e = RssVec {
         first: vec![0u16; n],
@@ -569,7 +565,7 @@ mod tests {
                 products[step_offset(k) + j] = g[j];
             }
             let mut next = [Bits16(0); 16];
-            advance(&f[..h], &[b[k]], &g[..h - 1], 1, &mut next[..2 * h]);
+            next[..2 * h].copy_from_slice(&advance(&f[..h], &[b[k]], &g[..h - 1], 1));
             f = next;
         }
         (f, products)
