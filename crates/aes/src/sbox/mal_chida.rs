@@ -5,8 +5,8 @@
 //! Online, per layer: the straightforward chain with the engine's plain multiplication
 //! (the messages of [`Party::mul`], reshared to the previous party), every product recorded
 //! as a `GF(2^8)` triple for the [`Malicious`] model's check. The records are the layer's own
-//! vectors (`ChainRelations`: `x`, the local maps `x^2`, `x^12`, `x^240` and the products,
-//! which `Verify` reads in place), not copies of each product's operands:
+//! vectors (`CHAIN_PARTS` over `super::stored`: `x`, the local maps `x^2`, `x^12`, `x^240`
+//! and the products, which `Verify` reads in place), not copies of each product's operands:
 //!
 //! | round | products |
 //! |---|---|
