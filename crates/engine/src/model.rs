@@ -656,6 +656,7 @@ pub fn gf2p4_as_check_bytes(v: Vec<Gf2p4>) -> Vec<Gf2p8> {
     GF2P4_TO_GF2P8.apply_bytes_in_place(&mut b);
     Gf2p8::vec_from_bytes(b)
 }
+
 /// A field that is its own check field: the lift is the identity, and `Verify` reads the
 /// recorded triples in place.
 macro_rules! lift_identity {
@@ -1043,6 +1044,30 @@ mod tests {
         assert!(rec.gf2p4.is_empty());
         assert_eq!(rec.gf2p4.x.first.as_ptr() as usize, ptr);
         assert!(rec.gf2p4.x.first.capacity() >= 40);
+    }
+
+    /// A compact source that tells its memory is counted with it by the segments; one that
+    /// does not, at two bytes per triple.
+    #[test]
+    fn custom_sources_count_their_own_memory() {
+        use crate::verify::{ByteRows, ByteSource};
+        struct Rows(usize, Option<usize>);
+        impl ByteRows for Rows {
+            fn len(&self) -> usize {
+                self.0
+            }
+            fn load(&self, _: usize, _: usize, out: &mut [u8]) {
+                out.fill(0);
+            }
+            fn stored_bytes(&self) -> Option<usize> {
+                self.1
+            }
+        }
+        let mut rec = Recorder::default();
+        rec.custom.push(Arc::new(ByteSource(Rows(100, Some(1234)))));
+        assert_eq!(rec.recorded_bytes(), 1234);
+        rec.custom.push(Arc::new(ByteSource(Rows(100, None))));
+        assert_eq!(rec.recorded_bytes(), 1234 + CUSTOM_BYTES_PER_TRIPLE * 100);
     }
 
     /// The byte form of the small fields is their lift: `E_8(ψ(a)) = lift(a)` for every
