@@ -355,14 +355,7 @@ fn invert<M: SecurityModel>(
     // Round 1: p = a_h a_l; d = λ a_h^2 + p + a_l^2.
     let mut d = party.mul_covered(&a_h, &a_l)?;
     let p = M::MALICIOUS.then(|| d.clone());
-    for (dc, (hc, lc)) in [
-        (&mut d.first, (&a_h.first, &a_l.first)),
-        (&mut d.second, (&a_h.second, &a_l.second)),
-    ] {
-        for ((o, h), l) in dc.iter_mut().zip(hc).zip(lc) {
-            o.0 ^= LAMBDA_SQUARE.apply(h.0) ^ SQUARE.apply(l.0);
-        }
-    }
+    add_norm_terms(&mut d, &a_h, &a_l);
     let [d2, d4, d8] = square_powers(&d);
     drop(d);
 
@@ -371,14 +364,7 @@ fn invert<M: SecurityModel>(
     let dinv = party.mul_covered(&d6, &d8)?;
 
     // Round 4: (a_h, a_h + a_l) * (d^-1, d^-1) in one multiplication.
-    let mut left = a_h;
-    left.extend(&a_l);
-    for c in [&mut left.first, &mut left.second] {
-        let (h, l) = c.split_at_mut(n);
-        for (lo, hi) in l.iter_mut().zip(h.iter()) {
-            lo.0 ^= hi.0;
-        }
-    }
+    let left = left_operand(a_h, &a_l);
     let mut right = dinv.clone();
     right.extend(&dinv);
     let b = party.mul_covered(&left, &right)?;
@@ -400,6 +386,32 @@ fn invert<M: SecurityModel>(
         layer.record(party, n, record)?;
     }
     Ok(())
+}
+
+/// `d += λ a_h^2 + a_l^2` per component: the norm `d` from `p = a_h a_l` (local).
+fn add_norm_terms(d: &mut RssVec<Gf2p4>, a_h: &RssVec<Gf2p4>, a_l: &RssVec<Gf2p4>) {
+    for (dc, (hc, lc)) in [
+        (&mut d.first, (&a_h.first, &a_l.first)),
+        (&mut d.second, (&a_h.second, &a_l.second)),
+    ] {
+        for ((o, h), l) in dc.iter_mut().zip(hc).zip(lc) {
+            o.0 ^= LAMBDA_SQUARE.apply(h.0) ^ SQUARE.apply(l.0);
+        }
+    }
+}
+
+/// The left operand of round 4, `a_h ‖ (a_h + a_l)` (local; `a_h`'s memory reused).
+fn left_operand(a_h: RssVec<Gf2p4>, a_l: &RssVec<Gf2p4>) -> RssVec<Gf2p4> {
+    let n = a_l.len();
+    let mut left = a_h;
+    left.extend(a_l);
+    for c in [&mut left.first, &mut left.second] {
+        let (h, l) = c.split_at_mut(n);
+        for (lo, hi) in l.iter_mut().zip(h.iter()) {
+            lo.0 ^= hi.0;
+        }
+    }
+    left
 }
 
 /// The shared values of one layer that its checked relations are made of: `left = a_h ‖
@@ -516,25 +528,11 @@ mod tests {
         let (a_h, a_l) = (rss(v(1), v(5)), rss(v(3), v(11)));
         let p = mul(&a_h, &a_l);
         let mut d = p.clone();
-        for (dc, (hc, lc)) in [
-            (&mut d.first, (&a_h.first, &a_l.first)),
-            (&mut d.second, (&a_h.second, &a_l.second)),
-        ] {
-            for ((o, h), l) in dc.iter_mut().zip(hc).zip(lc) {
-                o.0 ^= LAMBDA_SQUARE.apply(h.0) ^ SQUARE.apply(l.0);
-            }
-        }
+        add_norm_terms(&mut d, &a_h, &a_l);
         let [d2, d4, d8] = square_powers(&d);
         let d6 = mul(&d2, &d4);
         let dinv = mul(&d6, &d8);
-        let mut left = a_h.clone();
-        left.extend(&a_l);
-        for c in [&mut left.first, &mut left.second] {
-            let (h, l) = c.split_at_mut(n);
-            for (lo, hi) in l.iter_mut().zip(h.iter()) {
-                lo.0 ^= hi.0;
-            }
-        }
+        let left = left_operand(a_h, &a_l);
         let mut right = dinv.clone();
         right.extend(&dinv);
         let b = mul(&left, &right);

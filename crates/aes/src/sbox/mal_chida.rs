@@ -57,9 +57,11 @@ fn components(x: &RssVec<Gf2p8>) -> [&[Gf2p8]; 2] {
     [&x.first, &x.second]
 }
 
-/// The shared values of one layer's chains besides its input and output, in three rounds
+/// The shared values of one layer's chains but its output, in three rounds
 /// ([`inversion_chain`]): the factors and products of its four products.
 pub(crate) struct ChainValues {
+    /// The input `x` (moved out of the caller's vector, which then holds `x^254`).
+    pub(crate) x: RssVec<Gf2p8>,
     pub(crate) x2: RssVec<Gf2p8>,
     pub(crate) x3: RssVec<Gf2p8>,
     pub(crate) x12: RssVec<Gf2p8>,
@@ -71,7 +73,7 @@ pub(crate) struct ChainValues {
 /// The chain of the table above on `x` (replaced by `x^254`), in three rounds, with the
 /// products unrecorded ([`Party::mul_covered`]; the caller checks them itself, as
 /// `mal-chida`'s sacrifice does, or records them, as `mal-chida-rec-check` does); returns the
-/// values between input and output.
+/// input and the values between input and output.
 pub(crate) fn inversion_chain(
     party: &mut Party<Malicious>,
     x: &mut RssVec<Gf2p8>,
@@ -100,8 +102,9 @@ pub(crate) fn inversion_chain(
     };
     // Round 3: x^254 = x^240 · x^14.
     let x240 = mapped(&x15, &LinearMap8::POW16);
-    *x = party.mul_covered(&x240, &x14)?;
+    let input = core::mem::replace(x, party.mul_covered(&x240, &x14)?);
     Ok(ChainValues {
+        x: input,
         x2,
         x3,
         x12,
@@ -110,6 +113,40 @@ pub(crate) fn inversion_chain(
         x240,
     })
 }
+
+/// The chain's four products (the table above) by the five values `mal-chida` keeps of a layer
+/// (`x`, `x^3`, `x^15`, `x^14`, `x^254`, indexed by the `CHAIN_*` constants): for product `k`,
+/// its factors and result as a stored value and the local map applied to it (`None`: the
+/// value itself).
+pub(crate) const CHAIN_FACTORS: [[(usize, Option<&LinearMap8>); 3]; 4] = [
+    [
+        (CHAIN_X, None),
+        (CHAIN_X, Some(&LinearMap8::SQUARE)),
+        (CHAIN_X3, None),
+    ],
+    [
+        (CHAIN_X3, Some(&LinearMap8::POW4)),
+        (CHAIN_X3, None),
+        (CHAIN_X15, None),
+    ],
+    [
+        (CHAIN_X3, Some(&LinearMap8::POW4)),
+        (CHAIN_X, Some(&LinearMap8::SQUARE)),
+        (CHAIN_X14, None),
+    ],
+    [
+        (CHAIN_X15, Some(&LinearMap8::POW16)),
+        (CHAIN_X14, None),
+        (CHAIN_X254, None),
+    ],
+];
+
+/// Indices of the values of [`CHAIN_FACTORS`].
+pub(crate) const CHAIN_X: usize = 0;
+pub(crate) const CHAIN_X3: usize = 1;
+pub(crate) const CHAIN_X15: usize = 2;
+pub(crate) const CHAIN_X14: usize = 3;
+pub(crate) const CHAIN_X254: usize = 4;
 
 /// The four products of one layer's chains (the table above) as the eight vectors the layer
 /// computed anyway, `x` to `x^254` (16 bytes per inversion and party, against 24 for four
@@ -137,9 +174,8 @@ const X254: usize = 7;
 /// [`Party::mul`], its four products recorded as the chain's vectors ([`CHAIN_PARTS`]).
 fn recorded_chain(party: &mut Party<Malicious>, x: &mut RssVec<Gf2p8>) -> Result<(), EngineError> {
     let n = x.len();
-    let input = x.clone();
     let c = inversion_chain(party, x)?;
-    let v = vec![input, c.x2, c.x3, c.x12, c.x15, c.x14, c.x240, x.clone()];
+    let v = vec![c.x, c.x2, c.x3, c.x12, c.x15, c.x14, c.x240, x.clone()];
     StoredRelations::new(n, v, &CHAIN_PARTS)?.record(party);
     Ok(())
 }
@@ -195,6 +231,22 @@ mod tests {
                     let mut got = vec![0u8; n];
                     rel.load(2 * p + c, k * n, &mut got);
                     assert_eq!(got, want, "relation {k}, part {p}, component {c}");
+                }
+            }
+        }
+    }
+
+    /// The factors of the five kept values are the same four products.
+    #[test]
+    fn chain_factors_are_the_four_products_of_the_chain() {
+        let kept = [1, 3, 15, 14, 254];
+        for (k, exps) in EXPONENTS.iter().enumerate() {
+            for (p, &e) in exps.iter().enumerate() {
+                let (src, map) = CHAIN_FACTORS[k][p];
+                for x in (0..=255u8).map(Gf2p8) {
+                    let v = x.pow(kept[src]);
+                    let got = map.map_or(v, |m| m.apply(v));
+                    assert_eq!(got, x.pow(e), "product {k}, part {p}, x = {x:?}");
                 }
             }
         }

@@ -157,9 +157,8 @@ use triskele_field::{Bulk, Field, Gf2p8};
 use triskele_share::{commit_seed, verify_seed, Direction, PartyId, Prg, PrgKey, RssVec};
 use zeroize::Zeroize;
 
-use super::mal_chida::{inversion_chain, ChainValues};
+use super::mal_chida::{inversion_chain, ChainValues, CHAIN_FACTORS, CHAIN_X};
 use super::SboxProtocol;
-use triskele_field::LinearMap8;
 
 /// Multiplication triples per inversion (the four products of the chain).
 const TRIPLES_PER_INVERSION: usize = 4;
@@ -359,27 +358,19 @@ pub struct MalChida {
 /// factors are local maps of them.
 #[derive(Debug)]
 struct ChainLayer {
-    x: RssVec<Gf2p8>,
-    x3: RssVec<Gf2p8>,
-    x15: RssVec<Gf2p8>,
-    x14: RssVec<Gf2p8>,
-    x254: RssVec<Gf2p8>,
+    /// `x`, `x^3`, `x^15`, `x^14`, `x^254` (indexed as in [`CHAIN_FACTORS`]).
+    v: [RssVec<Gf2p8>; 5],
 }
 
 impl ChainLayer {
     /// Inversions of this call.
     fn len(&self) -> usize {
-        self.x.len()
+        self.v[CHAIN_X].len()
     }
 
     /// The output `z` of product `seg` (0: `x^3`, 1: `x^15`, 2: `x^14`, 3: `x^254`).
     fn output_mut(&mut self, seg: usize) -> &mut RssVec<Gf2p8> {
-        match seg {
-            0 => &mut self.x3,
-            1 => &mut self.x15,
-            2 => &mut self.x14,
-            _ => &mut self.x254,
-        }
+        &mut self.v[CHAIN_FACTORS[seg.min(3)][2].0]
     }
 }
 
@@ -416,17 +407,8 @@ impl ProductBlock {
             for (c, out) in pair.iter_mut().enumerate() {
                 out.resize(n, Gf2p8::ZERO);
                 // (factor x, factor y, product z) of the kind, as a map of a stored value.
-                let (src, map) = match (seg, k) {
-                    (0, 0) => (&layer.x, None),
-                    (0, 1) | (2, 1) => (&layer.x, Some(&LinearMap8::SQUARE)),
-                    (0, 2) | (1, 1) => (&layer.x3, None),
-                    (1, 0) | (2, 0) => (&layer.x3, Some(&LinearMap8::POW4)),
-                    (1, 2) => (&layer.x15, None),
-                    (2, 2) => (&layer.x14, None),
-                    (_, 0) => (&layer.x15, Some(&LinearMap8::POW16)),
-                    (_, 1) => (&layer.x14, None),
-                    _ => (&layer.x254, None),
-                };
+                let (src, map) = CHAIN_FACTORS[seg.min(3)][k];
+                let src = &layer.v[src];
                 match map {
                     Some(m) => m.apply_slice(take(src, c, &r), out),
                     None => out.copy_from_slice(take(src, c, &r)),
@@ -532,14 +514,15 @@ impl SboxProtocol<Malicious> for MalChida {
         EngineError::ensure_preprocessed(needed, self.available())?;
         // The products are checked by the finalize's sacrifice (not recorded for Protocol 2),
         // from the chain's values kept here.
-        let input = x.clone();
-        let ChainValues { x3, x15, x14, .. } = inversion_chain(party, x)?;
-        self.chain.push(ChainLayer {
+        let ChainValues {
             x: input,
             x3,
             x15,
             x14,
-            x254: x.clone(),
+            ..
+        } = inversion_chain(party, x)?;
+        self.chain.push(ChainLayer {
+            v: [input, x3, x15, x14, x.clone()],
         });
         self.reserved += needed;
         Ok(())
