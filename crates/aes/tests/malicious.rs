@@ -4,7 +4,10 @@
 //! (the Verify coins and openings, the output opening), (d) its compare-view digest. Every
 //! honest party must return `EngineError::Abort` and no honest party returns an output. The
 //! same tamper on the semi-honest twin goes undetected. ((c), a preprocessed value, does not
-//! apply: mal-chida-rec-check and mal-gf4-circuit(-opt) have no preprocessing.)
+//! apply: mal-chida-rec-check and mal-gf4-circuit(-opt) have no preprocessing; the lut16 and
+//! lut256-ss variants have their own tests of (c) below.) The lengths of the tampered
+//! messages are asserted where the message is named, so that a changed message order cannot
+//! quietly move a tamper to another value.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 mod common;
@@ -54,7 +57,12 @@ fn honest_run_gives_the_fips197_ciphertext(target: Target) {
     }
 }
 
-/// (a) A share of a multiplication: any online message of these variants is one.
+/// (a) A share of a multiplication, or whatever the online phase sends instead. The online
+/// messages of the chain and circuit variants are all multiplication reshares. lut16's online
+/// layer has none: it sends the masked offset shares (an opening) and the reshare of the
+/// looked-up values `b_h`, `b_l`; lut256-ss sends the opening of the masked input and a
+/// reshare. The multiplications of those
+/// variants are in their preprocessing (Protocol 8 or 5), which the tests of (c) tamper.
 fn tampered_multiplication_share_aborts(target: Target) {
     for cheater in PartyId::ALL {
         for seed in 0..3 {
@@ -69,18 +77,22 @@ fn tampered_multiplication_share_aborts(target: Target) {
 fn tampered_opening_aborts(target: Target) {
     let l = verify_levels(target);
     for cheater in PartyId::ALL {
-        for (k, name) in [
-            (0, "seed coins"),
-            (1 + l / 2, "halving coin"),
-            (l + 1, "coin t"),
-            (l + 2, "opening of rho"),
-            (l + 3, "opening of sigma"),
+        // (message to next, what it is, its length: the 16-byte seed share, `GF(2^64)` values)
+        for (k, name, len) in [
+            (0, "seed coins", 16),
+            (1 + l / 2, "halving coin", 8),
+            (l + 1, "coin t", 8),
+            (l + 2, "opening of rho", 8),
+            (l + 3, "opening of sigma", 8),
         ] {
             let t = Tamper::new(cheater, Phase::Finalize, Some(Direction::Next), k, k + 5);
-            assert_aborts(target, t, &format!("(b) {name}"));
+            assert_aborts(target, t.clone(), &format!("(b) {name}"));
+            assert_eq!(t.tampered().map(|f| f.len), Some(len), "(b) {name}");
         }
+        // The output block's share of the hashed opening.
         let t = Tamper::new(cheater, Phase::Output, Some(Direction::Next), 0, 9);
-        assert_aborts(target, t, "(b) output opening");
+        assert_aborts(target, t.clone(), "(b) output opening");
+        assert_eq!(t.tampered().map(|f| f.len), Some(16), "(b) output opening");
     }
 }
 
@@ -142,6 +154,66 @@ macro_rules! abort_matrix {
             }
         }
     };
+}
+
+/// The Verify-based malicious variants.
+const VERIFY_TARGETS: [Target; 7] = [
+    Target::MalChidaRecCheck,
+    Target::MalGf4Circuit,
+    Target::MalGf4CircuitOpt,
+    Target::MalLut16Bitstring,
+    Target::MalLut16Ohv,
+    Target::MalLut256Ss,
+    Target::MalLut256SsOpt,
+];
+
+/// The arithmetic of the soundness bounds stated in `triskele_engine::verify` ("Soundness",
+/// "Segments") and the README, redone from each variant's triple count for a batch of `10^6`
+/// blocks: one run over all records at most `(2ℓ + 57)/2^64` (runs of bit products only, the
+/// largest constant); in segments at most `⌈L/2^20⌉ + 257` runs whose bounds add up to at most
+/// `R (2 log2(L/R) + 59) / 2^64`.
+#[test]
+fn soundness_bounds_of_a_million_aes256_blocks() {
+    let blocks = 1_000_000usize;
+    // log2 of the bound's numerator: (once, in segments).
+    let numerators = |size: KeySize, t: usize| {
+        let sboxes = blocks * size.sboxes_per_block() + size.key_schedule_sboxes();
+        // Up to 15 padding lanes per one-hot word of every layer (mal-lut16): fewer than
+        // 16 per layer, one layer per round and per key-schedule word.
+        let layers = size.rounds() + size.key_schedule_sboxes() / 4;
+        let l = t * (sboxes + 16 * layers);
+        let once = (2 * u64::from(levels(l)) + 57) as f64;
+        let r = l.div_ceil(1 << 20) as f64 + 257.0;
+        let segmented = r * (2.0 * (l as f64 / r).log2() + 59.0);
+        (l, once.log2(), segmented.log2())
+    };
+    let mut largest = 0;
+    for target in VERIFY_TARGETS {
+        let t = triples_per_sbox(target);
+        let (l, once, segmented) = numerators(KeySize::Aes256, t);
+        largest = largest.max(l);
+        assert!(l < 1 << 33, "{target}: L = {l}");
+        assert!(
+            once < 7.0,
+            "{target}: once 2^{once} / 2^64, stated below 2^-57"
+        );
+        assert!(
+            segmented < 20.0,
+            "{target}: segments 2^{segmented} / 2^64, stated below 2^-44"
+        );
+        let (l, _, segmented) = numerators(KeySize::Aes128, t);
+        assert!(l < 1 << 32, "{target}: L = {l}");
+        assert!(
+            segmented < 19.0,
+            "{target}: AES-128 2^{segmented} / 2^64, stated below 2^-45"
+        );
+    }
+    // mal-lut256-ss (24 triples per S-box) is the one above 2^32 triples, for which the bound
+    // was restated as 2^-44 (2^13 + 257 runs).
+    assert!(largest > 1 << 32);
+    // The generic figure of the derivation: R = 2^13 + 257 runs of L = 2^33 triples.
+    let r = 8449.0_f64;
+    assert!(r * (2.0 * (2f64.powi(33) / r).log2() + 59.0) < 2f64.powi(20));
 }
 
 abort_matrix!(mal_chida_rec_check, Target::MalChidaRecCheck);

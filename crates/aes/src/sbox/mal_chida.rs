@@ -24,7 +24,7 @@
 //! on the k-ary first level of `Verify` changes these to `16 + 8 + 8ℓ' + 24 + 32` and
 //! `112 + 16ℓ' + 16 + 32`, `ℓ' = ⌈log2 ⌈L/8⌉⌉`). Soundness: a
 //! wrong product survives a run of the check with probability at most `(2ℓ + 13)/2^64`, and
-//! all segments and runs of a batch of up to `10^6` AES-256 blocks with less than `2^-45`
+//! all segments and runs of a batch of up to `10^6` AES-256 blocks with less than `2^-44`
 //! (see [`triskele_engine::verify`]); any inconsistent opening (coins, `ρ`, `σ`, outputs) is caught
 //! by the compare-views with the collision resistance of SHA-256. Outputs are opened with the
 //! hashed opening and a compare-view before any party returns them.

@@ -190,9 +190,12 @@
 //! Union bound: `ε ≤ (2ℓ + 4) / 2^64` in `GF(2^64)` (product coefficients; `(2ℓ' + 19) / 2^64
 //! = (2ℓ + 13) / 2^64` with the k-ary first level, `(2ℓ' + 67) / 2^64 = (2ℓ + 57) / 2^64` with
 //! blocks of 32) and `(2ℓ + 3) / p` in `F_p`. Up to `10^6` AES-256 blocks with every
-//! variant's triple count (`L ≤ 3840 · 10^6 < 2^32`, `ℓ ≤ 32`): `ε ≤ 121 · 2^-64 < 2^-57`,
-//! well below the required `2^-40` at every batch size (with powers of one coin step 1 alone
-//! would cost `(L-1)/2^64`, about `2^-38` at `L = 2^26`).
+//! variant's triple count (at most 24 per S-box, mal-lut256-ss: `L ≤ 24 · (224 · 10^6 + 52)`
+//! plus padding lanes `< 2^33`, `ℓ ≤ 33`): `ε ≤ 123 · 2^-64 < 2^-57`, well below the required
+//! `2^-40` at every batch size (with powers of one coin step 1 alone would cost
+//! `(L-1)/2^64`, about `2^-38` at `L = 2^26`). The test
+//! `soundness_bounds_of_a_million_aes256_blocks` (`crates/aes/tests/malicious.rs`) redoes
+//! this arithmetic, and that of "Segments" below, from every variant's triple count.
 //!
 //! # Segments
 //!
@@ -210,14 +213,17 @@
 //! finalize at 100,000 blocks from 0.81-0.84 s to 0.76-0.83 s in three alternating pairs),
 //! each again with its own seed; this bounds the check's working memory when one recorded
 //! source (a preprocessing batch of compact relations) is larger than a segment. Union bound
-//! over at most [`crate::MAX_SEGMENTS`]` + 1 = 257` segments and, in `GF(2^64)`, fewer than
-//! `L / 2^20 + 257 < 2^12 + 257 = 4353` runs for the `L < 2^32` triples of up to `10^6`
-//! AES-256 blocks: with `L_r` triples in run `r`, `ℓ_r ≤ log2 L_r + 1`, so the runs' bounds
-//! add up to at most `Σ_r (2 log2 L_r + 59) ≤ R (2 log2 (L/R) + 59)` for `R` runs (`log2` is
-//! concave), which grows with `R` and is below `4353 · 99 < 2^19` at `R = 4353`:
-//! `ε < 2^-45` in `GF(2^64)` at every batch size and segment size (and `257 · (2ℓ + 3) / p`, below `2^-80` for the primes of at least 100 bits of the
-//! malicious PRFs, whose records are not split). Privacy is unchanged: each run opens only
-//! coins and the randomized `σ`.
+//! over at most [`crate::MAX_SEGMENTS`]` + 1 = 257` segments and, in `GF(2^64)`, at most
+//! `⌈L / 2^20⌉ + 257 ≤ 2^13 + 257 = 8449` runs for the `L < 2^33` triples of up to `10^6`
+//! AES-256 blocks (a segment of `T` triples runs as `⌈T / S⌉ ≤ T / S + 1` windows for a run
+//! size `S ≥ 2^20`): with `L_r` triples in run `r`, `ℓ_r ≤ log2 L_r + 1`, so the runs'
+//! bounds add up to at most `Σ_r (2 log2 L_r + 59) ≤ R (2 log2 (L/R) + 59)` for `R` runs
+//! (`log2` is concave), which grows with `R`; at `R = 8449` and `L = 2^33` it is
+//! `8449 · (2 · 19.96 + 59) < 2^20`: `ε < 2^-44` in `GF(2^64)` at every batch size and
+//! segment size (for AES-128, `L < 2^32`, fewer than `2^12 + 257` runs: `ε < 2^-45`), and
+//! `257 · (2ℓ + 3) / p`, below `2^-80` for the primes of at least 100 bits of the malicious
+//! PRFs, whose records are not split. Privacy is unchanged: each run opens only coins and the
+//! randomized `σ`.
 
 use core::any::Any;
 
