@@ -1,5 +1,6 @@
 //! Known-answer and random tests of every S-box protocol through the full engine
-//! (key agreement, key schedule on shares, encryption and decryption) over in-memory links.
+//! (key agreement, key schedule on shares, encryption and decryption) over in-memory links,
+//! and a sample of them (`over_tls`) through the real network stack.
 
 mod common;
 
@@ -16,29 +17,6 @@ sbox_protocol_tests!(mal_lut16_bitstring, triskele_aes::Target::MalLut16Bitstrin
 sbox_protocol_tests!(mal_lut16_ohv, triskele_aes::Target::MalLut16Ohv);
 sbox_protocol_tests!(mal_lut256_ss, triskele_aes::Target::MalLut256Ss);
 sbox_protocol_tests!(mal_lut256_ss_opt, triskele_aes::Target::MalLut256SsOpt);
-
-/// A sample of the known answers through the real network stack: TLS 1.3 on loopback with
-/// certificates made in memory.
-#[test]
-fn chida_over_tls() {
-    use common::{parse_rsp, run_aes_on, testdata};
-    use triskele_aes::{Mode, Target};
-    for file in ["ECBGFSbox128.rsp", "ECBKeySbox256.rsp"] {
-        let v = parse_rsp(&testdata(file));
-        for (i, v) in v.iter().filter(|v| v.encrypt).take(3).enumerate() {
-            let nets = triskele_net::local_tls(&triskele_net::NetOptions::default()).unwrap();
-            let got = run_aes_on(
-                nets,
-                Target::Chida,
-                &v.key,
-                &v.plaintext,
-                Mode::Encrypt,
-                i as u64,
-            );
-            assert_eq!(got, v.ciphertext, "{file} #{i}");
-        }
-    }
-}
 
 /// Batches larger than one preprocessing chunk (65,536 inversions for lut256): the layers
 /// consume material across chunk boundaries; the result must still match RustCrypto. The same

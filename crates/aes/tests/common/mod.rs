@@ -95,18 +95,34 @@ pub fn run_aes_on(
 }
 
 pub fn run_aes(target: Target, key: &[u8], blocks: &[u8], mode: Mode, seed: u64) -> Vec<u8> {
-    run_aes_on(
-        triskele_net::in_memory(&NetOptions::default()),
-        target,
-        key,
-        blocks,
-        mode,
-        seed,
-    )
+    run_aes_on(Links::InMemory.make(), target, key, blocks, mode, seed)
+}
+
+/// The links of a test's three parties.
+#[derive(Debug, Clone, Copy)]
+pub enum Links {
+    /// In-memory channels with the same framing (fast; most tests).
+    InMemory,
+    /// The real network stack: TLS 1.3 on loopback, certificates made in memory.
+    Tls,
+}
+
+impl Links {
+    pub fn make(self) -> [Network; 3] {
+        match self {
+            Links::InMemory => triskele_net::in_memory(&NetOptions::default()),
+            Links::Tls => triskele_net::local_tls(&NetOptions::default()).expect("local TLS setup"),
+        }
+    }
 }
 
 /// Checks every record of a CAVP file, batching all blocks under the same key and direction.
 pub fn check_cavp(target: Target, file: &str) {
+    check_cavp_over(target, file, Links::InMemory);
+}
+
+/// [`check_cavp`] over the given links.
+pub fn check_cavp_over(target: Target, file: &str, links: Links) {
     let vectors = parse_rsp(&testdata(file));
     assert!(!vectors.is_empty(), "{file}: no vectors parsed");
     // (key, encrypt, inputs, expected outputs)
@@ -128,7 +144,7 @@ pub fn check_cavp(target: Target, file: &str) {
     }
     for (i, (key, enc, input, expected)) in groups.iter().enumerate() {
         let mode = if *enc { Mode::Encrypt } else { Mode::Decrypt };
-        let got = run_aes(target, key, input, mode, i as u64);
+        let got = run_aes_on(links.make(), target, key, input, mode, i as u64);
         assert_eq!(
             hex::encode(&got),
             hex::encode(expected),
@@ -140,6 +156,12 @@ pub fn check_cavp(target: Target, file: &str) {
 
 /// Random keys and blocks against the RustCrypto `aes` crate.
 pub fn check_random_against_rustcrypto(target: Target, seed: u64) {
+    check_random_over(target, seed, Links::InMemory);
+}
+
+/// [`check_random_against_rustcrypto`] over the given links: AES-128 and AES-256, encryption
+/// and decryption.
+pub fn check_random_over(target: Target, seed: u64, links: Links) {
     use aes::cipher::{BlockDecrypt, BlockEncrypt, KeyInit};
     use rand::RngCore;
     let mut rng = ChaCha20Rng::seed_from_u64(seed);
@@ -173,7 +195,14 @@ pub fn check_random_against_rustcrypto(target: Target, seed: u64) {
             } else {
                 Mode::Encrypt
             };
-            let got = run_aes(target, &key, &blocks, mode, seed + key_len as u64);
+            let got = run_aes_on(
+                links.make(),
+                target,
+                &key,
+                &blocks,
+                mode,
+                seed + key_len as u64,
+            );
             assert_eq!(got, expected, "{target} key_len {key_len} {mode:?}");
         }
     }
@@ -244,6 +273,14 @@ macro_rules! sbox_protocol_tests {
             fn cavp_keysbox() {
                 check_cavp($target, "ECBKeySbox128.rsp");
                 check_cavp($target, "ECBKeySbox256.rsp");
+            }
+            /// Through the real network stack (TLS 1.3 on loopback): the GFSbox files and
+            /// random inputs, AES-128 and AES-256, both directions.
+            #[test]
+            fn over_tls() {
+                check_cavp_over($target, "ECBGFSbox128.rsp", Links::Tls);
+                check_cavp_over($target, "ECBGFSbox256.rsp", Links::Tls);
+                check_random_over($target, 11, Links::Tls);
             }
             #[test]
             fn cavp_vartxt() {
