@@ -20,6 +20,10 @@ fn stderr(o: &Output) -> String {
 
 const KEY128: &str = "000102030405060708090a0b0c0d0e0f";
 const PT: &str = "00112233445566778899aabbccddeeff";
+/// The FIPS-197 C.1 (AES-128) ciphertext; C.3 (AES-256): key and ciphertext.
+const CT128: &str = "69c4e0d86a7b0430d8cdb78070b4c55a";
+const KEY256: &str = "000102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f";
+const CT256: &str = "8ea2b7ca516745bfeafc49904b496089";
 
 #[test]
 fn aes_fips197_c1_prints_the_ciphertext() {
@@ -373,58 +377,57 @@ fn ot_bench_repetitions_report_the_median() {
     assert!(stderr(&o).contains("--rep must be at least 1"));
 }
 
+/// The eight malicious variants and their semi-honest twins.
+const MALICIOUS: [(&str, &str); 8] = [
+    ("mal-chida", "chida"),
+    ("mal-chida-rec-check", "chida"),
+    ("mal-gf4-circuit", "gf4-circuit"),
+    ("mal-gf4-circuit-opt", "gf4-circuit"),
+    ("mal-lut16-bitstring", "lut16"),
+    ("mal-lut16-ohv", "lut16"),
+    ("mal-lut256-ss", "lut256-ss"),
+    ("mal-lut256-ss-opt", "lut256-ss"),
+];
+
+/// `triskele aes` on FIPS-197 C.1 or C.3 with `extra` arguments.
+fn fips(protocol: &str, aes256: bool, extra: &[&str]) -> Output {
+    let mut args = vec!["aes", "--protocol", protocol, "--input", PT, "--key"];
+    args.push(if aes256 { KEY256 } else { KEY128 });
+    if aes256 {
+        args.push("--aes256");
+    }
+    args.extend_from_slice(extra);
+    triskele(&args)
+}
+
+/// ARCHITECTURE.md's cheating party through the CLI, for every malicious variant, AES-128
+/// and AES-256, each party as the cheater: exit code 3, an abort message, no output on
+/// stdout; the same `--tamper` on the semi-honest twin completes and says the tamper went
+/// undetected.
 #[test]
 fn tamper_aborts_malicious_and_goes_unnoticed_in_semi_honest() {
-    let ok = triskele(&[
-        "aes",
-        "--protocol",
-        "mal-chida-rec-check",
-        "--key",
-        KEY128,
-        "--input",
-        PT,
-    ]);
-    assert_eq!(ok.status.code(), Some(0), "{}", stderr(&ok));
-    assert_eq!(stdout(&ok), "69c4e0d86a7b0430d8cdb78070b4c55a\n");
-    for party in ["1", "2", "3"] {
-        for seed in ["0", "5"] {
-            let o = triskele(&[
-                "aes",
-                "--protocol",
-                "mal-chida-rec-check",
-                "--key",
-                KEY128,
-                "--input",
-                PT,
-                "--tamper",
-                party,
-                "--tamper-seed",
-                seed,
-            ]);
-            assert_eq!(
-                o.status.code(),
-                Some(3),
-                "P{party} seed {seed}: {}",
-                stderr(&o)
-            );
-            assert!(stdout(&o).is_empty(), "no output may be released");
-            assert!(stderr(&o).contains("abort"), "{}", stderr(&o));
+    for aes256 in [false, true] {
+        let ct = if aes256 { CT256 } else { CT128 };
+        for (mal, twin) in MALICIOUS {
+            let what = format!("{mal} aes256={aes256}");
+            let ok = fips(mal, aes256, &[]);
+            assert_eq!(ok.status.code(), Some(0), "{what}: {}", stderr(&ok));
+            assert_eq!(stdout(&ok), format!("{ct}\n"), "{what}");
+            for party in ["1", "2", "3"] {
+                for seed in ["0", "5"] {
+                    let o = fips(mal, aes256, &["--tamper", party, "--tamper-seed", seed]);
+                    let what = format!("{what} P{party} seed {seed}");
+                    assert_eq!(o.status.code(), Some(3), "{what}: {}", stderr(&o));
+                    assert!(stdout(&o).is_empty(), "{what}: no output may be released");
+                    assert!(stderr(&o).contains("abort"), "{what}: {}", stderr(&o));
+                }
+                // The semi-honest twin completes: the tamper goes undetected.
+                let o = fips(twin, aes256, &["--tamper", party]);
+                assert_eq!(o.status.code(), Some(0), "{twin} P{party}: {}", stderr(&o));
+                assert_eq!(stdout(&o).trim().len(), 32);
+                assert!(stderr(&o).contains("did not detect"), "{}", stderr(&o));
+            }
         }
-        // The semi-honest twin completes: the tamper goes undetected.
-        let o = triskele(&[
-            "aes",
-            "--protocol",
-            "chida",
-            "--key",
-            KEY128,
-            "--input",
-            PT,
-            "--tamper",
-            party,
-        ]);
-        assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
-        assert_eq!(stdout(&o).trim().len(), 32);
-        assert!(stderr(&o).contains("did not detect"), "{}", stderr(&o));
     }
     let o = triskele(&[
         "aes",
