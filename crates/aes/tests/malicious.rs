@@ -224,6 +224,37 @@ abort_matrix!(mal_lut16_ohv, Target::MalLut16Ohv);
 abort_matrix!(mal_lut256_ss, Target::MalLut256Ss);
 abort_matrix!(mal_lut256_ss_opt, Target::MalLut256SsOpt);
 
+/// The abort matrix runs one block, whose check halves from the start. From `2^16` products
+/// on, a run of the check starts with the level that folds by 8 (by 32 for bit products
+/// only): its reshare is the first finalize message to the previous party, its coin the
+/// second to the next one. Tampered end to end in batches that take it: bytes
+/// (mal-chida-rec-check, 128 blocks: 82,080 products), words (mal-lut16-ohv, 160 blocks), and
+/// the bit products of mal-lut256-ss's preprocessing with its VerifySbox bytes (32 blocks).
+#[test]
+fn tampered_first_level_of_a_large_check_aborts() {
+    for (target, blocks, reshare_len) in [
+        (Target::MalChidaRecCheck, 128, 112),
+        (Target::MalLut16Ohv, 160, 112),
+        (Target::MalLut256Ss, 32, 112),
+    ] {
+        let honest = common::run_batch(target, blocks, None);
+        assert!(honest.iter().all(Result::is_ok), "{target}: {honest:?}");
+        for cheater in PartyId::ALL {
+            for (dir, k, len, what) in [
+                (Direction::Prev, 0, reshare_len, "the first level's reshare"),
+                (Direction::Next, 1, 8, "the first level's coin"),
+            ] {
+                let t = Tamper::new(cheater, Phase::Finalize, Some(dir), k, 7 * k + 3);
+                let res = common::run_batch(target, blocks, Some(t.clone()));
+                let flipped = t.tampered().expect("a message was flipped");
+                let what = format!("{target}, {blocks} blocks: {what}, flipped {flipped:?}");
+                assert_eq!(flipped.len, len, "{what}");
+                common::assert_honest_parties_abort(&res, cheater, &what);
+            }
+        }
+    }
+}
+
 /// (a) for mal-gf4-circuit-opt, aimed at the messages of the products that are not recorded
 /// themselves but covered by the gf4p4 relation: round 1 (`a_h a_l`, message `4j`) and round 4
 /// (`b_h`, `b_l`, message `4j + 3`) of layer `j` (10 key-schedule layers, then 10 cipher

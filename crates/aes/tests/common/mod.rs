@@ -322,6 +322,30 @@ pub fn run_fips197(target: Target, tamper: Option<Tamper>) -> [Result<Vec<u8>, E
     })
 }
 
+/// `blocks` random blocks under a random AES-128 key through `target` over in-memory links
+/// with `tamper`; every party's result.
+pub fn run_batch(
+    target: Target,
+    blocks: usize,
+    tamper: Option<Tamper>,
+) -> [Result<Vec<u8>, EngineError>; 3] {
+    use rand::RngCore;
+    let opts = NetOptions {
+        tamper,
+        ..NetOptions::default()
+    };
+    let mut rng = ChaCha20Rng::seed_from_u64(blocks as u64);
+    let mut bytes = vec![0u8; 16 + 16 * blocks];
+    rng.fill_bytes(&mut bytes);
+    let (k, x) = bytes.split_at(16);
+    let ks = deal(&k.iter().map(|b| Gf2p8(*b)).collect::<Vec<_>>(), &mut rng);
+    let xs = deal(&x.iter().map(|b| Gf2p8(*b)).collect::<Vec<_>>(), &mut rng);
+    three(triskele_net::in_memory(&opts), |net| {
+        let i = net.party().index();
+        compute_party(target, net, &ks[i], xs[i].clone(), Mode::Encrypt)
+    })
+}
+
 /// Runs FIPS-197 C.1 through `target` with `tamper` and checks the abort promise: every
 /// honest party returns `EngineError::Abort`, none an output. Returns the length of the
 /// flipped message.
