@@ -221,11 +221,12 @@ fn advance(f: &[Bits16], s: &[Bits16], g: &[Bits16], w: usize) -> Vec<Bits16> {
         }
     }
     let mut out = Vec::with_capacity(2 * h * w);
-    out.extend(
-        f.iter()
-            .zip(g.iter().chain(&last))
-            .map(|(a, b)| Bits16(a.0 ^ b.0)),
-    );
+    // Two passes over plain slice pairs (which the compiler vectorizes; a chained iterator
+    // it did not).
+    let (f_g, f_last) = f.split_at(g.len().min(f.len()));
+    for (f, g) in [(f_g, g), (f_last, &last[..])] {
+        out.extend(f.iter().zip(g).map(|(a, b)| Bits16(a.0 ^ b.0)));
+    }
     out.extend_from_slice(g);
     out.extend_from_slice(&last);
     out
@@ -260,7 +261,8 @@ fn bitstring_ohv16<M: SecurityModel>(party: &mut Party<M>, n: usize) -> Result<O
         f.extend_from_slice(b0);
         f
     });
-    for k in 1..4 {
+    // Step `k`'s bit `s = b_k` and products `g_j = s f_j` (`j < 2^k - 1`) of the level `f`.
+    let step = |party: &mut Party<M>, k: usize, f: &[Vec<Bits16>; 2]| {
         let h = 1usize << k;
         let s = bits
             .slice(k * w..(k + 1) * w)
@@ -268,14 +270,6 @@ fn bitstring_ohv16<M: SecurityModel>(party: &mut Party<M>, n: usize) -> Result<O
                 expected: 4 * w,
                 got: bits.len(),
             })?;
-        // `s · f_j` for `j < h - 1`: the local products from the pieces in place (the
-        // messages of one multiplication of `s ‖ s ‖ …` by `f_0 ‖ f_1 ‖ …`).
-        let parts: Vec<_> = (0..h - 1)
-            .map(|j| {
-                let fj = [&f[0], &f[1]].map(|c| c.get(j * w..(j + 1) * w).unwrap_or(&[]));
-                ([&s.first[..], &s.second[..]], fj)
-            })
-            .collect();
         let g = if k == 1 {
             // Step 1's string is the one bit `f_0`: a plain bit product, recorded with the
             // bit triples (which the check takes packed by eight) by `Party::mul`.
@@ -283,8 +277,20 @@ fn bitstring_ohv16<M: SecurityModel>(party: &mut Party<M>, n: usize) -> Result<O
             let f0 = RssVec { first, second };
             party.mul(&s, &f0)?
         } else {
+            // `s · f_j` for `j < h - 1`: the local products from the pieces in place (the
+            // messages of one multiplication of `s ‖ s ‖ …` by `f_0 ‖ f_1 ‖ …`).
+            let parts: Vec<_> = (0..h - 1)
+                .map(|j| {
+                    let fj = [&f[0], &f[1]].map(|c| c.get(j * w..(j + 1) * w).unwrap_or(&[]));
+                    ([&s.first[..], &s.second[..]], fj)
+                })
+                .collect();
             party.mul_covered_parts(&parts)?
         };
+        Ok::<_, EngineError>((s, g))
+    };
+    for k in 1..3 {
+        let (s, g) = step(party, k, &f)?;
         for (c, (s, g)) in [(&s.first, &g.first), (&s.second, &g.second)]
             .into_iter()
             .enumerate()
@@ -292,6 +298,9 @@ fn bitstring_ohv16<M: SecurityModel>(party: &mut Party<M>, n: usize) -> Result<O
             f[c] = advance(&f[c], s, g, w);
         }
     }
+    // Step 3's level (16 entries) is not stored: the assembly below forms each word's
+    // entries from `f` (8 entries), the products `g` and `s`, as `advance` would.
+    let (s3, g3) = step(party, 3, &f)?;
     let mut e = RssVec {
         first: vec![0u16; n],
         second: vec![0u16; n],
@@ -299,14 +308,23 @@ fn bitstring_ohv16<M: SecurityModel>(party: &mut Party<M>, n: usize) -> Result<O
     let mut r = RssVec::zeros(n);
     let RssVec { first, second } = bits;
     let b = [first, second];
+    let comps = [(&s3.first, &g3.first), (&s3.second, &g3.second)];
     for (c, (e_out, r_out)) in [(&mut e.first, &mut r.first), (&mut e.second, &mut r.second)]
         .into_iter()
         .enumerate()
     {
-        let (e, b) = (&f[c], &b[c]);
+        let (f, b, (s, g)) = (&f[c], &b[c], comps[c]);
+        let at = |v: &[Bits16], i: usize| v.get(i).map_or(0, |x| x.0);
         let word = |wd: usize| {
+            let (f, g): ([u16; 8], [u16; 7]) = (
+                core::array::from_fn(|j| at(f, j * w + wd)),
+                core::array::from_fn(|j| at(g, j * w + wd)),
+            );
+            // `g_7 = s + Σ_j g_j`; the level is `(f + g, g)`.
+            let last = g.iter().fold(at(s, wd), |a, x| a ^ x);
+            let gj = |j: usize| if j < 7 { g[j] } else { last };
             (
-                core::array::from_fn(|j| e[j * w + wd].0),
+                core::array::from_fn(|j| if j < 8 { f[j] ^ gj(j) } else { gj(j - 8) }),
                 core::array::from_fn(|k| b[k * w + wd].0),
             )
         };
