@@ -156,17 +156,6 @@ macro_rules! abort_matrix {
     };
 }
 
-/// The Verify-based malicious variants.
-const VERIFY_TARGETS: [Target; 7] = [
-    Target::MalChidaRecCheck,
-    Target::MalGf4Circuit,
-    Target::MalGf4CircuitOpt,
-    Target::MalLut16Bitstring,
-    Target::MalLut16Ohv,
-    Target::MalLut256Ss,
-    Target::MalLut256SsOpt,
-];
-
 /// The arithmetic of the soundness bounds stated in `triskele_engine::verify` ("Soundness",
 /// "Segments") and the README, redone from each variant's triple count for a batch of `10^6`
 /// blocks: one run over all records at most `(2ℓ + 57)/2^64` (runs of bit products only, the
@@ -188,7 +177,7 @@ fn soundness_bounds_of_a_million_aes256_blocks() {
         (l, once.log2(), segmented.log2())
     };
     let mut largest = 0;
-    for target in VERIFY_TARGETS {
+    for target in common::verify_based() {
         let t = triples_per_sbox(target);
         let (l, once, segmented) = numerators(KeySize::Aes256, t);
         largest = largest.max(l);

@@ -13,20 +13,15 @@
 
 mod common;
 
-use common::{assert_fips197_aborts, check_random_against_rustcrypto, run_fips197, three, FIPS_CT};
+use common::{
+    assert_fips197_aborts, check_random_against_rustcrypto, run_fips197, three, verify_based,
+    FIPS_CT,
+};
 use triskele_aes::{aes_tamper, bench_party, KeySize, Target};
 use triskele_engine::set_verify_segment;
 use triskele_engine::verify::levels;
 use triskele_net::{NetOptions, Phase, Tamper};
 use triskele_share::{Direction, PartyId};
-
-/// The Verify-based variants (mal-chida checks by sacrifice and records nothing).
-fn verify_based() -> impl Iterator<Item = Target> {
-    Target::ALL
-        .iter()
-        .copied()
-        .filter(|t| t.is_malicious() && *t != Target::MalChida)
-}
 
 /// Every record is due at once.
 fn tiny_segments() {

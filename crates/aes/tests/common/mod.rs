@@ -57,6 +57,14 @@ pub fn testdata(name: &str) -> String {
     std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"))
 }
 
+/// The Verify-based malicious variants (mal-chida checks by sacrifice and records nothing).
+pub fn verify_based() -> impl Iterator<Item = Target> {
+    Target::ALL
+        .iter()
+        .copied()
+        .filter(|t| t.is_malicious() && *t != Target::MalChida)
+}
+
 /// Runs `f` for each party in its own thread; returns the results in party order.
 pub fn three<T: Send>(nets: [Network; 3], f: impl Fn(Network) -> T + Sync) -> [T; 3] {
     let f = &f;
