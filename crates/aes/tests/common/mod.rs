@@ -88,18 +88,30 @@ pub fn run_aes_on(
     mode: Mode,
     seed: u64,
 ) -> Vec<u8> {
-    let mut rng = ChaCha20Rng::seed_from_u64(seed);
-    let k: Vec<Gf2p8> = key.iter().map(|b| Gf2p8(*b)).collect();
-    let x: Vec<Gf2p8> = blocks.iter().map(|b| Gf2p8(*b)).collect();
-    let ks = deal(&k, &mut rng);
-    let xs = deal(&x, &mut rng);
-    let outs = three(nets, |net| {
-        let i = net.party().index();
-        compute_party(target, net, &ks[i], xs[i].clone(), mode).expect("protocol run")
-    });
+    let outs = run_dealt(nets, target, key, blocks, mode, seed).map(|r| r.expect("protocol run"));
     assert_eq!(outs[0], outs[1]);
     assert_eq!(outs[1], outs[2]);
     outs[0].clone()
+}
+
+/// Deals `key` and `blocks` (dealer randomness from `seed`) and runs `target` with three
+/// parties over `nets`; every party's result.
+pub fn run_dealt(
+    nets: [Network; 3],
+    target: Target,
+    key: &[u8],
+    blocks: &[u8],
+    mode: Mode,
+    seed: u64,
+) -> [Result<Vec<u8>, EngineError>; 3] {
+    let mut rng = ChaCha20Rng::seed_from_u64(seed);
+    let bytes = |v: &[u8]| v.iter().map(|b| Gf2p8(*b)).collect::<Vec<_>>();
+    let ks = deal(&bytes(key), &mut rng);
+    let xs = deal(&bytes(blocks), &mut rng);
+    three(nets, |net| {
+        let i = net.party().index();
+        compute_party(target, net, &ks[i], xs[i].clone(), mode)
+    })
 }
 
 pub fn run_aes(target: Target, key: &[u8], blocks: &[u8], mode: Mode, seed: u64) -> Vec<u8> {
@@ -307,27 +319,11 @@ pub const FIPS_CT: &str = "69c4e0d86a7b0430d8cdb78070b4c55a";
 /// FIPS-197 C.1 (key schedule and one block) through `target` with three parties over
 /// in-memory links, optionally with a cheating party; every party's result.
 pub fn run_fips197(target: Target, tamper: Option<Tamper>) -> [Result<Vec<u8>, EngineError>; 3] {
-    let opts = NetOptions {
-        tamper,
-        ..NetOptions::default()
-    };
-    let mut rng = ChaCha20Rng::seed_from_u64(1);
-    let k: Vec<Gf2p8> = hex::decode(FIPS_KEY)
-        .unwrap()
-        .into_iter()
-        .map(Gf2p8)
-        .collect();
-    let x: Vec<Gf2p8> = hex::decode(FIPS_PT)
-        .unwrap()
-        .into_iter()
-        .map(Gf2p8)
-        .collect();
-    let ks = deal(&k, &mut rng);
-    let xs = deal(&x, &mut rng);
-    three(triskele_net::in_memory(&opts), |net| {
-        let i = net.party().index();
-        compute_party(target, net, &ks[i], xs[i].clone(), Mode::Encrypt)
-    })
+    let (key, pt) = (
+        hex::decode(FIPS_KEY).unwrap(),
+        hex::decode(FIPS_PT).unwrap(),
+    );
+    run_dealt(in_memory_with(tamper), target, &key, &pt, Mode::Encrypt, 1)
 }
 
 /// `blocks` random blocks under a random AES-128 key through `target` over in-memory links
@@ -338,19 +334,17 @@ pub fn run_batch(
     tamper: Option<Tamper>,
 ) -> [Result<Vec<u8>, EngineError>; 3] {
     use rand::RngCore;
-    let opts = NetOptions {
+    let mut bytes = vec![0u8; 16 + 16 * blocks];
+    ChaCha20Rng::seed_from_u64(blocks as u64).fill_bytes(&mut bytes);
+    let (key, x) = bytes.split_at(16);
+    run_dealt(in_memory_with(tamper), target, key, x, Mode::Encrypt, 1)
+}
+
+/// In-memory links with an optional cheating party.
+fn in_memory_with(tamper: Option<Tamper>) -> [Network; 3] {
+    triskele_net::in_memory(&NetOptions {
         tamper,
         ..NetOptions::default()
-    };
-    let mut rng = ChaCha20Rng::seed_from_u64(blocks as u64);
-    let mut bytes = vec![0u8; 16 + 16 * blocks];
-    rng.fill_bytes(&mut bytes);
-    let (k, x) = bytes.split_at(16);
-    let ks = deal(&k.iter().map(|b| Gf2p8(*b)).collect::<Vec<_>>(), &mut rng);
-    let xs = deal(&x.iter().map(|b| Gf2p8(*b)).collect::<Vec<_>>(), &mut rng);
-    three(triskele_net::in_memory(&opts), |net| {
-        let i = net.party().index();
-        compute_party(target, net, &ks[i], xs[i].clone(), Mode::Encrypt)
     })
 }
 
