@@ -94,9 +94,9 @@ fn split_pairs<'a, V>(
 
 /// The lower parts `[x1, x2, y1, y2]` of a folded claim (`v[..end]` each), split per job
 /// range `r` of `[0, nh)` into `v[r]` and `v[nh + r] ∩ v[nh..end]` (`split_pairs`).
-type JobSlices<'a, V> = (core::ops::Range<usize>, [&'a mut [V]; 4], [&'a mut [V]; 4]);
+pub(super) type JobSlices<'a, V> = (core::ops::Range<usize>, [&'a mut [V]; 4], [&'a mut [V]; 4]);
 
-fn split_jobs<'a, V>(
+pub(super) fn split_jobs<'a, V>(
     lows: [&'a mut [V]; 4],
     nh: usize,
     end: usize,
@@ -148,7 +148,11 @@ impl<V: VerifyField> Scratch<V> {
 
 /// The next level's sums for the pairs `(a_i, b_i)` of a sub-block: `a = [x1, x2, y1, y2]`
 /// of the lower positions, `b` of the upper ones (zero from `b[0].len()` on).
-fn pair_sums<V: VerifyField>(a: [&[V]; 4], b: [&[V]; 4], f: &mut [Vec<V>; 4]) -> Sums<V> {
+pub(super) fn pair_sums<V: VerifyField>(
+    a: [&[V]; 4],
+    b: [&[V]; 4],
+    f: &mut [Vec<V>; 4],
+) -> Sums<V> {
     let [h1, hu] = V::node_sums(a, b, f);
     Sums {
         z: [V::ZERO; 2],
@@ -629,8 +633,9 @@ pub(super) fn fold_level<V: VerifyField>(
 }
 
 /// The sums of a level from its vectors `v` (`[x_1, x_2, y_1, y_2]`, length `len`), pairing
-/// `j < half` with `j + half` (no fold): the first halving level after the k-ary one.
-pub(super) fn level_sums<V: VerifyField>(v: &[Vec<V>; 4], half: usize, len: usize) -> Sums<V> {
+/// `j < half` with `j + half` (no fold): the first halving level after the k-ary one where
+/// its fold does not form them itself (`wide::fold_sub_blocks`).
+pub(super) fn level_sums<V: VerifyField>(v: [&[V]; 4], half: usize, len: usize) -> Sums<V> {
     job_ranges(half, SUB)
         .into_par_iter()
         .map(|r| {
@@ -644,7 +649,9 @@ pub(super) fn level_sums<V: VerifyField>(v: &[Vec<V>; 4], half: usize, len: usiz
                 let k = SUB.min(r.end - p);
                 let kb = k.min(len.saturating_sub(half + p));
                 let a = v.each_ref().map(|x| &x[p..p + k]);
-                let b = v.each_ref().map(|x| &x[half + p..half + p + kb]);
+                let b = v
+                    .each_ref()
+                    .map(|x| x.get(half + p..half + p + kb).unwrap_or(&[]));
                 acc = acc.add(pair_sums(a, b, &mut f));
                 p += k;
             }
@@ -869,6 +876,21 @@ pub(super) fn fold_scaled<V: VerifyField>(
             acc
         })
         .reduce(|| Sums::ZERO, Sums::add)
+}
+
+/// The first halving after the k-ary first level of `blocks` blocks: pairs `(j, j + h)` with
+/// `h = ⌈blocks/2⌉` rounded up to a multiple of [`SUB`] if there are more than `SUB` blocks, so
+/// that the upper half starts a sub-block and the fold forms both halves of a pair in one job
+/// (`wide::fold_sub_blocks`, which then sums the pairs while they are in cache). `h ≤ blocks`,
+/// and `⌈log2 h⌉ = ⌈log2 ⌈blocks/2⌉⌉` (a power of two from `SUB` on is a multiple of `SUB`): the
+/// level count, hence the communication, is that of `h = ⌈blocks/2⌉`.
+pub(super) fn folded_half(blocks: usize) -> usize {
+    let h = blocks.div_ceil(2);
+    if blocks > SUB {
+        h.next_multiple_of(SUB)
+    } else {
+        h
+    }
 }
 
 /// The first halving: pairs `(j, j + h)` with `h = ⌈L/2⌉` rounded up to a multiple of

@@ -249,7 +249,7 @@ pub use source::{Coeffs, Concat, LiftedTriples, Parts, TripleSource};
 
 use coeffs::Coefficients;
 use fold::{
-    first_half, fold_level, fold_scaled, fold_x_only, inner_share, lerp_node, level_sums,
+    first_half, fold_level, fold_scaled, fold_x_only, folded_half, inner_share, lerp_node,
     source_fold, source_sums, Folded, Sums,
 };
 
@@ -357,17 +357,19 @@ pub trait VerifyField: Field + Encode + Random + Bulk {
         None
     }
     /// Internal (the k-ary first level's fold with the coin `s`): `out = [x'_1, x'_2, y'_1,
-    /// y'_2]`, one entry per block; `false` if some triple has no byte form (the default: no
-    /// such level).
+    /// y'_2]`, one entry per block, and the additive shares `[H(1), H(u)]` of the halving
+    /// after it, which pairs `j` with `j + half`; `None` if some triple has no byte form (the
+    /// default: no such level).
     #[doc(hidden)]
     fn octal_fold(
         src: &dyn TripleSource<Self>,
         seed: &[u8; 16],
         s: Self,
         out: [&mut [Self]; 4],
-    ) -> bool {
-        let _ = (src, seed, s, out);
-        false
+        half: usize,
+    ) -> Option<[Self; 2]> {
+        let _ = (src, seed, s, out, half);
+        None
     }
     /// Internal (the sums of a halving level): `[Σ lp(b), Σ lp(b + (b - a) · node())]` with
     /// `lp(x1, x2, y1, y2) = x1 (y1 + y2) + x2 y1`, over the positions of `a = [x1, x2, y1, y2]`
@@ -440,8 +442,9 @@ impl VerifyField for Gf2p64 {
         seed: &[u8; 16],
         s: Self,
         out: [&mut [Self]; 4],
-    ) -> bool {
-        octal::fold(src, seed, s, out)
+        half: usize,
+    ) -> Option<[Self; 2]> {
+        octal::fold(src, seed, s, out, half).map(|s| [s.h1, s.hu])
     }
 }
 
@@ -701,13 +704,19 @@ fn octal_level<'a, V: VerifyField, M: SecurityModel>(
         second: vec![at_s(sums[1], &q.second)],
     };
     let mut out: [Vec<V>; 4] = core::array::from_fn(|_| spare.take::<V>(blocks));
-    let folded = V::octal_fold(src, &seed, s, out.each_mut().map(|v| &mut v[..]));
-    if !folded {
+    let half = folded_half(blocks);
+    let Some([h1, hu]) = V::octal_fold(src, &seed, s, out.each_mut().map(|v| &mut v[..]), half)
+    else {
         return Err(EngineError::Unsupported(
             "verify: a source lost its byte form between the passes of the first level".into(),
         ));
-    }
-    let (prover, sums) = Prover::from_folded(src, seed, out, spare);
+    };
+    let sums = Sums {
+        z: [V::ZERO; 2],
+        h1,
+        hu,
+    };
+    let prover = Prover::from_folded(src, seed, out, half, spare);
     Ok((prover, sums, z))
 }
 
@@ -856,25 +865,22 @@ impl<'a, V: VerifyField> Prover<'a, V> {
     }
 
     /// The prover of a claim already folded to `v = [x_1, x_2, y_1, y_2]` (by the k-ary first
-    /// level), with the sums of its first halving level.
+    /// level, which also formed the sums of the first halving, pairing `j` with `j + half`).
     fn from_folded(
         src: &'a dyn TripleSource<V>,
         seed: [u8; 16],
         v: [Vec<V>; 4],
+        half: usize,
         spare: Spare,
-    ) -> (Self, Sums<V>) {
-        let len = v[0].len();
-        let half = len.div_ceil(2);
-        let sums = level_sums(&v, half, len);
-        let prover = Prover {
+    ) -> Self {
+        Prover {
             src,
             co: Coefficients::new(seed),
-            len,
+            len: v[0].len(),
             half,
             folded: Some(Folded::Four(v)),
             spare,
-        };
-        (prover, sums)
+        }
     }
 
     /// The spare vectors, with the folded vectors added.

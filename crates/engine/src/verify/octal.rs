@@ -23,7 +23,10 @@
 //! `s` and continue with the claim `Q(s) = Σ_J x'_J y'_J` of length `B`, where `x'_J = a_J
 //! F_J(s)` and `y'_J = G_J(s)`: one byte map per entry (`E_8` scaled by the Lagrange
 //! coefficient `ℓ_m(s)` of the data nodes) and one product per block. The halving of
-//! PROTOCOLS.md §5.4 follows on the vectors of length `B`.
+//! PROTOCOLS.md §5.4 follows on the vectors of length `B`. Its first level pairs `J` with `J +
+//! h`, `h = ⌈B/2⌉` rounded up to whole sub-blocks (`fold::folded_half`: the same number of
+//! levels), so that the fold forms both sub-blocks of a pair in one job and sums the pairs
+//! while they are in cache (`wide::fold_sub_blocks`) instead of reading its four vectors again.
 //!
 //! # Words
 //!
@@ -65,6 +68,7 @@ use triskele_field::{Bulk, Field, Gf2p64, Gf2p8, LinearMap8};
 
 use super::bytes::lp8;
 use super::coeffs::{octal_key, SUB};
+use super::fold::Sums;
 use super::{lagrange, TripleSource, VerifyField};
 
 /// Entries per block (the arity of the step).
@@ -512,15 +516,17 @@ pub(super) fn sums(
 
 /// The fold with the coin `s`: `out = [x'_1, x'_2, y'_1, y'_2]` (length `B` each, the block
 /// coefficients `a_J` of the run with `seed` drawn per sub-block)
-/// with `x'_J = a_J F_J(s)`, `y'_J = G_J(s)`; `false` if some triple has neither form.
+/// with `x'_J = a_J F_J(s)`, `y'_J = G_J(s)`, and the sums of the halving that pairs `j` with
+/// `j + half` (`fold::folded_half`); `None` if some triple has neither form.
 pub(super) fn fold(
     src: &dyn TripleSource<Gf2p64>,
     seed: &[u8; 16],
     s: Gf2p64,
     out: [&mut [Gf2p64]; 4],
-) -> bool {
+    half: usize,
+) -> Option<Sums<Gf2p64>> {
     if super::wide::applies(src) {
-        return super::wide::fold(src, seed, s, out);
+        return super::wide::fold(src, seed, s, out, half);
     }
     let blocks = out[0].len();
     let nodes = nodes64();
@@ -535,7 +541,7 @@ pub(super) fn fold(
         E8_TABLES.scaled_by(if i % 2 == 0 { l } else { l * TOWER_T })
     });
     let init = || Rows::new(src);
-    super::wide::fold_sub_blocks(seed, out, init, |rows, j, a, out, acc| {
+    super::wide::fold_sub_blocks(seed, out, half, init, |rows, j, a, out, acc| {
         let k = a.len();
         if let Some(bits) = rows.load_packed(src, j, k, 4) {
             super::wide::fold_block::<1>(&bit_maps, bits, a, out, acc);

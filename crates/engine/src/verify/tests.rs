@@ -928,13 +928,43 @@ fn check_octal(src: &dyn TripleSource<Gf2p64>, seed: u64) {
     assert!(sums[2..] == want_sums[3..], "Q, length {}", src.len());
     let mut out: [Vec<Gf2p64>; 4] =
         core::array::from_fn(|t| random_coins::<Gf2p64>(b, seed + 2 + t as u64));
-    assert!(Gf2p64::octal_fold(
-        src,
-        &key,
-        s,
-        out.each_mut().map(|v| &mut v[..])
-    ));
-    assert!(out == want_fold, "fold, length {}", src.len());
+    let half = super::fold::folded_half(b);
+    // On this process's pool and on one thread, whose jobs hold several sub-blocks (the last
+    // one's upper half then ends before its lower half does).
+    let one = rayon::ThreadPoolBuilder::new()
+        .num_threads(1)
+        .build()
+        .expect("a pool of one thread");
+    for single in [false, true] {
+        let mut fold = || {
+            Gf2p64::octal_fold(src, &key, s, out.each_mut().map(|v| &mut v[..]), half)
+                .expect("bytes or words")
+        };
+        let halving = if single { one.install(fold) } else { fold() };
+        assert!(out == want_fold, "fold, length {}", src.len());
+        // The sums of the next halving, formed by the fold, are those of the folded vectors.
+        let want = super::fold::level_sums(out.each_ref().map(|v| &v[..]), half, b);
+        assert_eq!(
+            halving,
+            [want.h1, want.hu],
+            "halving sums, length {}",
+            src.len()
+        );
+    }
+}
+
+/// The first halving after the k-ary level keeps the level count of `⌈B/2⌉` and starts its
+/// upper half on a sub-block, for every `B` up to eight sub-blocks and some large ones.
+#[test]
+fn the_folded_half_keeps_the_level_count() {
+    use super::coeffs::SUB;
+    let log2 = |n: usize| n.next_power_of_two().trailing_zeros();
+    for b in (2..8 * SUB + 3).chain([750_000, 3_000_001, 1 << 22, (1 << 22) + 1]) {
+        let h = super::fold::folded_half(b);
+        assert!(h <= b && h >= b.div_ceil(2), "B = {b}");
+        assert_eq!(log2(h), log2(b.div_ceil(2)), "B = {b}");
+        assert!(b <= SUB || h.is_multiple_of(SUB), "B = {b}");
+    }
 }
 
 #[test]

@@ -35,7 +35,7 @@ use triskele_field::{Bulk, Field, Gf2p64, Gf2p8, LinearMap8};
 
 use super::bytes::lp8;
 use super::coeffs::{Coefficients, SUB};
-use super::fold::job_ranges;
+use super::fold::{job_ranges, level_sums, pair_sums, split_jobs, Sums};
 use super::{lagrange_slice, TripleSource};
 
 /// Packed bytes per block.
@@ -295,7 +295,8 @@ fn block_coefficients<'b>(
 }
 
 /// The fold's jobs: `(first block, [x'_1, x'_2, y'_1, y'_2] of its blocks)` for the job
-/// ranges of `blocks` blocks (whole sub-blocks of [`SUB`]).
+/// ranges of `blocks` blocks (whole sub-blocks of [`SUB`]); for a fold whose halving pairs
+/// cannot be taken a sub-block at a time (`fold_sub_blocks`).
 #[allow(clippy::type_complexity)]
 fn fold_jobs(blocks: usize, out: [&mut [Gf2p64]; 4]) -> Vec<(usize, [&mut [Gf2p64]; 4])> {
     let ranges = job_ranges(blocks, SUB);
@@ -314,18 +315,21 @@ fn fold_jobs(blocks: usize, out: [&mut [Gf2p64]; 4]) -> Vec<(usize, [&mut [Gf2p6
 }
 
 /// The fold with the coin `s`: `out = [x'_1, x'_2, y'_1, y'_2]` (length `B` each) with
-/// `x'_J = a_J F_J(s)`, `y'_J = G_J(s)` (`a_J` the block coefficients of the run with `seed`);
-/// `false` if some triple is not a packed bit.
+/// `x'_J = a_J F_J(s)`, `y'_J = G_J(s)` (`a_J` the block coefficients of the run with `seed`),
+/// and the sums of the halving that pairs `j` with `j + half` (`fold_sub_blocks`); `None` if
+/// some triple is not a packed bit.
 pub(super) fn fold(
     src: &dyn TripleSource<Gf2p64>,
     seed: &[u8; 16],
     s: Gf2p64,
     out: [&mut [Gf2p64]; 4],
-) -> bool {
+    half: usize,
+) -> Option<Sums<Gf2p64>> {
     let maps = fold_maps::<G>(s);
     fold_sub_blocks(
         seed,
         out,
+        half,
         || vec![vec![0u8; G * SUB]; 6],
         |raw, j, a, out, acc| {
             let Some(parts) = load(raw, src, j, a.len(), 4) else {
@@ -340,14 +344,71 @@ pub(super) fn fold(
 /// The fold's sub-blocks, in parallel jobs: for the sub-block of blocks `j .. j + k` of the
 /// `B = out[0].len()` blocks, `block(state, j, a, out, acc)` gets the block coefficients `a`
 /// (`k` of them, of the run with `seed`), the outputs' pieces of the sub-block and `k` words of
-/// scratch; `state` comes from `init`, once per job. `false` if some call returns it.
+/// scratch; `state` comes from `init`, once per job. Returns the sums of the next level, which
+/// pairs `j < half` with `j + half` (`fold::folded_half`), or `None` if some call returns
+/// `false`. With `half` a multiple of [`SUB`], a job folds the sub-blocks `j ..` and `half + j
+/// ..` one after the other (both start a sub-block, so each is the chunk that the whole fold
+/// would take) and sums their pairs while they are in cache, instead of reading the four
+/// vectors again afterwards.
 pub(super) fn fold_sub_blocks<S>(
     seed: &[u8; 16],
     out: [&mut [Gf2p64]; 4],
+    half: usize,
     init: impl Fn() -> S + Sync,
     block: impl Fn(&mut S, usize, &[Gf2p64], [&mut [Gf2p64]; 4], &mut [Gf2p64]) -> bool + Sync,
-) -> bool {
+) -> Option<Sums<Gf2p64>> {
     let co = Coefficients::<Gf2p64>::new(*seed);
+    let blocks = out[0].len();
+    if half > blocks || !half.is_multiple_of(SUB) {
+        // A fold of at most `SUB` blocks (one chunk), then its sums.
+        let [a, b, c, d] = out;
+        let folded = fold_whole(&co, [&mut *a, &mut *b, &mut *c, &mut *d], &init, &block);
+        return folded.then(|| level_sums([&*a, &*b, &*c, &*d], half, blocks));
+    }
+    let ranges = job_ranges(half, SUB);
+    split_jobs(out, half, blocks, &ranges)
+        .into_par_iter()
+        .map(|(r, mut lo, mut hi)| {
+            let mut state = init();
+            let mut acc = vec![Gf2p64::ZERO; SUB];
+            let mut abuf = vec![Gf2p64::ZERO; SUB];
+            let mut f: [Vec<Gf2p64>; 4] = core::array::from_fn(|_| vec![Gf2p64::ZERO; SUB]);
+            let mut sums = Sums::ZERO;
+            let mut off = 0;
+            while off < r.len() {
+                let (j, k) = (r.start + off, SUB.min(r.len() - off));
+                let kb = k.min(hi[0].len().saturating_sub(off));
+                let a = block_coefficients(&co, j, k, &mut abuf);
+                let pieces = lo.each_mut().map(|o| &mut o[off..off + k]);
+                if !block(&mut state, j, a, pieces, &mut acc[..k]) {
+                    return None;
+                }
+                if kb > 0 {
+                    let a = block_coefficients(&co, half + j, kb, &mut abuf);
+                    let pieces = hi.each_mut().map(|o| &mut o[off..off + kb]);
+                    if !block(&mut state, half + j, a, pieces, &mut acc[..kb]) {
+                        return None;
+                    }
+                }
+                let a = lo.each_ref().map(|v| &v[off..off + k]);
+                // Empty where the upper half ends before this pair's lower sub-block.
+                let b = hi.each_ref().map(|v| v.get(off..off + kb).unwrap_or(&[]));
+                sums = sums.add(pair_sums(a, b, &mut f));
+                off += k;
+            }
+            Some(sums)
+        })
+        .try_reduce(|| Sums::ZERO, |x, y| Some(x.add(y)))
+}
+
+/// The fold of every sub-block, without the next level's sums (`fold_sub_blocks` for a `half`
+/// that is not a multiple of [`SUB`]); `false` if some call of `block` returns it.
+fn fold_whole<S>(
+    co: &Coefficients<Gf2p64>,
+    out: [&mut [Gf2p64]; 4],
+    init: &(impl Fn() -> S + Sync),
+    block: &(impl Fn(&mut S, usize, &[Gf2p64], [&mut [Gf2p64]; 4], &mut [Gf2p64]) -> bool + Sync),
+) -> bool {
     fold_jobs(out[0].len(), out)
         .into_par_iter()
         .all(|(start, mut piece)| {
@@ -359,7 +420,7 @@ pub(super) fn fold_sub_blocks<S>(
             while off < n {
                 let k = SUB.min(n - off);
                 let j = start + off;
-                let a = block_coefficients(&co, j, k, &mut abuf);
+                let a = block_coefficients(co, j, k, &mut abuf);
                 let out = piece.each_mut().map(|o| &mut o[off..off + k]);
                 if !block(&mut state, j, a, out, &mut acc[..k]) {
                     return false;
