@@ -216,7 +216,8 @@ abort_matrix!(mal_lut256_ss_opt, Target::MalLut256SsOpt);
 /// The abort matrix runs one block, whose check halves from the start. From `2^16` products
 /// on, a run of the check starts with the level that folds by 8 (by 32 for bit products
 /// only): its reshare is the first finalize message to the previous party, its coin the
-/// second to the next one. Tampered end to end in batches that take it: bytes
+/// second to the next one; the reshare of the first halving after it, whose sums its fold
+/// forms, is the second to the previous party. Tampered end to end in batches that take it: bytes
 /// (mal-chida-rec-check, 128 blocks: 82,080 products), words (mal-lut16-ohv, 160 blocks), and
 /// the bit products of mal-lut256-ss's preprocessing with its VerifySbox bytes (32 blocks).
 #[test]
@@ -232,6 +233,8 @@ fn tampered_first_level_of_a_large_check_aborts() {
             for (dir, k, len, what) in [
                 (Direction::Prev, 0, reshare_len, "the first level's reshare"),
                 (Direction::Next, 1, 8, "the first level's coin"),
+                // Its fold forms the sums of the first halving after it.
+                (Direction::Prev, 1, 16, "the first halving's reshare"),
             ] {
                 let t = Tamper::new(cheater, Phase::Finalize, Some(dir), k, 7 * k + 3);
                 let res = common::run_batch(target, blocks, Some(t.clone()));
