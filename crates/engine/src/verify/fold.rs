@@ -633,8 +633,9 @@ pub(super) fn fold_level<V: VerifyField>(
 }
 
 /// The sums of a level from its vectors `v` (`[x_1, x_2, y_1, y_2]`, length `len`), pairing
-/// `j < half` with `j + half` (no fold): the first halving level after the k-ary one where
-/// its fold does not form them itself (`wide::fold_sub_blocks`).
+/// `j < half` with `j + half` (no fold): the reference for the sums that the k-ary level's
+/// fold forms (`wide::fold_sub_blocks`).
+#[cfg(test)]
 pub(super) fn level_sums<V: VerifyField>(v: [&[V]; 4], half: usize, len: usize) -> Sums<V> {
     job_ranges(half, SUB)
         .into_par_iter()

@@ -915,8 +915,14 @@ fn naive_octal(
 /// filled with other values first: the level writes every element).
 fn check_octal(src: &dyn TripleSource<Gf2p64>, seed: u64) {
     let nodes = Gf2p64::octal_nodes(src).expect("takes the level");
+    assert_eq!(nodes.len(), 2 * octal::arity(src) - 1);
+    check_octal_passes(src, seed);
+}
+
+/// [`check_octal`] without asking whether a run of `src` takes the level (also for runs too
+/// short to take it, whose fold is one sub-block).
+fn check_octal_passes(src: &dyn TripleSource<Gf2p64>, seed: u64) {
     let k = octal::arity(src);
-    assert_eq!(nodes.len(), 2 * k - 1);
     let mut key = [0u8; 16];
     key[..8].copy_from_slice(&seed.to_le_bytes());
     let s = random_coins::<Gf2p64>(1, seed)[0];
@@ -951,6 +957,24 @@ fn check_octal(src: &dyn TripleSource<Gf2p64>, seed: u64) {
             src.len()
         );
     }
+}
+
+/// The passes of the k-ary level on runs of at most one sub-block of blocks (shorter than the
+/// runs that take it), where the first halving's half is not a whole sub-block: the fold folds
+/// its one chunk and then sums it.
+#[test]
+fn octal_passes_of_one_sub_block_match_the_naive_reference() {
+    use super::coeffs::SUB;
+    for (n, seed) in [(5_003, 51), (8 * SUB, 52)] {
+        let g8 = random_triples::<triskele_field::Gf2p8>(n, seed);
+        assert!(!super::fold::folded_half(n.div_ceil(8)).is_multiple_of(SUB));
+        check_octal_passes(&g8, seed);
+    }
+    let words = random_words(3_001, 53);
+    check_octal_passes(&words, 53);
+    let bits = random_triples::<triskele_field::Bits16>(400, 54);
+    assert_eq!(octal::arity(&bits), 32);
+    check_octal_passes(&bits, 54);
 }
 
 /// The first halving after the k-ary level keeps the level count of `⌈B/2⌉` and starts its

@@ -35,7 +35,7 @@ use triskele_field::{Bulk, Field, Gf2p64, Gf2p8, LinearMap8};
 
 use super::bytes::lp8;
 use super::coeffs::{Coefficients, SUB};
-use super::fold::{job_ranges, level_sums, pair_sums, split_jobs, Sums};
+use super::fold::{job_ranges, pair_sums, split_jobs, Sums};
 use super::{lagrange_slice, TripleSource};
 
 /// Packed bytes per block.
@@ -294,26 +294,6 @@ fn block_coefficients<'b>(
     a
 }
 
-/// The fold's jobs: `(first block, [x'_1, x'_2, y'_1, y'_2] of its blocks)` for the job
-/// ranges of `blocks` blocks (whole sub-blocks of [`SUB`]); for a fold whose halving pairs
-/// cannot be taken a sub-block at a time (`fold_sub_blocks`).
-#[allow(clippy::type_complexity)]
-fn fold_jobs(blocks: usize, out: [&mut [Gf2p64]; 4]) -> Vec<(usize, [&mut [Gf2p64]; 4])> {
-    let ranges = job_ranges(blocks, SUB);
-    let mut outs = out.map(Some);
-    let mut jobs = Vec::with_capacity(ranges.len());
-    for r in &ranges {
-        let piece: [&mut [Gf2p64]; 4] = core::array::from_fn(|t| {
-            let v = outs[t].take().unwrap_or_default();
-            let (h, rest) = v.split_at_mut(r.len().min(v.len()));
-            outs[t] = Some(rest);
-            h
-        });
-        jobs.push((r.start, piece));
-    }
-    jobs
-}
-
 /// The fold with the coin `s`: `out = [x'_1, x'_2, y'_1, y'_2]` (length `B` each) with
 /// `x'_J = a_J F_J(s)`, `y'_J = G_J(s)` (`a_J` the block coefficients of the run with `seed`),
 /// and the sums of the halving that pairs `j` with `j + half` (`fold_sub_blocks`); `None` if
@@ -349,7 +329,8 @@ pub(super) fn fold(
 /// `false`. With `half` a multiple of [`SUB`], a job folds the sub-blocks `j ..` and `half + j
 /// ..` one after the other (both start a sub-block, so each is the chunk that the whole fold
 /// would take) and sums their pairs while they are in cache, instead of reading the four
-/// vectors again afterwards.
+/// vectors again afterwards. Otherwise (at most `SUB` blocks, `fold::folded_half`) the one
+/// chunk is folded whole and then summed; `None` for more blocks with such a `half`.
 pub(super) fn fold_sub_blocks<S>(
     seed: &[u8; 16],
     out: [&mut [Gf2p64]; 4],
@@ -359,11 +340,31 @@ pub(super) fn fold_sub_blocks<S>(
 ) -> Option<Sums<Gf2p64>> {
     let co = Coefficients::<Gf2p64>::new(*seed);
     let blocks = out[0].len();
-    if half > blocks || !half.is_multiple_of(SUB) {
-        // A fold of at most `SUB` blocks (one chunk), then its sums.
-        let [a, b, c, d] = out;
-        let folded = fold_whole(&co, [&mut *a, &mut *b, &mut *c, &mut *d], &init, &block);
-        return folded.then(|| level_sums([&*a, &*b, &*c, &*d], half, blocks));
+    if half > blocks {
+        return None;
+    }
+    if !half.is_multiple_of(SUB) {
+        if blocks > SUB {
+            return None;
+        }
+        let mut out = out;
+        let (mut acc, mut abuf) = (vec![Gf2p64::ZERO; blocks], vec![Gf2p64::ZERO; blocks]);
+        let a = block_coefficients(&co, 0, blocks, &mut abuf);
+        if !block(
+            &mut init(),
+            0,
+            a,
+            out.each_mut().map(|o| &mut o[..]),
+            &mut acc,
+        ) {
+            return None;
+        }
+        let mut f: [Vec<Gf2p64>; 4] = core::array::from_fn(|_| vec![Gf2p64::ZERO; SUB]);
+        let (lo, hi) = (
+            out.each_ref().map(|o| &o[..half]),
+            out.each_ref().map(|o| &o[half..]),
+        );
+        return Some(pair_sums(lo, hi, &mut f));
     }
     let ranges = job_ranges(half, SUB);
     split_jobs(out, half, blocks, &ranges)
@@ -399,34 +400,4 @@ pub(super) fn fold_sub_blocks<S>(
             Some(sums)
         })
         .try_reduce(|| Sums::ZERO, |x, y| Some(x.add(y)))
-}
-
-/// The fold of every sub-block, without the next level's sums (`fold_sub_blocks` for a `half`
-/// that is not a multiple of [`SUB`]); `false` if some call of `block` returns it.
-fn fold_whole<S>(
-    co: &Coefficients<Gf2p64>,
-    out: [&mut [Gf2p64]; 4],
-    init: &(impl Fn() -> S + Sync),
-    block: &(impl Fn(&mut S, usize, &[Gf2p64], [&mut [Gf2p64]; 4], &mut [Gf2p64]) -> bool + Sync),
-) -> bool {
-    fold_jobs(out[0].len(), out)
-        .into_par_iter()
-        .all(|(start, mut piece)| {
-            let mut state = init();
-            let mut acc = vec![Gf2p64::ZERO; SUB];
-            let mut abuf = vec![Gf2p64::ZERO; SUB];
-            let n = piece[0].len();
-            let mut off = 0;
-            while off < n {
-                let k = SUB.min(n - off);
-                let j = start + off;
-                let a = block_coefficients(co, j, k, &mut abuf);
-                let out = piece.each_mut().map(|o| &mut o[off..off + k]);
-                if !block(&mut state, j, a, out, &mut acc[..k]) {
-                    return false;
-                }
-                off += k;
-            }
-            true
-        })
 }
