@@ -158,9 +158,9 @@ macro_rules! abort_matrix {
 
 /// The arithmetic of the soundness bounds stated in `triskele_engine::verify` ("Soundness",
 /// "Segments") and the README, redone from each variant's triple count for a batch of `10^6`
-/// blocks: one run over all records at most `(2ℓ + 57)/2^64` (runs of bit products only, the
+/// blocks: one run over all records at most `(2ℓ + 56)/2^64` (runs of bit products only, the
 /// largest constant); in segments at most `⌈L/2^20⌉ + 257` runs whose bounds add up to at most
-/// `R (2 log2(L/R) + 59) / 2^64`.
+/// `R (2 log2(L/R) + 58) / 2^64`.
 #[test]
 fn soundness_bounds_of_a_million_aes256_blocks() {
     let blocks = 1_000_000usize;
@@ -171,9 +171,9 @@ fn soundness_bounds_of_a_million_aes256_blocks() {
         // 16 per layer, one layer per round and per key-schedule word.
         let layers = size.rounds() + size.key_schedule_sboxes() / 4;
         let l = t * (sboxes + 16 * layers);
-        let once = (2 * u64::from(levels(l)) + 57) as f64;
+        let once = (2 * u64::from(levels(l)) + 56) as f64;
         let r = l.div_ceil(1 << 20) as f64 + 257.0;
-        let segmented = r * (2.0 * (l as f64 / r).log2() + 59.0);
+        let segmented = r * (2.0 * (l as f64 / r).log2() + 58.0);
         (l, once.log2(), segmented.log2())
     };
     let mut largest = 0;
@@ -202,7 +202,7 @@ fn soundness_bounds_of_a_million_aes256_blocks() {
     assert!(largest > 1 << 32);
     // The generic figure of the derivation: R = 2^13 + 257 runs of L = 2^33 triples.
     let r = 8449.0_f64;
-    assert!(r * (2.0 * (2f64.powi(33) / r).log2() + 59.0) < 2f64.powi(20));
+    assert!(r * (2.0 * (2f64.powi(33) / r).log2() + 58.0) < 2f64.powi(20));
 }
 
 abort_matrix!(mal_chida_rec_check, Target::MalChidaRecCheck);
@@ -223,9 +223,9 @@ abort_matrix!(mal_lut256_ss_opt, Target::MalLut256SsOpt);
 #[test]
 fn tampered_first_level_of_a_large_check_aborts() {
     for (target, blocks, reshare_len) in [
-        (Target::MalChidaRecCheck, 128, 112),
-        (Target::MalLut16Ohv, 160, 112),
-        (Target::MalLut256Ss, 32, 112),
+        (Target::MalChidaRecCheck, 128, 56),
+        (Target::MalLut16Ohv, 160, 56),
+        (Target::MalLut256Ss, 32, 56),
     ] {
         let honest = common::run_batch(target, blocks, None);
         assert!(honest.iter().all(Result::is_ok), "{target}: {honest:?}");

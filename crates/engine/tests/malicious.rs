@@ -108,12 +108,13 @@ fn honest_verify_passes_with_the_documented_bytes() {
 /// Finalize `[to next, to prev, messages next, messages prev]` of one run of `Verify` with
 /// the k-ary first level over `n` triples in blocks of `k` (`ℓ' = ⌈log2 ⌈n/k⌉⌉` halvings after
 /// it): to next the seed, the level's coin, `ℓ'` coins, `t`, `ρ`, `σ` and the digest; to prev
-/// its `2k - 2` reshared values, `ℓ'` reshares of two, `z*`, `σ` and the digest.
+/// its `k - 1` reshared values (the extra nodes), `ℓ'` reshares of two, `z*`, `σ` and the
+/// digest.
 fn octal_cost_k(n: usize, k: usize) -> [u64; 4] {
     let l = u64::from(levels(n.div_ceil(k)));
     [
         16 + 8 + 8 * l + 24 + 32,
-        8 * (2 * k as u64 - 2) + 16 * l + 16 + 32,
+        8 * (k as u64 - 1) + 16 * l + 16 + 32,
         2 * l + 10,
         2 * l + 10,
     ]
@@ -125,7 +126,7 @@ fn octal_cost(n: usize) -> [u64; 4] {
 }
 
 /// Runs of at least `OCTAL_MIN_LEN` triples with bytes take the k-ary first level (fewer
-/// messages, 64 more bytes to prev than three halvings); shorter ones and triples without
+/// messages, 8 more bytes to prev than three halvings); shorter ones and triples without
 /// bytes halve from the start.
 #[test]
 fn honest_byte_runs_take_the_octal_level_with_the_documented_bytes() {
@@ -146,7 +147,7 @@ fn honest_byte_runs_take_the_octal_level_with_the_documented_bytes() {
             [16 + 8 * l + 24 + 32, 16 * l + 16 + 32, 2 * l + 8, 2 * l + 8]
         );
     }
-    // Bits only: blocks of 32, 62 reshared values (496 bytes to prev).
+    // Bits only: blocks of 32, 31 reshared values (248 bytes to prev).
     let t = dealt_triples::<Bits16>(5000, &[], 4);
     for (r, st) in run_verify(&t) {
         r.unwrap();
@@ -241,10 +242,10 @@ fn planted_errors_in_octal_runs_abort() {
 #[test]
 fn tampered_octal_level_aborts() {
     let t = dealt_triples::<Gf2p8>(70_001, &[], 31);
-    tampered_level_aborts(&t, 112);
-    // Bits only: the level with blocks of 32 (62 reshared values).
+    tampered_level_aborts(&t, 56);
+    // Bits only: the level with blocks of 32 (31 reshared values).
     let t = dealt_triples::<Bits16>(5_000, &[], 32);
-    tampered_level_aborts(&t, 496);
+    tampered_level_aborts(&t, 248);
 }
 
 /// [`tampered_octal_level_aborts`] for one set of honest triples whose level reshares

@@ -42,7 +42,7 @@
 //! recorded them, instead of copies of each product's six share vectors.
 //!
 //! Soundness and finalize communication are those of [`triskele_engine::verify`]: a wrong
-//! product survives a run of the check with probability at most `(2ℓ + 13)/2^64`,
+//! product survives a run of the check with probability at most `(2ℓ + 12)/2^64`,
 //! `ℓ = ⌈log2 L⌉` (`(2ℓ + 4)/2^64` for runs that halve from the first level), and all segments and runs of a batch of up to `10^6` AES-256 blocks with
 //! less than `2^-44`.
 

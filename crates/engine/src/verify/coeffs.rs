@@ -36,12 +36,6 @@ pub(super) fn column_key(seed: &[u8; 16]) -> [u8; 16] {
     seed_key(b"triskele verify column factors", seed, &[])
 }
 
-/// The AES-128 key of the factors `β_1 .. β_7` of the k-ary first level (module `octal`):
-/// `SHA-256(label ‖ seed)`, first 16 bytes.
-pub(super) fn octal_key(seed: &[u8; 16]) -> [u8; 16] {
-    seed_key(b"triskele verify octal factors", seed, &[])
-}
-
 /// The step-1 coefficients of one run of `Verify`, from its tossed seed. With
 /// [`VerifyField::PRODUCT_COEFFICIENTS`] coefficient `k = i · COEFF_CHUNK + j`
 /// (`j < COEFF_CHUNK`) is `c_k = a_i b_j`: the row factor `a_i` is the first element of chunk

@@ -32,16 +32,17 @@
 //!    relations) or a word form in `GF(2^16) = GF(2^8)[t]` (the gf4p4 relations;
 //!    [`TripleSource::load_words`]), so the finalize check of every Verify-based AES variant
 //!    from about 100 blocks on, instead starts with one **k-ary level** (`k = 8`, module `octal`):
-//!    blocks of eight triples, coefficients `a_J β_m`, a polynomial `Q` of degree 14 given by
-//!    its values at the 15 nodes `E_8(0) .. E_8(14)`, of which 14 are reshared (112 bytes to
-//!    `P_{i-1}`), and one coin `s` that folds the claim to length `⌈L/8⌉`; the halvings
-//!    follow. It replaces three halvings (48 bytes to `P_{i-1}`, three coins, six rounds) by
+//!    blocks of eight triples with one coefficient `a_J` each, a polynomial `Q` of degree 14
+//!    given by its values at the 15 nodes `E_8(0) .. E_8(14)`: at the eight data nodes the
+//!    combined `z` of each entry, at the seven others reshared values (56 bytes to
+//!    `P_{i-1}`), and one coin `s` that folds the claim `Q = Σ_J a_J F_J G_J` to length
+//!    `⌈L/8⌉`; the halvings follow. It replaces three halvings (48 bytes to `P_{i-1}`, three coins, six rounds) by
 //!    one step of two rounds, and the later levels start from `L/8` entries instead of `L/2`.
 //!    `GF(2)` triples (bit-sliced words, [`TripleSource::load_bits`]) enter it packed by
 //!    eight: in a run that also holds other triples, a sub-block of bits only takes a block
 //!    as one packed byte (module `octal`); a run of bits only takes blocks of **32**
 //!    (`k = 32`, module `wide`: four packed bytes per block, `Q` of degree 62 at the nodes
-//!    `E_8(0) .. E_8(62)`, 62 values reshared, 496 bytes to `P_{i-1}`), so its halvings start
+//!    `E_8(0) .. E_8(62)`, 31 values reshared, 248 bytes to `P_{i-1}`), so its halvings start
 //!    from `L/32` entries.
 //! 3. **CheckTriple** (Protocol 1) on the last triple: random `[[x*]]`, `[[τ]]`;
 //!    `[[z*]] = [[x*]][[y]]` (8 B to prev); coin `t`; open `ρ = x + t x*`;
@@ -150,9 +151,9 @@
 //! `16ℓ + 16`. Rounds: `2ℓ + 6` (plus the compare-view). With the 16-byte seed, the to-next
 //! count is 8 bytes more than PROTOCOLS.md §6.4's single-coin formula `8 + 8ℓ + 24`. With the
 //! k-ary first level and `ℓ' = ⌈log2 ⌈L/8⌉⌉` halvings after it: to `P_{i+1}` `16 + 8 + 8ℓ' +
-//! 24`, to `P_{i-1}` `112 + 16ℓ' + 16`, rounds `2ℓ' + 8` (for `ℓ = ℓ' + 3`: 16 bytes less to
-//! next, 64 more to prev, four rounds less). With blocks of 32 (runs of bits only) and
-//! `ℓ' = ⌈log2 ⌈L/32⌉⌉`: to `P_{i+1}` `16 + 8 + 8ℓ' + 24`, to `P_{i-1}` `496 + 16ℓ' + 16`,
+//! 24`, to `P_{i-1}` `56 + 16ℓ' + 16`, rounds `2ℓ' + 8` (for `ℓ = ℓ' + 3`: 16 bytes less to
+//! next, 8 more to prev, four rounds less). With blocks of 32 (runs of bits only) and
+//! `ℓ' = ⌈log2 ⌈L/32⌉⌉`: to `P_{i+1}` `16 + 8 + 8ℓ' + 24`, to `P_{i-1}` `248 + 16ℓ' + 16`,
 //! rounds `2ℓ' + 8`.
 //!
 //! # Soundness
@@ -180,18 +181,20 @@
 //!   corrupt party knows neither `τ` (one component is hidden from it) nor, hence, `δτ`:
 //!   `σ = 0` with probability `≤ 1/|V|`.
 //!
-//! * The k-ary first level (module `octal`): step 1 with the coefficients `a_J β_m` is a
-//!   non-zero polynomial of degree 3 in independent uniform factors (`≤ 3/|V|`), and the
-//!   level keeps a false claim false unless `s` is a root of the difference of two distinct
-//!   polynomials of degree ≤ 14 (`≤ 14/|V|`); it takes the place of three halvings. With
-//!   blocks of 32 (module `wide`) the degree is 62 (`≤ 62/|V|`) in place of five
-//!   halvings.
+//! * The k-ary first level (module `octal`) takes the place of step 1 and three halvings. A
+//!   wrong triple `(J, m)` makes the value `Σ_J a_J z_{J,m}` of `Q` at data node `m` differ
+//!   from `P(α_m)` for `P = Σ_J a_J F_J G_J` unless `Σ_J a_J e_{J,m}`, a non-zero polynomial
+//!   of degree 2 in independent uniform factors, vanishes (`≤ 2/|V|`). Then `Q ≠ P`, whatever
+//!   the corrupt party adds to the reshared values at the extra nodes (they are fixed before
+//!   `s`), and the claim `Q(s) = P(s)` holds only if `s` is a root of `Q - P`, of degree ≤ 14
+//!   (`≤ 14/|V|`). With blocks of 32 (module `wide`) the degree is 62 (`≤ 62/|V|`) in place
+//!   of five halvings.
 //!
-//! Union bound: `ε ≤ (2ℓ + 4) / 2^64` in `GF(2^64)` (product coefficients; `(2ℓ' + 19) / 2^64
-//! = (2ℓ + 13) / 2^64` with the k-ary first level, `(2ℓ' + 67) / 2^64 = (2ℓ + 57) / 2^64` with
+//! Union bound: `ε ≤ (2ℓ + 4) / 2^64` in `GF(2^64)` (product coefficients; `(2ℓ' + 18) / 2^64
+//! = (2ℓ + 12) / 2^64` with the k-ary first level, `(2ℓ' + 66) / 2^64 = (2ℓ + 56) / 2^64` with
 //! blocks of 32) and `(2ℓ + 3) / p` in `F_p`. Up to `10^6` AES-256 blocks with every
 //! variant's triple count (at most 24 per S-box, mal-lut256-ss: `L ≤ 24 · (224 · 10^6 + 52)`
-//! plus padding lanes `< 2^33`, `ℓ ≤ 33`): `ε ≤ 123 · 2^-64 < 2^-57`, well below the required
+//! plus padding lanes `< 2^33`, `ℓ ≤ 33`): `ε ≤ 122 · 2^-64 < 2^-57`, well below the required
 //! `2^-40` at every batch size (with powers of one coin step 1 alone would cost
 //! `(L-1)/2^64`, about `2^-38` at `L = 2^26`). The test
 //! `soundness_bounds_of_a_million_aes256_blocks` (`crates/aes/tests/malicious.rs`) redoes
@@ -217,9 +220,9 @@
 //! `⌈L / 2^20⌉ + 257 ≤ 2^13 + 257 = 8449` runs for the `L < 2^33` triples of up to `10^6`
 //! AES-256 blocks (a segment of `T` triples runs as `⌈T / S⌉ ≤ T / S + 1` windows for a run
 //! size `S ≥ 2^20`): with `L_r` triples in run `r`, `ℓ_r ≤ log2 L_r + 1`, so the runs'
-//! bounds add up to at most `Σ_r (2 log2 L_r + 59) ≤ R (2 log2 (L/R) + 59)` for `R` runs
+//! bounds add up to at most `Σ_r (2 log2 L_r + 58) ≤ R (2 log2 (L/R) + 58)` for `R` runs
 //! (`log2` is concave), which grows with `R`; at `R = 8449` and `L = 2^33` it is
-//! `8449 · (2 · 19.96 + 59) < 2^20`: `ε < 2^-44` in `GF(2^64)` at every batch size and
+//! `8449 · (2 · 19.96 + 58) < 2^20`: `ε < 2^-44` in `GF(2^64)` at every batch size and
 //! segment size (for AES-128, `L < 2^32`, fewer than `2^12 + 257` runs: `ε < 2^-45`), and
 //! `257 · (2ℓ + 3) / p`, below `2^-80` for the primes of at least 100 bits of the malicious
 //! PRFs, whose records are not split. Privacy is unchanged: each run opens only coins and the
@@ -343,17 +346,18 @@ pub trait VerifyField: Field + Encode + Random + Bulk {
         let _ = src;
         None
     }
-    /// Internal (the k-ary first level before its coin, over `blocks` blocks): returns `[z_1,
-    /// z_2, Q(α_1), .., Q(α_14)]` (this party's shares); `None` if some triple has no byte
-    /// form (the default: no such level).
+    /// Internal (the k-ary first level before its coin, over `blocks` blocks of `k`): returns
+    /// `[D_{0,1}, D_{0,2}, .., D_{k-1,2}, Q(α_k), .., Q(α_{2k-2})]`, the two components of
+    /// `D_m = Σ_J a_J z_{J,m}` (the value at data node `m`) and this party's additive shares of
+    /// the values at the extra nodes; `None` if some triple has no byte form (the default: no
+    /// such level).
     #[doc(hidden)]
     fn octal_sums(
         src: &dyn TripleSource<Self>,
         seed: &[u8; 16],
-        beta: &[Self],
         blocks: usize,
     ) -> Option<Vec<Self>> {
-        let _ = (src, seed, beta, blocks);
+        let _ = (src, seed, blocks);
         None
     }
     /// Internal (the k-ary first level's fold with the coin `s`): `out = [x'_1, x'_2, y'_1,
@@ -432,10 +436,9 @@ impl VerifyField for Gf2p64 {
     fn octal_sums(
         src: &dyn TripleSource<Self>,
         seed: &[u8; 16],
-        beta: &[Self],
         blocks: usize,
     ) -> Option<Vec<Self>> {
-        octal::sums(src, seed, beta, blocks)
+        octal::sums(src, seed, blocks)
     }
     fn octal_fold(
         src: &dyn TripleSource<Self>,
@@ -651,10 +654,9 @@ pub fn verify<V: VerifyField, M: SecurityModel>(
 type Started<'a, V> = (Prover<'a, V>, Sums<V>, RssVec<V>);
 
 /// The k-ary first level's local part before its coin (module `octal`), if a run of `src`
-/// takes it: nodes, `β`, the number of blocks and the sums of [`VerifyField::octal_sums`].
+/// takes it: nodes, the number of blocks and the sums of [`VerifyField::octal_sums`].
 struct OctalFirst<V> {
     nodes: Vec<V>,
-    beta: Vec<V>,
     blocks: usize,
     sums: Vec<V>,
 }
@@ -662,12 +664,10 @@ struct OctalFirst<V> {
 fn octal_sums<V: VerifyField>(src: &dyn TripleSource<V>, seed: &[u8; 16]) -> Option<OctalFirst<V>> {
     let nodes = V::octal_nodes(src)?;
     let k = nodes.len().div_ceil(2);
-    let beta = octal::octal_columns::<V>(seed, k);
     let blocks = src.len().div_ceil(k);
-    match V::octal_sums(src, seed, &beta, blocks) {
-        Some(sums) if sums.len() == nodes.len() + 1 => Some(OctalFirst {
+    match V::octal_sums(src, seed, blocks) {
+        Some(sums) if sums.len() == nodes.len() + k => Some(OctalFirst {
             nodes,
-            beta,
             blocks,
             sums,
         }),
@@ -675,9 +675,9 @@ fn octal_sums<V: VerifyField>(src: &dyn TripleSource<V>, seed: &[u8; 16]) -> Opt
     }
 }
 
-/// The rest of the k-ary first level: reshares `Q(α_1) .. Q(α_14)`, sets `Q(α_0) = z -
-/// Σ_{m ≥ 1} β_m Q(α_m)`, tosses `s`, folds, and returns the halving prover of the claim
-/// `Q(s)` of length `⌈L/8⌉` with its first sums.
+/// The rest of the k-ary first level: reshares `Q(α_k) .. Q(α_{2k-2})` (the extra nodes;
+/// `Q(α_m) = D_m` at the data nodes is already replicated), tosses `s`, folds, and returns
+/// the halving prover of the claim `Q(s)` of length `⌈L/k⌉` with its first sums.
 fn octal_level<'a, V: VerifyField, M: SecurityModel>(
     party: &mut Party<M>,
     src: &'a dyn TripleSource<V>,
@@ -687,21 +687,21 @@ fn octal_level<'a, V: VerifyField, M: SecurityModel>(
 ) -> Result<Started<'a, V>, EngineError> {
     let OctalFirst {
         nodes,
-        beta,
         blocks,
         sums,
     } = first;
-    let q = party.additive_to_rss(sums[2..].to_vec(), ReshareTo::Prev)?;
+    let k = nodes.len().div_ceil(2);
+    let q = party.additive_to_rss(sums[2 * k..].to_vec(), ReshareTo::Prev)?;
     let s = party.coins_in::<V>(1)?[0];
     let lambda = lagrange_slice(&nodes, s);
-    // Per component: Q(α_0) from the claim, then Q(s).
-    let at_s = |z: V, q: &[V]| {
-        let q0 = (1..beta.len()).fold(z, |acc, m| acc - beta[m] * q[m - 1]);
-        (1..nodes.len()).fold(lambda[0] * q0, |acc, n| acc + lambda[n] * q[n - 1])
+    // Per component t: Q(s) from the data nodes' D_m and the extra nodes' reshared values.
+    let at_s = |t: usize, q: &[V]| {
+        let data = (0..k).fold(V::ZERO, |acc, m| acc + lambda[m] * sums[2 * m + t]);
+        (k..nodes.len()).fold(data, |acc, n| acc + lambda[n] * q[n - k])
     };
     let z = RssVec {
-        first: vec![at_s(sums[0], &q.first)],
-        second: vec![at_s(sums[1], &q.second)],
+        first: vec![at_s(0, &q.first)],
+        second: vec![at_s(1, &q.second)],
     };
     let mut out: [Vec<V>; 4] = core::array::from_fn(|_| spare.take::<V>(blocks));
     let half = folded_half(blocks);

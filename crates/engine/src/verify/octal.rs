@@ -6,21 +6,22 @@
 //!
 //! With `L` triples and `B = ⌈L/8⌉` blocks of eight entries, entry `m < 8` of block `J` is
 //! triple `m B + J` (zero from `L` on; a run with words takes another fixed layout, see
-//! `entry`). The step-1 coefficient of entry `m` of block `J` is `a_J β_m`: `a_J` is
-//! the run's coefficient `c_J` of position `J` ([`Coefficients`](super::coeffs::Coefficients), itself a product of a row and
-//! a column factor), `β_0 = 1` and `β_1 .. β_7` are drawn from the seed apart
-//! ([`octal_columns`]). The claim is `Σ_{J,m} a_J β_m x_{J,m} y_{J,m} = z := Σ a_J β_m z_{J,m}`.
+//! `entry`). Block `J` has the coefficient `a_J`, the run's coefficient `c_J` of position `J`
+//! ([`Coefficients`](super::coeffs::Coefficients), itself a product of a row and a column
+//! factor), for all its entries.
 //!
 //! The nodes are the bytes `α_n = n` (`n < 15`) of `GF(2^8)`, embedded by `E_8`. `F_J` is the
 //! polynomial of degree 7 with `F_J(α_m) = x_{J,m}` (`m < 8`), `G_J` the same for `y`, and
-//! `Q(X) = Σ_J a_J F_J(X) G_J(X)` (degree 14), so that `Σ_m β_m Q(α_m) = z`. Each party
-//! computes its additive shares of `Q(α_n)` for all 15 nodes on the bytes: at the data nodes
-//! the local products of the triples, at the seven others those of `F_J(α_n)` and `G_J(α_n)`,
-//! which are `GF(2^8)` combinations of the eight entries (the lift is a ring homomorphism, and
-//! Lagrange coefficients between nodes of `GF(2^8)` lie in `GF(2^8)`). The sums `Σ_J a_J E(w_J)`
-//! are bit sums ([`ByteEmbedding::inner_products`]). The parties reshare `Q(α_1) .. Q(α_14)`
-//! (14 elements, 112 bytes to `P_{i-1}`), set `Q(α_0) = z - Σ_{m ≥ 1} β_m Q(α_m)`, toss a coin
-//! `s` and continue with the claim `Q(s) = Σ_J x'_J y'_J` of length `B`, where `x'_J = a_J
+//! `P(X) = Σ_J a_J F_J(X) G_J(X)` (degree 14). The claim is that `P = Q`, the polynomial of
+//! degree 14 whose values are `Q(α_m) = D_m := Σ_J a_J z_{J,m}` at the eight data nodes
+//! (already replicated: the sums of the two components of `z`) and, at the seven extra nodes,
+//! values the parties compute and reshare: their additive shares of `P(α_n)`, the local
+//! products of `F_J(α_n)` and `G_J(α_n)`, which are `GF(2^8)` combinations of the eight
+//! entries (the lift is a ring homomorphism, and Lagrange coefficients between nodes of
+//! `GF(2^8)` lie in `GF(2^8)`). The sums `Σ_J a_J E(w_J)` are bit sums
+//! ([`ByteEmbedding::inner_products`]). The parties reshare `Q(α_8) .. Q(α_14)` (7 elements, 56
+//! bytes to `P_{i-1}`), toss a coin `s` and continue with the claim `Q(s) = Σ_J x'_J y'_J`
+//! (`= P(s)` if the claim holds) of length `B`, where `x'_J = a_J
 //! F_J(s)` and `y'_J = G_J(s)`: one byte map per entry (`E_8` scaled by the Lagrange
 //! coefficient `ℓ_m(s)` of the data nodes) and one product per block. The halving of
 //! PROTOCOLS.md §5.4 follows on the vectors of length `B`. Its first level pairs `J` with `J +
@@ -53,23 +54,28 @@
 //!
 //! # Cost and soundness
 //!
-//! Against three halvings it sends 112 instead of 48 bytes to `P_{i-1}` and one coin instead
-//! of three to `P_{i+1}`, in 2 instead of 6 rounds: per run `16ℓ' + 112 + 16` bytes to
+//! Against three halvings it sends 56 instead of 48 bytes to `P_{i-1}` and one coin instead
+//! of three to `P_{i+1}`, in 2 instead of 6 rounds: per run `16ℓ' + 56 + 16` bytes to
 //! `P_{i-1}`, `16 + 8 + 8ℓ' + 24` to `P_{i+1}` with `ℓ' = ⌈log2 B⌉`, `2ℓ' + 8` rounds. The later
 //! levels start from `L/8` instead of `L/2` entries, and level 1 writes four vectors of `L/8`
-//! instead of two of `L/2`. Step 1 is a non-zero polynomial of degree 3 in independent uniform
-//! factors if some triple is wrong (`≤ 3/2^64`), and a wrong claim survives this step only if
-//! `s` is a root of the difference of two distinct polynomials of degree ≤ 14 (`≤ 14/2^64`).
+//! instead of two of `L/2`. If some triple is wrong, `z_{J,m} = x_{J,m} y_{J,m} + e_{J,m}` with
+//! `e_{J,m} ≠ 0`, then `Q(α_m) - P(α_m) = Σ_J a_J e_{J,m}`, a non-zero polynomial of degree 2 in
+//! independent uniform factors, vanishes with probability `≤ 2/2^64`; otherwise `Q ≠ P`
+//! whatever the corrupt party adds to the reshared values (they are fixed before `s`), and the
+//! claim `Q(s) = P(s)` holds only if `s` is a root of `Q - P`, of degree ≤ 14 (`≤ 14/2^64`).
+//! (An earlier version combined the entries of a block by further factors `β_m` and reshared
+//! the values at 14 nodes, deriving the fifteenth from the combined claim: its data nodes'
+//! local products and 56 more bytes went, for 4-6% of the finalize; docs/PERFORMANCE.md.)
 //! Only runs of at least [`MIN_LEN`] triples take it, so the figures for one block (the
 //! ARCHITECTURE.md table) are those of the halving.
 
 use triskele_field::embed::{e8, ByteEmbedding, E8_TABLES, TOWER_C, TOWER_T};
-use triskele_field::{Bulk, Field, Gf2p64, Gf2p8, LinearMap8};
+use triskele_field::{Bulk, Gf2p64, Gf2p8, LinearMap8};
 
 use super::bytes::lp8;
-use super::coeffs::{octal_key, SUB};
+use super::coeffs::SUB;
 use super::fold::Sums;
-use super::{lagrange, TripleSource, VerifyField};
+use super::{lagrange, TripleSource};
 
 /// Entries per block (the arity of the step).
 pub(crate) const K: usize = 8;
@@ -77,17 +83,6 @@ pub(crate) const K: usize = 8;
 pub(crate) const NODES: usize = 2 * K - 1;
 /// The fewest triples of a run that takes the step.
 pub const MIN_LEN: usize = 1 << 16;
-
-/// `[β_0, .., β_{k-1}]` of a run with blocks of `k`: `β_0 = 1`, the others from AES-128-CTR
-/// under [`octal_key`].
-pub(super) fn octal_columns<V: VerifyField>(seed: &[u8; 16], k: usize) -> Vec<V> {
-    let mut b = vec![V::ONE; k];
-    V::fill_random(
-        &mut triskele_field::ctr::Aes128Ctr::new(&octal_key(seed)),
-        &mut b[1..],
-    );
-    b
-}
 
 /// The nodes `α_n = n` as bytes of `GF(2^8)`.
 fn byte_nodes<const N: usize>() -> [Gf2p8; N] {
@@ -291,7 +286,7 @@ pub(super) fn entry(src: &dyn TripleSource<Gf2p64>, block: usize, m: usize) -> u
 }
 
 /// One job's byte planes for the sums: `y_1 + y_2` of each entry, the values `x_1, x_2, y_1,
-/// y_1 + y_2` at one extra node, the local products at the 15 nodes, and four planes of
+/// y_1 + y_2` at one extra node, the local products at the 7 extra nodes, and seven planes of
 /// scratch for the products in the tower (`*_hi`: the words' high bytes, empty for bytes).
 struct Scratch {
     y12: Vec<[u8; SUB]>,
@@ -311,8 +306,8 @@ impl Scratch {
             y12_hi: planes(K, words),
             at: planes(4, true),
             at_hi: planes(4, words),
-            w: planes(NODES, true),
-            w_hi: planes(NODES, words),
+            w: planes(NODES - K, true),
+            w_hi: planes(NODES - K, words),
             tmp: planes(7, words),
         }
     }
@@ -370,24 +365,21 @@ pub(super) fn as_words(src: &dyn TripleSource<Gf2p64>) -> bool {
     !src.load_bytes(0, 0, &mut [])
 }
 
-/// This party's local part of the step before the coin over `B = blocks` blocks: returns `[z_1,
-/// z_2, Q_1, .., Q_14]`, the two components of the combined `z` and its additive shares of
-/// `Q(α_n)` (not of `Q(α_0)`, which follows from the claim); `None` if some triple has neither
-/// form. The block coefficients `a_J` are drawn per sub-block (`wide::sum_sub_blocks`).
+/// This party's local part of the step before the coin over `B = blocks` blocks: returns
+/// `[D_{0,1}, D_{0,2}, .., D_{7,2}, Q_8, .., Q_14]`, the two components of `D_m = Σ_J a_J
+/// z_{J,m}` (the value at data node `m`) and this party's additive shares of `P(α_n)` at the
+/// extra nodes; `None` if some triple has neither form. The block coefficients `a_J` are drawn
+/// per sub-block (`wide::sum_sub_blocks`).
 pub(super) fn sums(
     src: &dyn TripleSource<Gf2p64>,
     seed: &[u8; 16],
-    beta: &[Gf2p64],
     blocks: usize,
 ) -> Option<Vec<Gf2p64>> {
     if super::wide::applies(src) {
-        return super::wide::sums(src, seed, beta, blocks);
+        return super::wide::sums(src, seed, blocks);
     }
-    let beta: &[Gf2p64; K] = beta.try_into().ok()?;
     let words = as_words(src);
     let extra = extra_node_maps();
-    let zmaps: [ByteEmbedding; K] = beta.map(|b| E8_TABLES.scaled_by(b));
-    let zmaps_hi: [ByteEmbedding; K] = beta.map(|b| E8_TABLES.scaled_by(b * TOWER_T));
     let e8_hi = E8_TABLES.scaled_by(TOWER_T);
     // Sub-blocks of bits: blocks of one packed byte (module `wide` with one byte per block).
     let bit_maps = super::wide::extra_node_maps::<1>();
@@ -395,14 +387,14 @@ pub(super) fn sums(
         let planes = super::wide::Planes::new(1);
         (Rows::new(src), Scratch::new(words), planes)
     };
-    // [z_1, z_2, Q_1 .. Q_14].
+    // [D_{0,1}, D_{0,2} .. D_{7,1}, D_{7,2}, Q_8 .. Q_14].
     let block = |(rows, sc, bit_planes): &mut (Rows, Scratch, super::wide::Planes),
                  j: usize,
                  a: &[Gf2p64],
                  acc: &mut [Gf2p64]| {
         let k = a.len();
         if let Some(bits) = rows.load_packed(src, j, k, 6) {
-            super::wide::block_sums::<1>(acc, a, bits, bit_planes, &bit_maps, beta);
+            super::wide::block_sums::<1>(acc, a, bits, bit_planes, &bit_maps);
             return Some(());
         }
         let parts = rows.load(src, blocks, j, k, 6)?;
@@ -423,27 +415,6 @@ pub(super) fn sums(
             if words {
                 xor_into(&mut y12_hi[m][..k], part_hi(m, 2), part_hi(m, 3));
             }
-            if m == 0 {
-                continue;
-            }
-            if words {
-                lp16(
-                    [&mut w[m][..k], &mut w_hi[m][..k]],
-                    [part(m, 0), part_hi(m, 0)],
-                    [part(m, 1), part_hi(m, 1)],
-                    [part(m, 2), part_hi(m, 2)],
-                    [&y12[m][..k], &y12_hi[m][..k]],
-                    tmp,
-                );
-            } else {
-                lp8(
-                    &mut w[m][..k],
-                    part(m, 0),
-                    part(m, 1),
-                    part(m, 2),
-                    &y12[m][..k],
-                );
-            }
         }
         for (e, maps) in extra.iter().enumerate() {
             for t in 0..4 {
@@ -462,7 +433,7 @@ pub(super) fn sums(
             }
             if words {
                 lp16(
-                    [&mut w[K + e][..k], &mut w_hi[K + e][..k]],
+                    [&mut w[e][..k], &mut w_hi[e][..k]],
                     [&at[0][..k], &at_hi[0][..k]],
                     [&at[1][..k], &at_hi[1][..k]],
                     [&at[2][..k], &at_hi[2][..k]],
@@ -471,7 +442,7 @@ pub(super) fn sums(
                 );
             } else {
                 lp8(
-                    &mut w[K + e][..k],
+                    &mut w[e][..k],
                     &at[0][..k],
                     &at[1][..k],
                     &at[2][..k],
@@ -479,39 +450,40 @@ pub(super) fn sums(
                 );
             }
         }
-        let q: [Gf2p64; NODES - 1] = ByteEmbedding::inner_products(
-            a,
-            core::array::from_fn(|n| (&E8_TABLES, &w[n + 1][..k])),
-        );
-        for (o, v) in acc[2..].iter_mut().zip(q) {
+        let (data, q) = acc.split_at_mut(2 * K);
+        let w: [&[u8]; NODES - K] = core::array::from_fn(|e| &w[e][..k]);
+        let q8: [Gf2p64; NODES - K] = ByteEmbedding::inner_products(a, w.map(|p| (&E8_TABLES, p)));
+        for (o, v) in q.iter_mut().zip(q8) {
             *o += v;
         }
         if words {
-            let q: [Gf2p64; NODES - 1] = ByteEmbedding::inner_products(
-                a,
-                core::array::from_fn(|n| (&e8_hi, &w_hi[n + 1][..k])),
-            );
-            for (o, v) in acc[2..].iter_mut().zip(q) {
+            let w_hi: [&[u8]; NODES - K] = core::array::from_fn(|e| &w_hi[e][..k]);
+            let q8: [Gf2p64; NODES - K] =
+                ByteEmbedding::inner_products(a, w_hi.map(|p| (&e8_hi, p)));
+            for (o, v) in q.iter_mut().zip(q8) {
                 *o += v;
             }
         }
-        for (t, o) in acc[..2].iter_mut().enumerate() {
-            let z: [Gf2p64; K] = ByteEmbedding::inner_products(
+        // The data nodes: D_{m,t} = Σ_J a_J z_{J,m,t}, both components (index 2m + t).
+        let z: [Gf2p64; 2 * K] = ByteEmbedding::inner_products(
+            a,
+            core::array::from_fn(|i| (&E8_TABLES, part(i / 2, 4 + i % 2))),
+        );
+        for (o, v) in data.iter_mut().zip(z) {
+            *o += v;
+        }
+        if words {
+            let z: [Gf2p64; 2 * K] = ByteEmbedding::inner_products(
                 a,
-                core::array::from_fn(|m| (&zmaps[m], part(m, 4 + t))),
+                core::array::from_fn(|i| (&e8_hi, part_hi(i / 2, 4 + i % 2))),
             );
-            *o += z.into_iter().fold(Gf2p64::ZERO, |x, y| x + y);
-            if words {
-                let z: [Gf2p64; K] = ByteEmbedding::inner_products(
-                    a,
-                    core::array::from_fn(|m| (&zmaps_hi[m], part_hi(m, 4 + t))),
-                );
-                *o += z.into_iter().fold(Gf2p64::ZERO, |x, y| x + y);
+            for (o, v) in data.iter_mut().zip(z) {
+                *o += v;
             }
         }
         Some(())
     };
-    super::wide::sum_sub_blocks(seed, blocks, NODES + 1, init, block)
+    super::wide::sum_sub_blocks(seed, blocks, 2 * K + NODES - K, init, block)
 }
 
 /// The fold with the coin `s`: `out = [x'_1, x'_2, y'_1, y'_2]` (length `B` each, the block

@@ -832,10 +832,11 @@ fn fp_rt_products_verify_under_each_modulus() {
 }
 
 /// The k-ary first level (modules `octal` and `wide`) computed naively from the lifted
-/// triples: the sums `[z_1, z_2, Q(α_0) .. Q(α_{2k-2})]` and the folded `[x'_1, x'_2, y'_1,
-/// y'_2]` for the coin `s`, from the definitions (blocks of `k` = [`octal::arity`] entries
-/// placed by [`octal::entry`], coefficients `a_J β_m`, `F_J` interpolates the entries at the
-/// nodes `E_8(0) .. E_8(k - 1)`, `Q = Σ a_J F_J G_J`).
+/// triples: the sums `[D_{0,1}, D_{0,2} .. D_{k-1,2}, Q(α_k) .. Q(α_{2k-2})]` (`D_{m,t} =
+/// Σ_J a_J z_{J,m,t}`, then this party's local products at the extra nodes) and the folded
+/// `[x'_1, x'_2, y'_1, y'_2]` for the coin `s`, from the definitions (blocks of `k` =
+/// [`octal::arity`] entries placed by [`octal::entry`], block coefficients `a_J`, `F_J`
+/// interpolates the entries at the nodes `E_8(0) .. E_8(k - 1)`, `Q = Σ a_J F_J G_J`).
 fn naive_octal(
     src: &dyn TripleSource<Gf2p64>,
     seed: &[u8; 16],
@@ -843,7 +844,6 @@ fn naive_octal(
 ) -> (Vec<Gf2p64>, [Vec<Gf2p64>; 4]) {
     use triskele_field::embed::e8;
     use triskele_field::Gf2p8;
-    use triskele_share::{Prg, PrgKey};
     let k = octal::arity(src);
     let nodes = 2 * k - 1;
     let total = src.len();
@@ -854,8 +854,6 @@ fn naive_octal(
     for (c, ch) in a.chunks_mut(COEFF_CHUNK).enumerate() {
         prg_coefficients(seed, c * COEFF_CHUNK, ch);
     }
-    let mut beta = vec![Gf2p64::ONE; k];
-    Prg::new(&PrgKey(super::coeffs::octal_key(seed))).fill(&mut beta[1..]);
     let node = |n: usize| e8(Gf2p8(n as u8));
     // ℓ_m(v) for the data nodes 0..k.
     let basis = |m: usize, v: Gf2p64| {
@@ -885,14 +883,14 @@ fn naive_octal(
             acc + table[n][m] * get(parts[p], octal::entry(src, j, m))
         })
     };
-    let mut out = vec![Gf2p64::ZERO; nodes + 2];
+    let mut out = vec![Gf2p64::ZERO; nodes + k];
     for (j, aj) in a.iter().enumerate() {
-        for (m, bm) in beta.iter().enumerate() {
-            out[0] += *aj * *bm * get(parts[4], octal::entry(src, j, m));
-            out[1] += *aj * *bm * get(parts[5], octal::entry(src, j, m));
+        for m in 0..k {
+            out[2 * m] += *aj * get(parts[4], octal::entry(src, j, m));
+            out[2 * m + 1] += *aj * get(parts[5], octal::entry(src, j, m));
         }
-        for (n, o) in out[2..].iter_mut().enumerate() {
-            let f = [0, 1, 2, 3].map(|p| at(p, j, n));
+        for (e, o) in out[2 * k..].iter_mut().enumerate() {
+            let f = [0, 1, 2, 3].map(|p| at(p, j, k + e));
             *o += *aj * (f[0] * f[2] + f[0] * f[3] + f[1] * f[2]);
         }
     }
@@ -928,10 +926,17 @@ fn check_octal_passes(src: &dyn TripleSource<Gf2p64>, seed: u64) {
     let s = random_coins::<Gf2p64>(1, seed)[0];
     let (want_sums, want_fold) = naive_octal(src, &key, s);
     let b = src.len().div_ceil(k);
-    let beta = octal::octal_columns::<Gf2p64>(&key, k);
-    let sums = Gf2p64::octal_sums(src, &key, &beta, b).expect("bytes or words");
-    assert!(sums[..2] == want_sums[..2], "z, length {}", src.len());
-    assert!(sums[2..] == want_sums[3..], "Q, length {}", src.len());
+    let sums = Gf2p64::octal_sums(src, &key, b).expect("bytes or words");
+    assert!(
+        sums[..2 * k] == want_sums[..2 * k],
+        "data nodes, length {}",
+        src.len()
+    );
+    assert!(
+        sums[2 * k..] == want_sums[2 * k..],
+        "extra nodes, length {}",
+        src.len()
+    );
     let mut out: [Vec<Gf2p64>; 4] =
         core::array::from_fn(|t| random_coins::<Gf2p64>(b, seed + 2 + t as u64));
     let half = super::fold::folded_half(b);
@@ -1201,7 +1206,7 @@ fn word_triples_verify_and_a_planted_error_aborts() {
         // The k-ary level on words: 80,000 triples, ℓ' = ⌈log2 10,000⌉ = 14 halvings after it.
         for r in res {
             match errors.is_empty() {
-                true => assert_eq!(r.expect("honest"), 112 + 16 * 14 + 16 + 32),
+                true => assert_eq!(r.expect("honest"), 56 + 16 * 14 + 16 + 32),
                 false => assert!(
                     matches!(r, Err(EngineError::Abort(_))),
                     "trial {trial}: {r:?}"

@@ -9,25 +9,25 @@
 //! sub-blocks of the passes): the chunk of blocks `c SUB ..` with `k` blocks holds the `32 k`
 //! triples from `32 c SUB` (zero from `L` on), and of its `4 k` packed bytes, byte `g k + i`
 //! holds entries `8 g .. 8 g + 8` of its block `i` (`entry`), so that each quarter of the
-//! blocks is a run of bytes, read in place. The coefficients are `a_J β_m` (`β_0 = 1`, 31
-//! more from the seed), the nodes the bytes `α_n = n` (`n < 63`) of `GF(2^8)`, and `Q = Σ_J
-//! a_J F_J G_J` has degree 62. At the data nodes the local products are bits (AND and XOR of
-//! the packed bytes) and their sums `Σ_J a_J w_{J,m}` are sums of `a` over bit planes; at the
-//! 31 extra nodes `F_J(α)` is the sum of four byte maps (the Lagrange coefficients of each
-//! eight data nodes as the images of the bits), then a local product in `GF(2^8)` and the bit
-//! sums of its embedding. The parties reshare `Q(α_1) .. Q(α_62)` (62 elements, 496 bytes to
-//! `P_{i-1}`), derive `Q(α_0)` from the claim, toss one coin `s` and fold to `a_J F_J(s)`,
-//! `G_J(s)` (four byte maps into `GF(2^64)` per entry, one product per block): the halvings
-//! start from `L/32` entries.
+//! blocks is a run of bytes, read in place. Block `J` has the coefficient `a_J`, the nodes are
+//! the bytes `α_n = n` (`n < 63`) of `GF(2^8)`, and `P = Σ_J a_J F_J G_J` has degree 62. `Q`,
+//! the polynomial that the claim `P = Q` is about, has at data node `m` the value `D_m = Σ_J
+//! a_J z_{J,m}` (a sum of `a` over a bit plane of `z`, per component); at the 31 extra nodes
+//! each party computes its share of `P(α)`: `F_J(α)` is the sum of four byte maps (the
+//! Lagrange coefficients of each eight data nodes as the images of the bits), then a local
+//! product in `GF(2^8)` and the bit sums of its embedding. The parties reshare `Q(α_32) ..
+//! Q(α_62)` (31 elements, 248 bytes to `P_{i-1}`), toss one coin `s` and fold to `a_J
+//! F_J(s)`, `G_J(s)` (four byte maps into `GF(2^64)` per entry, one product per block): the
+//! halvings start from `L/32` entries.
 //!
 //! # Cost and soundness
 //!
-//! Per run `496 + 16ℓ' + 16` bytes to `P_{i-1}` and `16 + 8 + 8ℓ' + 24` to `P_{i+1}`,
-//! `ℓ' = ⌈log2 B⌉`, in `2ℓ' + 8` rounds: 384 bytes more than the level with blocks of eight,
-//! two halvings less. A wrong claim survives the step only if `s` is a root of the difference
-//! of two distinct polynomials of degree ≤ 62 (`≤ 62/2^64`), and step 1 is a non-zero
-//! polynomial of degree 3 in independent uniform factors if some triple is wrong (`≤ 3/2^64`):
-//! with the `ℓ'` halvings and CheckTriple, `(2ℓ' + 67)/2^64` per run.
+//! Per run `248 + 16ℓ' + 16` bytes to `P_{i-1}` and `16 + 8 + 8ℓ' + 24` to `P_{i+1}`,
+//! `ℓ' = ⌈log2 B⌉`, in `2ℓ' + 8` rounds: 192 bytes more than the level with blocks of eight,
+//! two halvings less. As in module `octal`, a wrong triple makes `Q ≠ P` unless a polynomial
+//! of degree 2 in independent uniform factors vanishes (`≤ 2/2^64`), and then the claim
+//! survives the step only if `s` is a root of `Q - P`, of degree ≤ 62 (`≤ 62/2^64`): with the
+//! `ℓ'` halvings and CheckTriple, `(2ℓ' + 66)/2^64` per run.
 
 use rayon::prelude::*;
 use triskele_field::embed::{bit_plane_sums, e8, ByteEmbedding, E8_TABLES};
@@ -88,12 +88,10 @@ fn groups<const B: usize>(v: &[u8], k: usize) -> [&[u8]; B] {
     core::array::from_fn(|g| &v[g * k..(g + 1) * k])
 }
 
-/// One job's scratch for the sums of blocks of `8 B` packed bits (`y_1 + y_2` and the local
-/// products on `B k` bytes, the values at one extra node, the local products at the extra
-/// nodes).
+/// One job's scratch for the sums of blocks of `8 B` packed bits (`y_1 + y_2` on `B k` bytes,
+/// the values at one extra node, the local products at the extra nodes).
 pub(super) struct Planes {
     y12: Vec<u8>,
-    local: Vec<u8>,
     at: Vec<[u8; SUB]>,
     w: Vec<[u8; SUB]>,
 }
@@ -103,7 +101,6 @@ impl Planes {
     pub(super) fn new(b: usize) -> Self {
         Planes {
             y12: vec![0; b * SUB],
-            local: vec![0; b * SUB],
             at: vec![[0; SUB]; 4],
             w: vec![[0; SUB]; 8 * b - 1],
         }
@@ -138,23 +135,20 @@ fn load<'a>(
     }))
 }
 
-/// This party's local part of the step before the coin over `B = blocks` blocks: returns `[z_1,
-/// z_2, Q_1, .., Q_{2K-2}]`; `None` if some triple is not a packed bit.
+/// This party's local part of the step before the coin over `B = blocks` blocks: returns
+/// `[D_{0,1}, D_{0,2}, .., D_{K-1,2}, Q_K, .., Q_{2K-2}]` (module `octal`, `sums`); `None` if
+/// some triple is not a packed bit.
 pub(super) fn sums(
     src: &dyn TripleSource<Gf2p64>,
     seed: &[u8; 16],
-    beta: &[Gf2p64],
     blocks: usize,
 ) -> Option<Vec<Gf2p64>> {
-    if beta.len() != K {
-        return None;
-    }
     let maps = extra_node_maps::<G>();
-    // [z_1, z_2, Q_1 .. Q_{2K-2}].
+    // [D_{0,1}, D_{0,2} .. D_{K-1,2}, Q_K .. Q_{2K-2}].
     let init = || (Planes::new(G), vec![vec![0u8; G * SUB]; 6]);
-    sum_sub_blocks(seed, blocks, 2 * K, init, |(pl, raw), j, a, acc| {
+    sum_sub_blocks(seed, blocks, 3 * K - 1, init, |(pl, raw), j, a, acc| {
         let parts = load(raw, src, j, a.len(), 6)?;
-        block_sums::<G>(acc, a, parts, pl, &maps, beta);
+        block_sums::<G>(acc, a, parts, pl, &maps);
         Some(())
     })
 }
@@ -196,43 +190,32 @@ pub(super) fn sum_sub_blocks<S>(
 }
 
 /// The sums of one sub-block of `k = a.len()` blocks of `8 B` packed bits (`parts`: `B k`
-/// bytes each, the runs of [`groups`]; `maps` from [`extra_node_maps`], `beta` the `8 B`
-/// column factors) added to `acc = [z_1, z_2, Q_1, ..]`. At the data nodes the local
-/// products are bits (`x_1 (y_1 + y_2) + x_2 y_1` by AND and XOR of the packed bytes) and
-/// `Σ_J a_J w_{J,m}` is the sum of `a` over a bit plane, as is each `Σ_J a_J z_{J,m}`; at the
-/// extra nodes `F_J(α)` is the sum of `B` byte maps of the packed bytes, then a local product
-/// in `GF(2^8)` and the bit sums of its embedding.
+/// bytes each, the runs of [`groups`]; `maps` from [`extra_node_maps`]) added to `acc =
+/// [D_{0,1}, D_{0,2}, .., Q_{8B}, ..]`. At data node `m` the value is `D_m = Σ_J a_J z_{J,m}`
+/// (both components), the sum of `a` over a bit plane of `z`; at the extra nodes `F_J(α)` is
+/// the sum of `B` byte maps of the packed bytes, then a local product in `GF(2^8)` and the
+/// bit sums of its embedding.
 pub(super) fn block_sums<const B: usize>(
     acc: &mut [Gf2p64],
     a: &[Gf2p64],
     parts: [&[u8]; 6],
     pl: &mut Planes,
     maps: &[[LinearMap8; B]],
-    beta: &[Gf2p64],
 ) {
     let k = a.len();
     let [x1, x2, y1, y2, z1, z2] = parts.map(|p| &p[..B * k]);
-    let Planes { y12, local, at, w } = pl;
-    let (y12, local) = (&mut y12[..B * k], &mut local[..B * k]);
+    let Planes { y12, at, w } = pl;
+    let y12 = &mut y12[..B * k];
     for ((o, a), b) in y12.iter_mut().zip(y1).zip(y2) {
         *o = a ^ b;
     }
-    for (i, o) in local.iter_mut().enumerate() {
-        *o = (x1[i] & y12[i]) ^ (x2[i] & y1[i]);
-    }
-    // Node 8 g + m from bit m of run g; Q_n at acc[n + 1] (Q_0 follows from the claim).
-    let (local, z1, z2) = (
-        groups::<B>(local, k),
-        groups::<B>(z1, k),
-        groups::<B>(z2, k),
-    );
+    // Data node 8 g + m from bit m of run g, component t at acc[2 (8 g + m) + t].
+    let (z1, z2) = (groups::<B>(z1, k), groups::<B>(z2, k));
     for g in 0..B {
-        let [l, s1, s2] = bit_plane_sums(a, [local[g], z1[g], z2[g]]);
-        for (m, v) in l.iter().enumerate().skip(usize::from(g == 0)) {
-            acc[8 * g + m + 1] += *v;
-        }
-        for (t, s) in [s1, s2].into_iter().enumerate() {
-            acc[t] += (0..8).fold(Gf2p64::ZERO, |acc, m| acc + beta[8 * g + m] * s[m]);
+        let [s1, s2] = bit_plane_sums(a, [z1[g], z2[g]]);
+        for m in 0..8 {
+            acc[2 * (8 * g + m)] += s1[m];
+            acc[2 * (8 * g + m) + 1] += s2[m];
         }
     }
     let y12: &[u8] = y12;
@@ -253,7 +236,7 @@ pub(super) fn block_sums<const B: usize>(
     for (e0, group) in (0..maps.len()).step_by(8).zip(w[..maps.len()].chunks(8)) {
         let planes: [&[u8]; 8] = core::array::from_fn(|i| &group.get(i).unwrap_or(&group[0])[..k]);
         let q = ByteEmbedding::inner_products(a, planes.map(|p| (&E8_TABLES, p)));
-        for (o, v) in acc[8 * B + 1 + e0..].iter_mut().zip(&q[..group.len()]) {
+        for (o, v) in acc[16 * B + e0..].iter_mut().zip(&q[..group.len()]) {
             *o += *v;
         }
     }
