@@ -633,6 +633,142 @@ pub const GF4P4_TABLES: [[u64; 16]; 3] = {
     t
 };
 
+/// The sixteen elements of the subfield `S = {s : s^16 = s}` of `GF(2^8)`, in increasing
+/// order. Lagrange coefficients between nodes in `S` lie in `S`.
+pub const SUBFIELD16: [u8; 16] = {
+    let mut out = [0u8; 16];
+    let mut n = 0;
+    let mut b = 0usize;
+    while b < 256 {
+        if Gf2p8(b as u8).pow(16).0 == b as u8 {
+            assert!(n < 16);
+            out[n] = b as u8;
+            n += 1;
+        }
+        b += 1;
+    }
+    assert!(n == 16);
+    out
+};
+
+/// `ψ`: `GF(2^4)` onto [`SUBFIELD16`] with `E_8 ∘ ψ = φ_0` (both are isomorphisms onto the
+/// subfield `GF(2^4)` of `GF(2^64)`), by nibble: `PAIR_PSI[v] = ψ(v)`.
+pub const PAIR_PSI: [u8; 16] = {
+    let mut psi = [0u8; 16];
+    let mut v = 0;
+    while v < 16 {
+        let want = phi0(Gf2p4(v as u8)).0;
+        let mut i = 0;
+        let mut found = false;
+        while i < 16 {
+            if e8(Gf2p8(SUBFIELD16[i])).0 == want {
+                psi[v] = SUBFIELD16[i];
+                found = true;
+            }
+            i += 1;
+        }
+        assert!(found);
+        v += 1;
+    }
+    psi
+};
+
+/// `w`, the least byte outside [`SUBFIELD16`]: `GF(2^8) = S ⊕ S w`.
+pub const PAIR_W: Gf2p8 = {
+    let mut b = 0u8;
+    while Gf2p8(b).pow(16).0 == b {
+        b += 1;
+    }
+    Gf2p8(b)
+};
+
+/// `σ = w + w^16` and `λ = w · w^16` (both in `S`): `w^2 = σ w + λ`.
+const PAIR_SIGMA: Gf2p8 = Gf2p8(PAIR_W.0 ^ PAIR_W.pow(16).0);
+const PAIR_LAMBDA: Gf2p8 = PAIR_W.const_mul(PAIR_W.pow(16));
+
+/// `π_1`: `s_0 + s_1 w ↦ s_1` (`s_0, s_1 ∈ S`), as a byte map: `s_1 = (b + b^16) / σ`.
+pub const PAIR_SECOND: crate::LinearMap8 = {
+    let inv = PAIR_SIGMA.pow(254);
+    let mut images = [0u8; 8];
+    let mut j = 0;
+    while j < 8 {
+        let b = Gf2p8(1 << j);
+        images[j] = Gf2p8(b.0 ^ b.pow(16).0).const_mul(inv).0;
+        j += 1;
+    }
+    crate::LinearMap8::from_basis_images(images)
+};
+
+/// The pair form of the elements `φ_0(x_0) + φ_0(x_1) A` of `GF(2^16)` (`x_0, x_1 ∈ GF(2^4)`;
+/// the `X` and `Y` of the gf4p4 relations, PROTOCOLS.md §5.5): the byte `b = ψ(x_0) + ψ(x_1)
+/// w` ([`PAIR_PSI`], [`PAIR_W`]), embedded by this map, `b ↦ E_8(s_0) + E_8(s_1) A` for `b =
+/// s_0 + s_1 w`. The map is `S`-linear (`E_8(s) · f(b) = f(s b)` for `s ∈ S`), so sums of pair
+/// forms scaled by elements of `S` are taken on the bytes. A product of two pair forms `X`,
+/// `Y` in `GF(2^16)` embeds as `f(X Y) + g(π_1(X) π_1(Y))` with `f` this map and `g` =
+/// [`PAIR_SQUARE_TERM`] (products in `GF(2^8)`): with `w^2 = σ w + λ`, `X Y = (x_0 y_0 + λ
+/// x_1 y_1) + (x_0 y_1 + x_1 y_0 + σ x_1 y_1) w`.
+pub const PAIR_EMBEDDING: ByteEmbedding = {
+    let mut images = [Gf2p64(0); 8];
+    let mut j = 0;
+    while j < 8 {
+        let b = 1u8 << j;
+        let s1 = PAIR_SECOND.apply_byte(b);
+        let s0 = b ^ Gf2p8(s1).const_mul(PAIR_W).0;
+        images[j] = Gf2p64(e8(Gf2p8(s0)).0 ^ e8(Gf2p8(s1)).const_mul(GF4P4_A).0);
+        j += 1;
+    }
+    ByteEmbedding::new(&images)
+};
+
+/// The correction of a product of pair forms for its `A^2` term ([`PAIR_EMBEDDING`]): `r ↦
+/// E_8(λ r) + E_8(σ r) A + E_8(r) A^2`, for `r = π_1(X) π_1(Y)`.
+pub const PAIR_SQUARE_TERM: ByteEmbedding = {
+    let mut images = [Gf2p64(0); 8];
+    let mut j = 0;
+    while j < 8 {
+        let r = Gf2p8(1 << j);
+        images[j] = Gf2p64(
+            e8(r.const_mul(PAIR_LAMBDA)).0
+                ^ e8(r.const_mul(PAIR_SIGMA)).const_mul(GF4P4_A).0
+                ^ e8(r).const_mul(GF4P4_A2).0,
+        );
+        j += 1;
+    }
+    ByteEmbedding::new(&images)
+};
+
+/// Where a nibble of a packed byte goes in the pair form ([`pair_of_nibbles`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PairSlot {
+    /// Ignored.
+    None,
+    /// `ψ(v)`, the coefficient of 1.
+    First,
+    /// `ψ(v) w`, the coefficient of `w`.
+    Second,
+}
+
+/// The byte map of a packed byte (high ‖ low nibble) to the sum of the pair-form slots of its
+/// nibbles: `pair_of_nibbles(First, Second)` maps `x_0 ‖ x_1` to the pair form of `φ_0(x_0) +
+/// φ_0(x_1) A`.
+pub const fn pair_of_nibbles(high: PairSlot, low: PairSlot) -> crate::LinearMap8 {
+    const fn slot(s: PairSlot, v: usize) -> u8 {
+        match s {
+            PairSlot::None => 0,
+            PairSlot::First => PAIR_PSI[v],
+            PairSlot::Second => Gf2p8(PAIR_PSI[v]).const_mul(PAIR_W).0,
+        }
+    }
+    let mut images = [0u8; 8];
+    let mut j = 0;
+    while j < 4 {
+        images[j] = slot(low, 1 << j);
+        images[j + 4] = slot(high, 1 << j);
+        j += 1;
+    }
+    crate::LinearMap8::from_basis_images(images)
+}
+
 /// `dst[k]` = the gf4p4 embedding of `Σ_i coeffs[i][k] α^i` for up to three coefficient
 /// slices (missing coefficients are zero; high nibbles are ignored).
 pub fn gf4p4_slice(coeffs: &[&[Gf2p4]], dst: &mut [Gf2p64]) {

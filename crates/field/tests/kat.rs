@@ -554,3 +554,66 @@ fn tower_gf2p16_embeds_as_a_ring() {
         assert_eq!(e16(lo.apply_byte(v), hi.apply_byte(v)), phi.apply(v));
     }
 }
+
+/// The pair form of `GF(2^16)` elements of `A`-degree ≤ 1: `ψ` is a field isomorphism onto
+/// the subfield `S` of `GF(2^8)` with `E_8 ∘ ψ = φ_0`, `w` is outside `S`, `π_1` and the
+/// embedding invert the pair form of every nibble pair, the embedding is `S`-linear, and the
+/// product of two pair forms embeds as `f(X Y) + g(π_1(X) π_1(Y))` for all `2^16` pairs of
+/// pairs.
+#[test]
+fn pair_form_embeds_gf4p4_operands_and_their_products() {
+    use triskele_field::embed::{
+        e8, gf4p4, pair_of_nibbles, PairSlot, PAIR_EMBEDDING, PAIR_PSI, PAIR_SECOND,
+        PAIR_SQUARE_TERM, PAIR_W, SUBFIELD16,
+    };
+    use triskele_field::Gf2p4;
+    for a in 0..16u8 {
+        for b in 0..16u8 {
+            let (pa, pb) = (Gf2p8(PAIR_PSI[a as usize]), Gf2p8(PAIR_PSI[b as usize]));
+            assert_eq!(pa * pb, Gf2p8(PAIR_PSI[(Gf2p4(a) * Gf2p4(b)).0 as usize]));
+            assert_eq!(pa + pb, Gf2p8(PAIR_PSI[(a ^ b) as usize]));
+        }
+        assert_eq!(
+            e8(Gf2p8(PAIR_PSI[a as usize])),
+            gf4p4([Gf2p4(a), Gf2p4(0), Gf2p4(0)])
+        );
+    }
+    assert!(!SUBFIELD16.contains(&PAIR_W.0));
+    let form = pair_of_nibbles(PairSlot::First, PairSlot::Second);
+    let x_of = |v: u8| gf4p4([Gf2p4(v >> 4), Gf2p4(v & 15), Gf2p4(0)]);
+    for v in 0..=255u8 {
+        let b = form.apply_byte(v);
+        assert_eq!(PAIR_EMBEDDING.apply(b), x_of(v), "nibbles {v:#04x}");
+        assert_eq!(PAIR_SECOND.apply_byte(b), PAIR_PSI[(v & 15) as usize]);
+        for s in SUBFIELD16 {
+            let sb = (Gf2p8(s) * Gf2p8(b)).0;
+            assert_eq!(
+                PAIR_EMBEDDING.apply(sb),
+                e8(Gf2p8(s)) * PAIR_EMBEDDING.apply(b)
+            );
+        }
+        for u in 0..=255u8 {
+            let c = form.apply_byte(u);
+            let (p, r) = (
+                (Gf2p8(b) * Gf2p8(c)).0,
+                (Gf2p8(PAIR_SECOND.apply_byte(b)) * Gf2p8(PAIR_SECOND.apply_byte(c))).0,
+            );
+            assert_eq!(
+                PAIR_EMBEDDING.apply(p) + PAIR_SQUARE_TERM.apply(r),
+                x_of(v) * x_of(u),
+                "{v:#04x} · {u:#04x}"
+            );
+        }
+    }
+    // The other slots: Y = a_l + A d^-1 from the low nibble of one byte and the high of
+    // another.
+    let (lo, hi) = (
+        pair_of_nibbles(PairSlot::None, PairSlot::First),
+        pair_of_nibbles(PairSlot::Second, PairSlot::None),
+    );
+    for a in 0..=255u8 {
+        let d = a.rotate_left(3) ^ 0x5c;
+        let y = gf4p4([Gf2p4(a & 15), Gf2p4(d >> 4), Gf2p4(0)]);
+        assert_eq!(PAIR_EMBEDDING.apply(lo.apply_byte(a) ^ hi.apply_byte(d)), y);
+    }
+}

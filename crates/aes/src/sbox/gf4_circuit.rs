@@ -51,7 +51,7 @@ use std::sync::{Arc, OnceLock};
 
 use triskele_engine::verify::{LiftedTriples, Parts, TripleSource};
 use triskele_engine::{EngineError, Malicious, Party, SecurityModel, SemiHonest};
-use triskele_field::embed::{word_maps, ByteEmbedding, GF4P4_TABLES};
+use triskele_field::embed::{pair_of_nibbles, word_maps, ByteEmbedding, PairSlot, GF4P4_TABLES};
 use triskele_field::{Gf2p4, Gf2p64, Gf2p8, LinearMap8};
 use triskele_share::RssVec;
 
@@ -266,6 +266,37 @@ impl TripleSource<Gf2p64> for Gf4p4Relations {
         true
     }
 
+    /// `X` from `a_h ‖ a_l`, `Y` from the low nibble of `a_h ‖ a_l` and the high one of
+    /// `d^-1 ‖ p` ([`pair_of_nibbles`]).
+    fn load_pairs(&self, part: usize, start: usize, out: &mut [u8]) -> bool {
+        let [a, d, _] = &self.packed[part % 2];
+        let range = start..start.saturating_add(out.len());
+        let (Some(a), Some(d)) = (a.get(range.clone()), d.get(range)) else {
+            return false;
+        };
+        match part / 2 {
+            0 => X_PAIR.apply_bytes(a, out),
+            1 => Y_PAIR_OF_A.apply_pair_bytes(&Y_PAIR_OF_D, a, d, out),
+            _ => return false,
+        }
+        true
+    }
+
+    /// `Z = T_0(p) + T_1(z_1) + T_2(z_2)` from `d^-1 ‖ p` and `z_1 ‖ z_2`, in place.
+    fn z_planes(
+        &self,
+        part: usize,
+        start: usize,
+        k: usize,
+    ) -> Option<[(&ByteEmbedding, &[u8]); 2]> {
+        if !(4..6).contains(&part) {
+            return None;
+        }
+        let [_, d, w] = &self.packed[part % 2];
+        let range = start..start.checked_add(k)?;
+        Some([(&Z_OF_D, d.get(range.clone())?), (&Z_OF_W, w.get(range)?)])
+    }
+
     fn lift(&self, start: usize, parts: Parts, out: &mut LiftedTriples<Gf2p64>) {
         for (c, planes) in self.packed.iter().enumerate() {
             let [a, d, w] = planes.each_ref().map(|v| v.get(start..).unwrap_or(&[]));
@@ -328,6 +359,13 @@ const Y_OF_A: ByteEmbedding = ByteEmbedding::from_nibble_tables(GF4P4_TABLES[0],
 const Y_OF_D: ByteEmbedding = ByteEmbedding::from_nibble_tables([0; 16], GF4P4_TABLES[1]);
 const Z_OF_D: ByteEmbedding = Y_OF_A;
 const Z_OF_W: ByteEmbedding = ByteEmbedding::from_nibble_tables(GF4P4_TABLES[2], GF4P4_TABLES[1]);
+
+/// `X` and `Y` in the pair form of `Verify`'s k-ary level
+/// ([`triskele_field::embed::PAIR_EMBEDDING`]): `X = a_h + A a_l` from `a_h ‖ a_l`, `Y = a_l +
+/// A d^-1` from the low nibble of `a_h ‖ a_l` and the high one of `d^-1 ‖ p`.
+const X_PAIR: LinearMap8 = pair_of_nibbles(PairSlot::First, PairSlot::Second);
+const Y_PAIR_OF_A: LinearMap8 = pair_of_nibbles(PairSlot::None, PairSlot::First);
+const Y_PAIR_OF_D: LinearMap8 = pair_of_nibbles(PairSlot::Second, PairSlot::None);
 
 /// [`X_OF_A`], [`Y_OF_A`] (= [`Z_OF_D`]), [`Y_OF_D`] and [`Z_OF_W`] in tower coordinates
 /// (`[lo, hi]` byte maps each), computed once; `None` if an image were outside `GF(2^16)`
@@ -587,10 +625,12 @@ mod tests {
     }
 
     /// The word form of the relations (tower coordinates, `load_words`) embeds by `E_16` to
-    /// their lift, for every part, random packed bytes and ranges that start inside.
+    /// their lift, as do the pair form of `x` and `y` (`load_pairs`) and the planes of `z`
+    /// (`z_planes`) by their maps, for every part, random packed bytes and ranges that start
+    /// inside; neither reaches past the end.
     #[test]
     fn gf4p4_relations_have_a_word_form() {
-        use triskele_field::embed::e16;
+        use triskele_field::embed::{e16, PAIR_EMBEDDING};
         assert!(gf4p4_word_maps().is_some());
         let n = 300;
         let bytes = |k: usize| -> Vec<u8> {
@@ -625,8 +665,23 @@ mod tests {
                 assert!(rel.load_words(part, start, &mut lo, &mut hi));
                 let got: Vec<Gf2p64> = lo.iter().zip(&hi).map(|(l, h)| e16(*l, *h)).collect();
                 assert_eq!(got[..], want[start..], "part {part}, start {start}");
+                // The pair form of x and y, the planes of z.
+                let got: Vec<Gf2p64> = if part < 4 {
+                    let mut b = vec![0xa5u8; k];
+                    assert!(rel.load_pairs(part, start, &mut b));
+                    b.iter().map(|v| PAIR_EMBEDDING.apply(*v)).collect()
+                } else {
+                    let [(f, a), (g, b)] = rel.z_planes(part, start, k).expect("z planes");
+                    a.iter()
+                        .zip(b)
+                        .map(|(a, b)| f.apply(*a) + g.apply(*b))
+                        .collect()
+                };
+                assert_eq!(got[..], want[start..], "pairs: part {part}, start {start}");
             }
         }
+        assert!(!rel.load_pairs(0, n - 2, &mut [0; 3]));
+        assert!(rel.z_planes(4, n - 2, 3).is_none() && rel.z_planes(3, 0, 1).is_none());
     }
 
     /// The compact gf4p4 relations, lifted through [`Gf4p4Relations`] and reconstructed from

@@ -40,6 +40,21 @@
 //! the low bytes by `E_8` plus those of the high bytes by `E_8 · T`; and the fold maps the 16
 //! bytes of a block's eight words. The messages are the same.
 //!
+//! # Pairs
+//!
+//! The gf4p4 relations have more structure: `x = φ_0(x_0) + φ_0(x_1) A` and `y` likewise,
+//! `x_i ∈ GF(2^4)`, and `z` of `A`-degree at most 2. The nodes are taken in the subfield `S`
+//! of `GF(2^8)` of sixteen elements ([`SUBFIELD16`]; fifteen are needed), so that the Lagrange
+//! coefficients lie in `S`. A sub-block whose relations have the pair form
+//! ([`TripleSource::load_pairs`]) then takes `x` and `y` as one byte each, `ψ(x_0) + ψ(x_1) w`
+//! ([`PAIR_EMBEDDING`], which is `S`-linear): the values at the extra nodes are the same byte
+//! maps as for bytes, and the local product of two values in `GF(2^16)` embeds as
+//! `PAIR_EMBEDDING` of their product in `GF(2^8)` plus [`PAIR_SQUARE_TERM`] of the product of
+//! their second coordinates (`π_1`, [`PAIR_SECOND`]): four byte maps and two products more
+//! than a byte's, against twice the byte maps and three times the products in the tower. `z`
+//! is summed from the source's two planes ([`TripleSource::z_planes`]), and the fold maps the
+//! eight pair-form bytes of a block. A sub-block across two sources takes the words.
+//!
 //! # Bits
 //!
 //! `GF(2)` triples (lifted to 0 and 1; [`TripleSource::load_bits`]) are taken packed by eight.
@@ -69,7 +84,10 @@
 //! Only runs of at least [`MIN_LEN`] triples take it, so the figures for one block (the
 //! ARCHITECTURE.md table) are those of the halving.
 
-use triskele_field::embed::{e8, ByteEmbedding, E8_TABLES, TOWER_C, TOWER_T};
+use triskele_field::embed::{
+    e8, ByteEmbedding, E8_TABLES, PAIR_EMBEDDING, PAIR_SECOND, PAIR_SQUARE_TERM, SUBFIELD16,
+    TOWER_C, TOWER_T,
+};
 use triskele_field::{Bulk, Gf2p64, Gf2p8, LinearMap8};
 
 use super::bytes::lp8;
@@ -84,14 +102,17 @@ pub(crate) const NODES: usize = 2 * K - 1;
 /// The fewest triples of a run that takes the step.
 pub const MIN_LEN: usize = 1 << 16;
 
-/// The nodes `α_n = n` as bytes of `GF(2^8)`.
-fn byte_nodes<const N: usize>() -> [Gf2p8; N] {
-    core::array::from_fn(|n| Gf2p8(n as u8))
+/// The nodes `α_n` (`n < 15`) as bytes of `GF(2^8)`: the first fifteen of the sixteen
+/// elements of its subfield `S` ([`SUBFIELD16`]), so that the Lagrange coefficients between
+/// them lie in `S`, by which the pair form of the gf4p4 relations scales as bytes do
+/// ([`PAIR_EMBEDDING`] is `S`-linear).
+fn byte_nodes() -> [Gf2p8; NODES] {
+    core::array::from_fn(|n| Gf2p8(SUBFIELD16[n]))
 }
 
 /// The nodes `E_8(α_n)` in `GF(2^64)`.
 fn nodes64() -> [Gf2p64; NODES] {
-    byte_nodes::<NODES>().map(e8)
+    byte_nodes().map(e8)
 }
 
 /// The entries per block of a run of `src` that takes a k-ary first level: 32 if all its
@@ -106,16 +127,19 @@ pub(super) fn arity(src: &dyn TripleSource<Gf2p64>) -> usize {
 
 /// The nodes `E_8(α_n)`, `n < 2k - 1`, of a run of `src` with blocks of `k` ([`arity`]).
 pub(super) fn run_nodes(src: &dyn TripleSource<Gf2p64>) -> Vec<Gf2p64> {
-    (0..2 * arity(src) - 1)
-        .map(|n| e8(Gf2p8(n as u8)))
-        .collect()
+    if arity(src) == K {
+        nodes64().to_vec()
+    } else {
+        super::wide::nodes().into_iter().map(e8).collect()
+    }
 }
 
 /// `F(α_{K+e}) = Σ_m L[e][m] F(α_m)` for polynomials of degree `< K`: multiplication by the
 /// Lagrange coefficients as byte maps.
 fn extra_node_maps() -> [[LinearMap8; K]; NODES - K] {
-    let data = byte_nodes::<K>();
-    core::array::from_fn(|e| lagrange(&data, Gf2p8((K + e) as u8)).map(LinearMap8::mul_by))
+    let nodes = byte_nodes();
+    let data: [Gf2p8; K] = core::array::from_fn(|m| nodes[m]);
+    core::array::from_fn(|e| lagrange(&data, nodes[K + e]).map(LinearMap8::mul_by))
 }
 
 /// How a run's triples are taken into blocks (`entry`, in the tests).
@@ -139,6 +163,16 @@ struct Rows {
 struct RowViews<'a> {
     lo: [[&'a [u8]; 6]; K],
     hi: Option<[[&'a [u8]; 6]; K]>,
+}
+
+/// A part's two byte planes and the maps that lift them ([`TripleSource::z_planes`]).
+type Planes2<'a> = [(&'a ByteEmbedding, &'a [u8]); 2];
+
+/// The entries of a sub-block in the pair form ([`TripleSource::load_pairs`]): parts `x_1,
+/// x_2, y_1, y_2` of entry `m` at `xy[m]`, and its `z_1`, `z_2` at `z[m]`.
+struct PairViews<'a> {
+    xy: [[&'a [u8]; 4]; K],
+    z: [[Planes2<'a>; 2]; K],
 }
 
 impl Rows {
@@ -183,6 +217,43 @@ impl Rows {
             None if p < count => &packed[p][..k],
             None => &[],
         }))
+    }
+
+    /// Parts `0 .. count` of the blocks `j .. j + k` (a sub-block of a run with words, wholly
+    /// inside the source) in the pair form (`x`, `y` by [`TripleSource::load_pairs`] into
+    /// this job's planes, `z` by [`TripleSource::z_planes`] in place), if every entry's range
+    /// lies in one source that has it; `None` otherwise (the caller takes words).
+    fn load_pairs<'a>(
+        &'a mut self,
+        src: &'a dyn TripleSource<Gf2p64>,
+        j: usize,
+        k: usize,
+        count: usize,
+    ) -> Option<PairViews<'a>> {
+        let first = 8 * j;
+        if self.hi.is_empty() || first + 8 * k > src.len() {
+            return None;
+        }
+        let none: (&ByteEmbedding, &[u8]) = (&E8_TABLES, &[]);
+        let mut z = [[[none; 2]; 2]; K];
+        for (m, zm) in z.iter_mut().enumerate() {
+            let start = first + m * k;
+            for p in 0..count.min(4) {
+                if !src.load_pairs(p, start, &mut self.buf[m * 6 + p][..k]) {
+                    return None;
+                }
+            }
+            for p in 4..count {
+                zm[p - 4] = src.z_planes(p, start, k)?;
+            }
+        }
+        let buf = &self.buf;
+        Some(PairViews {
+            xy: core::array::from_fn(|m| {
+                core::array::from_fn(|p| if p < count { &buf[m * 6 + p][..k] } else { &[] })
+            }),
+            z,
+        })
     }
 
     /// Parts `0 .. count` of entry `m` of the blocks `j .. j + k` (a sub-block of `B =
@@ -382,7 +453,7 @@ pub(super) fn sums(
     let extra = extra_node_maps();
     let e8_hi = E8_TABLES.scaled_by(TOWER_T);
     // Sub-blocks of bits: blocks of one packed byte (module `wide` with one byte per block).
-    let bit_maps = super::wide::extra_node_maps::<1>();
+    let bit_maps = super::wide::extra_node_maps::<1>(&byte_nodes());
     let init = || {
         let planes = super::wide::Planes::new(1);
         (Rows::new(src), Scratch::new(words), planes)
@@ -396,6 +467,12 @@ pub(super) fn sums(
         if let Some(bits) = rows.load_packed(src, j, k, 6) {
             super::wide::block_sums::<1>(acc, a, bits, bit_planes, &bit_maps);
             return Some(());
+        }
+        if words && !src.range_has_bytes(8 * j, (8 * k).min(src.len().saturating_sub(8 * j))) {
+            if let Some(pairs) = rows.load_pairs(src, j, k, 6) {
+                pair_sums(sc, &pairs, &extra, a, acc);
+                return Some(());
+            }
         }
         let parts = rows.load(src, blocks, j, k, 6)?;
         let words = parts.hi.is_some();
@@ -486,6 +563,76 @@ pub(super) fn sums(
     super::wide::sum_sub_blocks(seed, blocks, 2 * K + NODES - K, init, block)
 }
 
+/// The sums of one sub-block of `k = a.len()` blocks in the pair form added to `acc` (as
+/// [`sums`]): the values at the extra nodes are sums of the pair-form bytes scaled by elements
+/// of `S` (the same byte maps as for bytes), their local product `lp` in `GF(2^16)` is the
+/// product in `GF(2^8)` (embedded by [`PAIR_EMBEDDING`]) and that of their second
+/// coordinates (by [`PAIR_SQUARE_TERM`]); `z` is summed from its planes.
+fn pair_sums(
+    sc: &mut Scratch,
+    pairs: &PairViews<'_>,
+    extra: &[[LinearMap8; K]; NODES - K],
+    a: &[Gf2p64],
+    acc: &mut [Gf2p64],
+) {
+    let k = a.len();
+    let Scratch {
+        y12,
+        at,
+        w,
+        w_hi,
+        tmp,
+        ..
+    } = sc;
+    for (m, xy) in pairs.xy.iter().enumerate() {
+        xor_into(&mut y12[m][..k], xy[2], xy[3]);
+    }
+    for (e, maps) in extra.iter().enumerate() {
+        for (t, at) in at.iter_mut().enumerate() {
+            let src: [&[u8]; K] = core::array::from_fn(|m| match t {
+                3 => &y12[m][..k],
+                p => pairs.xy[m][p],
+            });
+            LinearMap8::apply_sum_bytes(maps.each_ref(), src, &mut at[..k]);
+        }
+        lp8(
+            &mut w[e][..k],
+            &at[0][..k],
+            &at[1][..k],
+            &at[2][..k],
+            &at[3][..k],
+        );
+        for (t, s) in at.iter().zip(tmp.iter_mut()) {
+            PAIR_SECOND.apply_bytes(&t[..k], &mut s[..k]);
+        }
+        lp8(
+            &mut w_hi[e][..k],
+            &tmp[0][..k],
+            &tmp[1][..k],
+            &tmp[2][..k],
+            &tmp[3][..k],
+        );
+    }
+    let (data, q) = acc.split_at_mut(2 * K);
+    let g: [Gf2p64; NODES - K] =
+        ByteEmbedding::inner_products(a, core::array::from_fn(|e| (&PAIR_EMBEDDING, &w[e][..k])));
+    let r: [Gf2p64; NODES - K] = ByteEmbedding::inner_products(
+        a,
+        core::array::from_fn(|e| (&PAIR_SQUARE_TERM, &w_hi[e][..k])),
+    );
+    for ((o, g), r) in q.iter_mut().zip(g).zip(r) {
+        *o += g + r;
+    }
+    // The data nodes: D_{m,t} from the two planes of z_{m,t}.
+    for t in 0..2 {
+        let z: [Gf2p64; 2 * K] =
+            ByteEmbedding::inner_products(a, core::array::from_fn(|i| pairs.z[i / 2][t][i % 2]));
+        for m in 0..K {
+            data[2 * m + t] += z[2 * m] + z[2 * m + 1];
+        }
+    }
+}
+
 /// The fold with the coin `s`: `out = [x'_1, x'_2, y'_1, y'_2]` (length `B` each, the block
 /// coefficients `a_J` of the run with `seed` drawn per sub-block)
 /// with `x'_J = a_J F_J(s)`, `y'_J = G_J(s)`, and the sums of the halving that pairs `j` with
@@ -506,7 +653,10 @@ pub(super) fn fold(
     let ell = lagrange(&data, s);
     let maps: [ByteEmbedding; K] = ell.map(|l| E8_TABLES.scaled_by(l));
     // Sub-blocks of bits: bit m of a packed byte to ℓ_m(s).
-    let bit_maps = super::wide::fold_maps::<1>(s);
+    let bit_maps = super::wide::fold_maps::<1>(&byte_nodes(), s);
+    // Pair forms: entry m by PAIR_EMBEDDING times ℓ_m(s).
+    let pair_maps: [ByteEmbedding; K] = ell.map(|l| PAIR_EMBEDDING.scaled_by(l));
+    let words = as_words(src);
     // Words: entry m's low byte by maps[m], its high byte by maps[m] times T.
     let maps16: [ByteEmbedding; 2 * K] = core::array::from_fn(|i| {
         let l = ell[i / 2];
@@ -518,6 +668,20 @@ pub(super) fn fold(
         if let Some(bits) = rows.load_packed(src, j, k, 4) {
             super::wide::fold_block::<1>(&bit_maps, bits, a, out, acc);
             return true;
+        }
+        if words && !src.range_has_bytes(8 * j, (8 * k).min(src.len().saturating_sub(8 * j))) {
+            if let Some(pairs) = rows.load_pairs(src, j, k, 4) {
+                for (t, o) in out.into_iter().enumerate() {
+                    let srcs: [&[u8]; K] = core::array::from_fn(|m| pairs.xy[m][t]);
+                    if t < 2 {
+                        ByteEmbedding::apply_sum_slice(pair_maps.each_ref(), srcs, &mut acc[..]);
+                        Gf2p64::mul_slice(o, acc, a);
+                    } else {
+                        ByteEmbedding::apply_sum_slice(pair_maps.each_ref(), srcs, o);
+                    }
+                }
+                return true;
+            }
         }
         let Some(parts) = rows.load(src, blocks, j, k, 4) else {
             return false;

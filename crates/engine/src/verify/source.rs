@@ -1,3 +1,4 @@
+use triskele_field::embed::ByteEmbedding;
 use triskele_field::{Bits16, Field};
 use triskele_share::RssVec;
 
@@ -141,6 +142,33 @@ pub trait TripleSource<V>: Sync {
         }
         hi.fill(0);
         true
+    }
+
+    /// Optional: writes part `part` (`x_1, x_2, y_1, y_2` for 0..4) of the triples `start ..
+    /// start + out.len()`, all inside the source, in the pair form of
+    /// [`PAIR_EMBEDDING`](triskele_field::embed::PAIR_EMBEDDING) (which is then their lift),
+    /// and returns `true`; `false` (the default): no such form, nothing written. For relations
+    /// in `GF(2^16)` whose `x` and `y` have `A`-degree at most 1 (the gf4p4 relations), with
+    /// [`TripleSource::z_planes`]: the k-ary first level of `Verify` then takes them nearly as
+    /// bytes. A concatenation answers for a range inside one of its parts.
+    fn load_pairs(&self, part: usize, start: usize, out: &mut [u8]) -> bool {
+        let _ = (part, start, out);
+        false
+    }
+
+    /// Optional, with [`TripleSource::load_pairs`]: part `part` (`z_1`, `z_2` for 4, 5) of the
+    /// triples `start .. start + k`, all inside the source, as two byte planes borrowed from
+    /// the source and the maps that lift them (the lift of `z` is the sum of both); `None`
+    /// (the default).
+    #[allow(clippy::type_complexity)]
+    fn z_planes(
+        &self,
+        part: usize,
+        start: usize,
+        k: usize,
+    ) -> Option<[(&ByteEmbedding, &[u8]); 2]> {
+        let _ = (part, start, k);
+        None
     }
 
     /// [`TripleSource::load_bytes`] for a range whose triples all have a byte form
@@ -755,6 +783,22 @@ impl<V: VerifyField> TripleSource<V> for Concat<'_, V> {
             .all(|(s, offset, r)| s.range_has_bytes(offset, r.len()))
     }
 
+    /// From the part holding the range.
+    fn load_pairs(&self, part: usize, start: usize, out: &mut [u8]) -> bool {
+        self.holder(start, None, out.len())
+            .is_some_and(|(s, base)| s.load_pairs(part, start - base, out))
+    }
+
+    fn z_planes(
+        &self,
+        part: usize,
+        start: usize,
+        k: usize,
+    ) -> Option<[(&ByteEmbedding, &[u8]); 2]> {
+        let (s, base) = self.holder(start, None, k)?;
+        s.z_planes(part, start - base, k)
+    }
+
     fn load_range_bytes(&self, part: usize, start: usize, out: &mut [u8]) -> bool {
         self.overlaps(start, out.len())
             .all(|(s, offset, r)| s.load_range_bytes(part, offset, &mut out[r]))
@@ -1029,6 +1073,21 @@ impl<V: VerifyField> TripleSource<V> for Window<'_, V> {
 
     fn range_has_bytes(&self, start: usize, len: usize) -> bool {
         self.src.range_has_bytes(self.off + start, len)
+    }
+
+    fn load_pairs(&self, part: usize, start: usize, out: &mut [u8]) -> bool {
+        self.inside(start, out.len()) && self.src.load_pairs(part, self.off + start, out)
+    }
+
+    fn z_planes(
+        &self,
+        part: usize,
+        start: usize,
+        k: usize,
+    ) -> Option<[(&ByteEmbedding, &[u8]); 2]> {
+        self.inside(start, k)
+            .then(|| self.src.z_planes(part, self.off + start, k))
+            .flatten()
     }
 
     fn has_bits(&self) -> bool {

@@ -842,9 +842,8 @@ fn naive_octal(
     seed: &[u8; 16],
     s: Gf2p64,
 ) -> (Vec<Gf2p64>, [Vec<Gf2p64>; 4]) {
-    use triskele_field::embed::e8;
-    use triskele_field::Gf2p8;
     let k = octal::arity(src);
+    let node_values = octal::run_nodes(src);
     let nodes = 2 * k - 1;
     let total = src.len();
     let b = total.div_ceil(k);
@@ -854,7 +853,7 @@ fn naive_octal(
     for (c, ch) in a.chunks_mut(COEFF_CHUNK).enumerate() {
         prg_coefficients(seed, c * COEFF_CHUNK, ch);
     }
-    let node = |n: usize| e8(Gf2p8(n as u8));
+    let node = |n: usize| node_values[n];
     // ℓ_m(v) for the data nodes 0..k.
     let basis = |m: usize, v: Gf2p64| {
         (0..k).filter(|&i| i != m).fold(Gf2p64::ONE, |acc, i| {
@@ -1063,7 +1062,153 @@ fn octal_level_on_packed_bits_matches_the_naive_reference() {
 /// Triples in the tower `GF(2^16) = GF(2^8)[t]` given by their coordinates (`[lo, hi]` per
 /// part `x_1, x_2, y_1, y_2, z_1, z_2`), lifted by `E_16`: a source with a word form and no
 /// byte form, as the gf4p4 relations are.
+#[derive(Clone)]
 pub(super) struct Words(pub(super) [[Vec<u8>; 2]; 6]);
+
+/// The maps of the two planes of `z` of [`Pairs`]: `T_0(hi) + T_1(lo)` and `T_2(lo)` (`T_i` the
+/// gf4p4 tables, `φ_0(v) A^i`), so that `z = r_0 + r_1 A + r_2 A^2` is the planes `r_0 ‖ r_1`
+/// and `r_2`.
+const PAIR_Z: [triskele_field::embed::ByteEmbedding; 2] = {
+    use triskele_field::embed::{ByteEmbedding, GF4P4_TABLES};
+    [
+        ByteEmbedding::from_nibble_tables(GF4P4_TABLES[1], GF4P4_TABLES[0]),
+        ByteEmbedding::from_nibble_tables(GF4P4_TABLES[2], [0; 16]),
+    ]
+};
+
+/// Relations in `GF(2^16)` given in the pair form ([`TripleSource::load_pairs`]): parts `x_1
+/// .. y_2` as pair-form bytes, `z_1`, `z_2` as two planes each ([`PAIR_Z`]); lifted by those
+/// maps, with the word form that implies and no byte form, as the gf4p4 relations are.
+#[derive(Clone)]
+pub(super) struct Pairs {
+    xy: [Vec<u8>; 4],
+    z: [[Vec<u8>; 2]; 2],
+}
+
+impl Pairs {
+    /// The lift of part `part` of triple `k` (zero past the end).
+    fn value(&self, part: usize, k: usize) -> Gf2p64 {
+        use triskele_field::embed::PAIR_EMBEDDING;
+        if part < 4 {
+            return self.xy[part]
+                .get(k)
+                .map_or(Gf2p64::ZERO, |b| PAIR_EMBEDDING.apply(*b));
+        }
+        let [a, b] = &self.z[part - 4];
+        match (a.get(k), b.get(k)) {
+            (Some(a), Some(b)) => PAIR_Z[0].apply(*a) + PAIR_Z[1].apply(*b),
+            _ => Gf2p64::ZERO,
+        }
+    }
+}
+
+impl TripleSource<Gf2p64> for Pairs {
+    fn len(&self) -> usize {
+        self.xy[0].len()
+    }
+
+    fn lift(&self, start: usize, parts: Parts, out: &mut LiftedTriples<Gf2p64>) {
+        for (p, d) in out.parts_mut(parts).enumerate() {
+            for (i, o) in d.iter_mut().enumerate() {
+                *o = self.value(p, start + i);
+            }
+        }
+    }
+
+    fn load_words(&self, part: usize, start: usize, lo: &mut [u8], hi: &mut [u8]) -> bool {
+        use triskele_field::embed::coords16;
+        for (i, (l, h)) in lo.iter_mut().zip(hi.iter_mut()).enumerate() {
+            (*l, *h) = coords16(self.value(part, start + i)).expect("a word");
+        }
+        true
+    }
+
+    fn load_pairs(&self, part: usize, start: usize, out: &mut [u8]) -> bool {
+        let end = start.saturating_add(out.len());
+        match self.xy.get(part).and_then(|v| v.get(start..end)) {
+            Some(v) => {
+                out.copy_from_slice(v);
+                true
+            }
+            None => false,
+        }
+    }
+
+    fn z_planes(
+        &self,
+        part: usize,
+        start: usize,
+        k: usize,
+    ) -> Option<[(&triskele_field::embed::ByteEmbedding, &[u8]); 2]> {
+        let [a, b] = self.z.get(part.checked_sub(4)?)?;
+        let r = start..start.checked_add(k)?;
+        Some([(&PAIR_Z[0], a.get(r.clone())?), (&PAIR_Z[1], b.get(r)?)])
+    }
+}
+
+/// Random relations in the pair form (mostly wrong).
+fn random_pairs(n: usize, seed: u64) -> Pairs {
+    use rand::{RngCore, SeedableRng};
+    let mut rng = rand_chacha::ChaCha20Rng::seed_from_u64(seed);
+    let mut plane = || {
+        let mut v = vec![0u8; n];
+        rng.fill_bytes(&mut v);
+        v
+    };
+    Pairs {
+        xy: core::array::from_fn(|_| plane()),
+        z: core::array::from_fn(|_| core::array::from_fn(|_| plane())),
+    }
+}
+
+/// Dealt relations in the pair form (`z = x y` in `GF(2^16)`, plus `errors` added to the two
+/// planes of `z`), each party's as a [`Pairs`] source (the pair form and the planes are
+/// `GF(2)`-linear, so the planes are dealt apart).
+fn dealt_pairs(n: usize, errors: &[(usize, (u8, u8))], seed: u64) -> [Pairs; 3] {
+    use rand::{RngCore, SeedableRng};
+    use triskele_field::embed::{pair_of_nibbles, PairSlot};
+    use triskele_field::{Gf2p4, Gf2p8};
+    let form = pair_of_nibbles(PairSlot::First, PairSlot::Second);
+    // The nibbles (x_0, x_1) of each pair-form byte.
+    let mut nibbles = [(0u8, 0u8); 256];
+    for v in 0..=255u8 {
+        nibbles[form.apply_byte(v) as usize] = (v >> 4, v & 15);
+    }
+    let mut rng = rand_chacha::ChaCha20Rng::seed_from_u64(seed);
+    let mut plane = || {
+        let mut v = vec![0u8; n];
+        rng.fill_bytes(&mut v);
+        v
+    };
+    let (x, y) = (plane(), plane());
+    let (mut z0, mut z1) = (vec![0u8; n], vec![0u8; n]);
+    for k in 0..n {
+        let ((a0, a1), (b0, b1)) = (nibbles[x[k] as usize], nibbles[y[k] as usize]);
+        let m = |u: u8, v: u8| (Gf2p4(u) * Gf2p4(v)).0;
+        z0[k] = (m(a0, b0) << 4) | (m(a0, b1) ^ m(a1, b0));
+        z1[k] = m(a1, b1);
+    }
+    for (k, (e0, e1)) in errors {
+        z0[*k] ^= e0;
+        z1[*k] ^= e1;
+    }
+    let deal = |v: &[u8], rng: &mut rand_chacha::ChaCha20Rng| {
+        let v: Vec<Gf2p8> = v.iter().map(|b| Gf2p8(*b)).collect();
+        triskele_share::deal(&v, rng)
+    };
+    let planes = [&x, &y, &z0, &z1].map(|p| deal(p, &mut rng));
+    core::array::from_fn(|i| {
+        let comp = |p: usize, second: bool| -> Vec<u8> {
+            let r = &planes[p][i];
+            let v = if second { &r.second } else { &r.first };
+            v.iter().map(|g| g.0).collect()
+        };
+        Pairs {
+            xy: core::array::from_fn(|part| comp(part / 2, part % 2 == 1)),
+            z: core::array::from_fn(|t| [comp(2, t == 1), comp(3, t == 1)]),
+        }
+    })
+}
 
 impl TripleSource<Gf2p64> for Words {
     fn len(&self) -> usize {
@@ -1123,6 +1268,29 @@ fn octal_level_on_words_matches_the_naive_reference() {
     assert!(Gf2p64::octal_nodes(&Concat::new(vec![&g8, &w2, &g64, &g4])).is_none());
 }
 
+/// The pair form of the k-ary first level (relations in `GF(2^16)` whose `x` and `y` have
+/// `A`-degree at most 1, as the gf4p4 relations) equals the naive reference: alone, next to
+/// bytes, words and bits (sub-blocks across two sources take the words), and in a window
+/// that starts inside a sub-block.
+#[test]
+fn octal_level_on_pairs_matches_the_naive_reference() {
+    let check = check_octal;
+    let p = random_pairs(OCTAL_MIN_LEN + 5, 41);
+    assert!(!p.load_bytes(0, 0, &mut []) && p.load_pairs(0, 0, &mut []));
+    check(&p, 41);
+    let g8 = random_triples::<triskele_field::Gf2p8>(30_001, 42);
+    let p2 = random_pairs(20_000, 43);
+    let w = random_words(10_000, 44);
+    let bits = random_triples::<triskele_field::Bits16>(600, 45);
+    check(&Concat::new(vec![&g8, &p2, &w, &bits, &p2]), 46);
+    let win = Window {
+        src: &p,
+        off: 3_001,
+        len: 50_000,
+    };
+    check(&Concat::new(vec![&win, &g8]), 47);
+}
+
 /// Dealt word triples (`z = x y` in the tower, plus `errors`), each party's as a [`Words`]
 /// source; the planes are dealt apart (sharing is linear, so this shares the words).
 fn dealt_words(n: usize, errors: &[(usize, (u8, u8))], seed: u64) -> [Words; 3] {
@@ -1163,35 +1331,46 @@ fn dealt_words(n: usize, errors: &[(usize, (u8, u8))], seed: u64) -> [Words; 3] 
     })
 }
 
-/// Through the network: honest word triples recorded next to byte triples pass the check
-/// (whose run takes the k-ary level on words), and one wrong word triple, in its low or high
-/// byte, makes every party abort.
+/// Through the network: honest word triples, or relations in the pair form, recorded next to
+/// byte triples pass the check (whose run takes the k-ary level on words resp. pairs), and one
+/// wrong one, in either byte of its `z`, makes every party abort.
 #[test]
 fn word_triples_verify_and_a_planted_error_aborts() {
-    use std::sync::Arc;
-    use triskele_field::Gf2p8;
     let n = 50_000;
     for (trial, errors) in [
         vec![],
         vec![(0, (1, 0))],
-        vec![(n - 1, (0, 0x80))],
+        vec![(n - 1, (0, 0x08))],
         vec![(31_337, (3, 5))],
     ]
     .into_iter()
     .enumerate()
     {
-        let words = dealt_words(n, &errors, 40 + trial as u64);
-        let words = &words;
+        dealt_relations_verify(
+            &dealt_words(n, &errors, 40 + trial as u64),
+            !errors.is_empty(),
+        );
+        dealt_relations_verify(
+            &dealt_pairs(n, &errors, 50 + trial as u64),
+            !errors.is_empty(),
+        );
+    }
+}
+
+/// [`word_triples_verify_and_a_planted_error_aborts`] for one set of dealt relations.
+fn dealt_relations_verify<S: TripleSource<Gf2p64> + Clone + Send + Sync + 'static>(
+    sources: &[S; 3],
+    wrong: bool,
+) {
+    use std::sync::Arc;
+    use triskele_field::Gf2p8;
+    {
         let res = three(|mut party| {
             let i = party.id().index();
             let x = party.random_rss::<Gf2p8>(30_000);
             let y = party.random_rss::<Gf2p8>(30_000);
             party.mul(&x, &y)?;
-            let w = &words[i];
-            let copy = Words(core::array::from_fn(|p| {
-                [w.0[p][0].clone(), w.0[p][1].clone()]
-            }));
-            party.model().record_source(Arc::new(copy));
+            party.model().record_source(Arc::new(sources[i].clone()));
             party.set_phase(crate::Phase::Finalize);
             party.verify_recorded()?;
             Ok::<_, EngineError>(
@@ -1203,14 +1382,11 @@ fn word_triples_verify_and_a_planted_error_aborts() {
                     .bytes_sent,
             )
         });
-        // The k-ary level on words: 80,000 triples, ℓ' = ⌈log2 10,000⌉ = 14 halvings after it.
+        // The k-ary level: 80,000 triples, ℓ' = ⌈log2 10,000⌉ = 14 halvings after it.
         for r in res {
-            match errors.is_empty() {
-                true => assert_eq!(r.expect("honest"), 56 + 16 * 14 + 16 + 32),
-                false => assert!(
-                    matches!(r, Err(EngineError::Abort(_))),
-                    "trial {trial}: {r:?}"
-                ),
+            match wrong {
+                false => assert_eq!(r.expect("honest"), 56 + 16 * 14 + 16 + 32),
+                true => assert!(matches!(r, Err(EngineError::Abort(_))), "{r:?}"),
             }
         }
     }

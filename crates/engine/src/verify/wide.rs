@@ -49,14 +49,20 @@ pub(super) fn applies(src: &dyn TripleSource<Gf2p64>) -> bool {
     src.all_bits()
 }
 
-/// For blocks of `8 B` packed bits (`B` bytes), for each extra node `α_{8B+e}`: the byte maps
-/// of the block's packed bytes, bit `m` of byte `g` to the Lagrange coefficient of data node
-/// `8 g + m`. (Module `octal` uses `B = 1` for the sub-blocks of bits in its runs.)
-pub(super) fn extra_node_maps<const B: usize>() -> Vec<[LinearMap8; B]> {
-    let data: Vec<Gf2p8> = (0..8 * B).map(|n| Gf2p8(n as u8)).collect();
+/// The nodes `α_n = n` (`n < 63`) of this level, as bytes of `GF(2^8)`.
+pub(super) fn nodes() -> Vec<Gf2p8> {
+    (0..2 * K - 1).map(|n| Gf2p8(n as u8)).collect()
+}
+
+/// For blocks of `8 B` packed bits (`B` bytes) and the `16 B - 1` nodes `nodes` (data nodes
+/// first), for each extra node `α_{8B+e}`: the byte maps of the block's packed bytes, bit `m`
+/// of byte `g` to the Lagrange coefficient of data node `8 g + m`. (Module `octal` uses `B =
+/// 1` with its nodes for the sub-blocks of bits in its runs.)
+pub(super) fn extra_node_maps<const B: usize>(nodes: &[Gf2p8]) -> Vec<[LinearMap8; B]> {
+    let data = &nodes[..8 * B];
     (0..8 * B - 1)
         .map(|e| {
-            let l = lagrange_slice(&data, Gf2p8((8 * B + e) as u8));
+            let l = lagrange_slice(data, nodes[8 * B + e]);
             core::array::from_fn(|g| {
                 LinearMap8::from_basis_images(core::array::from_fn(|m| l[8 * g + m].0))
             })
@@ -64,10 +70,11 @@ pub(super) fn extra_node_maps<const B: usize>() -> Vec<[LinearMap8; B]> {
         .collect()
 }
 
-/// The fold's maps for blocks of `8 B` packed bits and the coin `s`: byte `g` of a block to
-/// `Σ_m ℓ_{8g+m}(s)` over its set bits (`ℓ` the Lagrange coefficients of the data nodes).
-pub(super) fn fold_maps<const B: usize>(s: Gf2p64) -> [ByteEmbedding; B] {
-    let data: Vec<Gf2p64> = (0..8 * B).map(|n| e8(Gf2p8(n as u8))).collect();
+/// The fold's maps for blocks of `8 B` packed bits, the nodes `nodes` (data nodes first) and
+/// the coin `s`: byte `g` of a block to `Σ_m ℓ_{8g+m}(s)` over its set bits (`ℓ` the Lagrange
+/// coefficients of the data nodes).
+pub(super) fn fold_maps<const B: usize>(nodes: &[Gf2p8], s: Gf2p64) -> [ByteEmbedding; B] {
+    let data: Vec<Gf2p64> = nodes[..8 * B].iter().map(|n| e8(*n)).collect();
     let ell = lagrange_slice(&data, s);
     core::array::from_fn(|g| ByteEmbedding::new(&core::array::from_fn(|m| ell[8 * g + m])))
 }
@@ -143,7 +150,7 @@ pub(super) fn sums(
     seed: &[u8; 16],
     blocks: usize,
 ) -> Option<Vec<Gf2p64>> {
-    let maps = extra_node_maps::<G>();
+    let maps = extra_node_maps::<G>(&nodes());
     // [D_{0,1}, D_{0,2} .. D_{K-1,2}, Q_K .. Q_{2K-2}].
     let init = || (Planes::new(G), vec![vec![0u8; G * SUB]; 6]);
     sum_sub_blocks(seed, blocks, 3 * K - 1, init, |(pl, raw), j, a, acc| {
@@ -288,7 +295,7 @@ pub(super) fn fold(
     out: [&mut [Gf2p64]; 4],
     half: usize,
 ) -> Option<Sums<Gf2p64>> {
-    let maps = fold_maps::<G>(s);
+    let maps = fold_maps::<G>(&nodes(), s);
     fold_sub_blocks(
         seed,
         out,
