@@ -33,7 +33,9 @@
 //!    [`TripleSource::load_words`]), so the finalize check of every Verify-based AES variant
 //!    from about 100 blocks on, instead starts with one **k-ary level** (`k = 8`, module `octal`):
 //!    blocks of eight triples with one coefficient `a_J` each, a polynomial `Q` of degree 14
-//!    given by its values at the 15 nodes `E_8(0) .. E_8(14)`: at the eight data nodes the
+//!    given by its values at 15 nodes `E_8(α)`, `α` in the subfield of 16 elements of
+//!    `GF(2^8)` (module `octal`; the gf4p4 relations then take their pair form,
+//!    [`TripleSource::load_pairs`]): at the eight data nodes the
 //!    combined `z` of each entry, at the seven others reshared values (56 bytes to
 //!    `P_{i-1}`), and one coin `s` that folds the claim `Q = Σ_J a_J F_J G_J` to length
 //!    `⌈L/8⌉`; the halvings follow. It replaces three halvings (48 bytes to `P_{i-1}`, three coins, six rounds) by

@@ -10,7 +10,8 @@
 //! ([`Coefficients`](super::coeffs::Coefficients), itself a product of a row and a column
 //! factor), for all its entries.
 //!
-//! The nodes are the bytes `α_n = n` (`n < 15`) of `GF(2^8)`, embedded by `E_8`. `F_J` is the
+//! The nodes are fifteen bytes `α_n` (`n < 15`) of the subfield `S` of sixteen elements of
+//! `GF(2^8)` ([`SUBFIELD16`], see "Pairs"), embedded by `E_8`. `F_J` is the
 //! polynomial of degree 7 with `F_J(α_m) = x_{J,m}` (`m < 8`), `G_J` the same for `y`, and
 //! `P(X) = Σ_J a_J F_J(X) G_J(X)` (degree 14). The claim is that `P = Q`, the polynomial of
 //! degree 14 whose values are `Q(α_m) = D_m := Σ_J a_J z_{J,m}` at the eight data nodes

@@ -836,7 +836,8 @@ fn fp_rt_products_verify_under_each_modulus() {
 /// Σ_J a_J z_{J,m,t}`, then this party's local products at the extra nodes) and the folded
 /// `[x'_1, x'_2, y'_1, y'_2]` for the coin `s`, from the definitions (blocks of `k` =
 /// [`octal::arity`] entries placed by [`octal::entry`], block coefficients `a_J`, `F_J`
-/// interpolates the entries at the nodes `E_8(0) .. E_8(k - 1)`, `Q = Σ a_J F_J G_J`).
+/// interpolates the entries at the run's data nodes ([`octal::run_nodes`]), `Q = Σ a_J F_J
+/// G_J`).
 fn naive_octal(
     src: &dyn TripleSource<Gf2p64>,
     seed: &[u8; 16],
