@@ -392,6 +392,37 @@ fn xor_into(dst: &mut [u8], a: &[u8], b: &[u8]) {
     }
 }
 
+/// The values of `x_1, x_2, y_1, y_1 + y_2` at one extra node (`maps`: its Lagrange
+/// coefficients) into `at[0..4]`, from the entries' parts `part(m, p)` (`p < 3`) and `y12[m]`,
+/// on `k` bytes.
+fn at_node<'a>(
+    maps: &[LinearMap8; K],
+    part: impl Fn(usize, usize) -> &'a [u8],
+    y12: &[[u8; SUB]],
+    at: &mut [[u8; SUB]],
+    k: usize,
+) {
+    for (t, at) in at.iter_mut().take(4).enumerate() {
+        let src: [&[u8]; K] = core::array::from_fn(|m| match t {
+            3 => &y12[m][..k],
+            p => part(m, p),
+        });
+        LinearMap8::apply_sum_bytes(maps.each_ref(), src, &mut at[..k]);
+    }
+}
+
+/// `lp8` of the planes `[x_1, x_2, y_1, y_1 + y_2]` (the first four of `planes`) into `out`.
+fn lp8_planes(out: &mut [u8], planes: &[[u8; SUB]]) {
+    let k = out.len();
+    lp8(
+        out,
+        &planes[0][..k],
+        &planes[1][..k],
+        &planes[2][..k],
+        &planes[3][..k],
+    );
+}
+
 /// Multiplication by the tower's `c` ([`TOWER_C`]).
 const TIMES_C: LinearMap8 = LinearMap8::mul_by(Gf2p8(TOWER_C));
 
@@ -495,19 +526,9 @@ pub(super) fn sums(
             }
         }
         for (e, maps) in extra.iter().enumerate() {
-            for t in 0..4 {
-                let src: [&[u8]; K] = core::array::from_fn(|m| match t {
-                    3 => &y12[m][..k],
-                    p => part(m, p),
-                });
-                LinearMap8::apply_sum_bytes(maps.each_ref(), src, &mut at[t][..k]);
-                if words {
-                    let src: [&[u8]; K] = core::array::from_fn(|m| match t {
-                        3 => &y12_hi[m][..k],
-                        p => part_hi(m, p),
-                    });
-                    LinearMap8::apply_sum_bytes(maps.each_ref(), src, &mut at_hi[t][..k]);
-                }
+            at_node(maps, |m, p| part(m, p), y12, at, k);
+            if words {
+                at_node(maps, |m, p| part_hi(m, p), y12_hi, at_hi, k);
             }
             if words {
                 lp16(
@@ -519,13 +540,7 @@ pub(super) fn sums(
                     tmp,
                 );
             } else {
-                lp8(
-                    &mut w[e][..k],
-                    &at[0][..k],
-                    &at[1][..k],
-                    &at[2][..k],
-                    &at[3][..k],
-                );
+                lp8_planes(&mut w[e][..k], at);
             }
         }
         let (data, q) = acc.split_at_mut(2 * K);
@@ -589,30 +604,12 @@ fn pair_sums(
         xor_into(&mut y12[m][..k], xy[2], xy[3]);
     }
     for (e, maps) in extra.iter().enumerate() {
-        for (t, at) in at.iter_mut().enumerate() {
-            let src: [&[u8]; K] = core::array::from_fn(|m| match t {
-                3 => &y12[m][..k],
-                p => pairs.xy[m][p],
-            });
-            LinearMap8::apply_sum_bytes(maps.each_ref(), src, &mut at[..k]);
-        }
-        lp8(
-            &mut w[e][..k],
-            &at[0][..k],
-            &at[1][..k],
-            &at[2][..k],
-            &at[3][..k],
-        );
+        at_node(maps, |m, p| pairs.xy[m][p], y12, at, k);
+        lp8_planes(&mut w[e][..k], at);
         for (t, s) in at.iter().zip(tmp.iter_mut()) {
             PAIR_SECOND.apply_bytes(&t[..k], &mut s[..k]);
         }
-        lp8(
-            &mut w_hi[e][..k],
-            &tmp[0][..k],
-            &tmp[1][..k],
-            &tmp[2][..k],
-            &tmp[3][..k],
-        );
+        lp8_planes(&mut w_hi[e][..k], tmp);
     }
     let (data, q) = acc.split_at_mut(2 * K);
     let g: [Gf2p64; NODES - K] =

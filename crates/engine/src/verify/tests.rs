@@ -1168,7 +1168,7 @@ fn random_pairs(n: usize, seed: u64) -> Pairs {
 fn dealt_pairs(n: usize, errors: &[(usize, (u8, u8))], seed: u64) -> [Pairs; 3] {
     use rand::{RngCore, SeedableRng};
     use triskele_field::embed::{pair_of_nibbles, PairSlot};
-    use triskele_field::{Gf2p4, Gf2p8};
+    use triskele_field::Gf2p4;
     let form = pair_of_nibbles(PairSlot::First, PairSlot::Second);
     // The nibbles (x_0, x_1) of each pair-form byte.
     let mut nibbles = [(0u8, 0u8); 256];
@@ -1189,15 +1189,8 @@ fn dealt_pairs(n: usize, errors: &[(usize, (u8, u8))], seed: u64) -> [Pairs; 3] 
         z0[k] = (m(a0, b0) << 4) | (m(a0, b1) ^ m(a1, b0));
         z1[k] = m(a1, b1);
     }
-    for (k, (e0, e1)) in errors {
-        z0[*k] ^= e0;
-        z1[*k] ^= e1;
-    }
-    let deal = |v: &[u8], rng: &mut rand_chacha::ChaCha20Rng| {
-        let v: Vec<Gf2p8> = v.iter().map(|b| Gf2p8(*b)).collect();
-        triskele_share::deal(&v, rng)
-    };
-    let planes = [&x, &y, &z0, &z1].map(|p| deal(p, &mut rng));
+    add_errors([&mut z0, &mut z1], errors);
+    let planes = [&x, &y, &z0, &z1].map(|p| deal_bytes(p, &mut rng));
     core::array::from_fn(|i| {
         let comp = |p: usize, second: bool| -> Vec<u8> {
             let r = &planes[p][i];
@@ -1292,12 +1285,26 @@ fn octal_level_on_pairs_matches_the_naive_reference() {
     check(&Concat::new(vec![&win, &g8]), 47);
 }
 
+/// `planes[0][k] ^= e_0`, `planes[1][k] ^= e_1` for each `(k, (e_0, e_1))` of `errors`.
+fn add_errors(planes: [&mut Vec<u8>; 2], errors: &[(usize, (u8, u8))]) {
+    let [a, b] = planes;
+    for (k, (e0, e1)) in errors {
+        a[*k] ^= e0;
+        b[*k] ^= e1;
+    }
+}
+
+/// The three parties' replicated shares of the bytes `v`, as `GF(2^8)` elements.
+fn deal_bytes(v: &[u8], rng: &mut rand_chacha::ChaCha20Rng) -> [RssVec<triskele_field::Gf2p8>; 3] {
+    let v: Vec<triskele_field::Gf2p8> = v.iter().map(|b| triskele_field::Gf2p8(*b)).collect();
+    triskele_share::deal(&v, rng)
+}
+
 /// Dealt word triples (`z = x y` in the tower, plus `errors`), each party's as a [`Words`]
 /// source; the planes are dealt apart (sharing is linear, so this shares the words).
 fn dealt_words(n: usize, errors: &[(usize, (u8, u8))], seed: u64) -> [Words; 3] {
     use rand::{RngCore, SeedableRng};
     use triskele_field::embed::mul16;
-    use triskele_field::Gf2p8;
     let mut rng = rand_chacha::ChaCha20Rng::seed_from_u64(seed);
     let mut plane = || {
         let mut v = vec![0u8; n];
@@ -1309,15 +1316,8 @@ fn dealt_words(n: usize, errors: &[(usize, (u8, u8))], seed: u64) -> [Words; 3] 
     for k in 0..n {
         (zl[k], zh[k]) = mul16((xl[k], xh[k]), (yl[k], yh[k]));
     }
-    for (k, (l, h)) in errors {
-        zl[*k] ^= l;
-        zh[*k] ^= h;
-    }
-    let deal = |v: &[u8], rng: &mut rand_chacha::ChaCha20Rng| {
-        let v: Vec<Gf2p8> = v.iter().map(|b| Gf2p8(*b)).collect();
-        triskele_share::deal(&v, rng)
-    };
-    let planes = [&xl, &xh, &yl, &yh, &zl, &zh].map(|p| deal(p, &mut rng));
+    add_errors([&mut zl, &mut zh], errors);
+    let planes = [&xl, &xh, &yl, &yh, &zl, &zh].map(|p| deal_bytes(p, &mut rng));
     core::array::from_fn(|i| {
         let comp = |p: usize, second: bool| -> Vec<u8> {
             let r = &planes[p][i];
