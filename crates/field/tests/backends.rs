@@ -914,6 +914,29 @@ fn byte_embeddings_agree() {
             let want: [Gf2p64; 8] = core::array::from_fn(|bit| plane(src, bit, n));
             assert_eq!(got, [want], "{be} plane sums, n = {n}");
         }
+        // Sixteen sources at once (as the data nodes of Verify's k-ary level), each with a
+        // map of its own.
+        let srcs: Vec<Vec<u8>> = (0..16u32)
+            .map(|i| {
+                src.iter()
+                    .map(|v| v.rotate_left(i) ^ (37 * i) as u8)
+                    .collect()
+            })
+            .collect();
+        let maps: Vec<ByteEmbedding> = (0..16u64)
+            .map(|i| tables[i as usize % 4].1.scaled(Gf2p64(0x9e37_79b9 * i + 1)))
+            .collect();
+        let want16: [Gf2p64; 16] = core::array::from_fn(|i| {
+            (0..n).fold(Gf2p64::ZERO, |s, k| s + ca[k] * maps[i].apply(srcs[i][k]))
+        });
+        for be in Backend::ALL {
+            let got = ByteEmbedding::inner_products_with(
+                be,
+                &ca,
+                core::array::from_fn::<_, 16, _>(|i| (&maps[i], &srcs[i][..])),
+            );
+            assert_eq!(got, want16, "{be} sixteen inner products, n = {n}");
+        }
         // The slice embeddings of the fields go through the tables.
         let g8: Vec<Gf2p8> = src.iter().map(|b| Gf2p8(*b)).collect();
         let mut got = vec![Gf2p64::ZERO; src.len()];

@@ -984,26 +984,32 @@ const BYTE_TRANSPOSE: [u8; 64] = {
 };
 
 /// 64 terms at a time, as products of 8×8 bit matrices with `vgf2p8affineqb`
-/// (`out.byte[j].bit[i] = parity(A.byte[7 - i] & x.byte[j])` per 64-bit lane):
+/// (`out.byte[j].bit[i] = parity(A.byte[7 - i] & x.byte[j])` per 64-bit lane, the matrix `A`
+/// the same in every lane here):
 ///
-/// * the bytes of 8 terms `a_0..a_7` (one lane) become their bit planes,
-///   `P.byte[b].bit[i] = bit b of a_{7-i}` (matrix = the bytes, `x.byte[j] = 1 << j`);
-/// * the 8 coefficients of the same terms are byte-transposed (`vpermb`: lane `q` holds byte
-///   `q` of each) and then bit-transposed (matrix = that lane, `x.byte[j] = 1 << (7 - j)`),
-///   so that lane `q` is `A_q` with `A_q.byte[7 - i'].bit[i]` = bit `8 q + i'` of `c_{7-i}`;
-/// * `vgf2p8affineqb(x = P broadcast, A)` then has in lane `q`, byte `b`, bit `i'` the parity
-///   of `bit(8q + i', c_t) · bit(b, a_t)` over the 8 terms: byte `q` of their part of `S_b`.
+/// * the bytes of a source's 64 terms become bit planes, eight terms per lane (matrix = the
+///   bytes, `x.byte[j] = 1 << j`): lane `g` of `P` has `P.byte[b].bit[i]` = bit `b` of term
+///   `8 g + 7 - i`;
+/// * the coefficients of the same eight terms (group `g`) are byte-transposed
+///   ([`BYTE_TRANSPOSE`]: lane `q` holds byte `q` of each) and bit-transposed (matrix = that
+///   lane, `x.byte[j] = 1 << j`), so that `X_g` has in lane `q`, byte `j`, bit `i'` bit `8 q +
+///   j` of coefficient `8 g + 7 - i'`;
+/// * `vgf2p8affineqb(x = X_g, A = lane g of P broadcast)` then has in lane `q`, byte `j`, bit
+///   `i` the parity of `bit(7 - i, term t) · bit(8 q + j, c_t)` over the group: bit `8 q + j`
+///   of the group's part of `S_{7 - i}`.
 ///
-/// The accumulated lanes are byte-transposed once at the end (lane `b` = `S_b`). A tail of
-/// fewer than 64 terms is zero-padded (zero coefficients add nothing).
+/// Each source keeps its accumulator in a register over the eight groups (the eight `X_g`
+/// are formed once per 64 terms for all sources). At the end `S_b` is bit `7 - b` of the
+/// accumulator's 64 bytes (`vptestmb`). A tail of fewer than 64 terms is zero-padded (zero
+/// coefficients add nothing).
 #[target_feature(enable = "gfni,avx512f,avx512bw,avx512vbmi")]
 fn bit_sums_impl<const N: usize>(c: &[u64], src: [&[u8]; N]) -> [[u64; 8]; N] {
     let n = src.iter().fold(c.len(), |n, s| n.min(s.len()));
     let idx = load64(&BYTE_TRANSPOSE);
     let to_planes = _mm512_set1_epi64(0x8040_2010_0804_0201_u64 as i64);
-    let to_rows = _mm512_set1_epi64(0x0102_0408_1020_4080);
     let mut acc = [_mm512_setzero_si512(); N];
-    let mut step = |cw: &[u64; 64], bytes: [&[u8; 64]; N]| {
+    let step = |acc: &mut [__m512i; N], cw: &[u64; 64], bytes: [&[u8; 64]; N]| {
+        // Every source's planes first, so that their loads are in flight together.
         let mut planes = [[0u64; 8]; N];
         for (p, b) in planes.iter_mut().zip(bytes) {
             let v = _mm512_gf2p8affine_epi64_epi8::<0>(to_planes, load64(b));
@@ -1011,20 +1017,27 @@ fn bit_sums_impl<const N: usize>(c: &[u64], src: [&[u8]; N]) -> [[u64; 8]; N] {
             unsafe { _mm512_storeu_si512(p.as_mut_ptr().cast(), v) };
         }
         let (groups, _) = cw.as_chunks::<8>();
-        for (g, cg) in groups.iter().enumerate() {
-            // SAFETY: `cg` is 64 readable bytes; `loadu` has no alignment requirement.
-            let cv = unsafe { _mm512_loadu_si512(cg.as_ptr().cast()) };
-            let a = _mm512_gf2p8affine_epi64_epi8::<0>(to_rows, _mm512_permutexvar_epi8(idx, cv));
-            for (acc, p) in acc.iter_mut().zip(&planes) {
-                let x = _mm512_set1_epi64(p[g] as i64);
-                *acc = _mm512_xor_si512(*acc, _mm512_gf2p8affine_epi64_epi8::<0>(x, a));
+        let x: [__m512i; 8] = core::array::from_fn(|g| {
+            // SAFETY: `groups[g]` is 64 readable bytes; `loadu` has no alignment requirement.
+            let cv = unsafe { _mm512_loadu_si512(groups[g].as_ptr().cast()) };
+            _mm512_gf2p8affine_epi64_epi8::<0>(to_planes, _mm512_permutexvar_epi8(idx, cv))
+        });
+        for (a, planes) in acc.iter_mut().zip(&planes) {
+            let mut v = *a;
+            for (g, xg) in x.iter().enumerate().step_by(2) {
+                let m0 = _mm512_set1_epi64(planes[g] as i64);
+                let m1 = _mm512_set1_epi64(planes[g + 1] as i64);
+                let t0 = _mm512_gf2p8affine_epi64_epi8::<0>(*xg, m0);
+                let t1 = _mm512_gf2p8affine_epi64_epi8::<0>(x[g + 1], m1);
+                v = _mm512_ternarylogic_epi64::<0x96>(v, t0, t1);
             }
+            *a = v;
         }
     };
     let (cc, ct) = c[..n].as_chunks::<64>();
     let chunks = src.map(|s| s[..n].as_chunks::<64>().0);
     for (i, cw) in cc.iter().enumerate() {
-        step(cw, chunks.map(|ch| &ch[i]));
+        step(&mut acc, cw, chunks.map(|ch| &ch[i]));
     }
     if !ct.is_empty() {
         let whole = n - ct.len();
@@ -1034,13 +1047,9 @@ fn bit_sums_impl<const N: usize>(c: &[u64], src: [&[u8]; N]) -> [[u64; 8]; N] {
         for (b, s) in bufs.iter_mut().zip(src) {
             b[..ct.len()].copy_from_slice(&s[whole..n]);
         }
-        step(&cw, bufs.each_ref());
+        step(&mut acc, &cw, bufs.each_ref());
     }
     acc.map(|v| {
-        let mut out = [0u64; 8];
-        let t = _mm512_permutexvar_epi8(idx, v);
-        // SAFETY: `out` is 64 writable bytes; `storeu` needs no alignment.
-        unsafe { _mm512_storeu_si512(out.as_mut_ptr().cast(), t) };
-        out
+        core::array::from_fn(|b| _mm512_test_epi8_mask(v, _mm512_set1_epi8((1u8 << (7 - b)) as i8)))
     })
 }
