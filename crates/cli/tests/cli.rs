@@ -211,17 +211,25 @@ fn bench_local_writes_three_csv_files_and_a_summary() {
 }
 
 /// `triskele keygen` into `dir` for three parties on 127.0.0.1, on ports picked by the OS
-/// and released just before use.
+/// and released just before use, three different ones that no other test of this binary (they
+/// run in parallel) was given.
 fn keygen_on_free_ports(dir: &str) {
-    let ports: Vec<u16> = (0..3)
-        .map(|_| {
-            std::net::TcpListener::bind("127.0.0.1:0")
-                .unwrap()
-                .local_addr()
-                .unwrap()
-                .port()
-        })
-        .collect();
+    use std::collections::HashSet;
+    use std::sync::Mutex;
+    static GIVEN: Mutex<Option<HashSet<u16>>> = Mutex::new(None);
+    let mut given = GIVEN.lock().unwrap();
+    let given = given.get_or_insert_with(HashSet::new);
+    let mut ports: Vec<u16> = Vec::with_capacity(3);
+    let mut held = Vec::new();
+    while ports.len() < 3 {
+        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = l.local_addr().unwrap().port();
+        if given.insert(port) {
+            ports.push(port);
+        }
+        held.push(l);
+    }
+    drop(held);
     let hosts = format!(
         "127.0.0.1:{},127.0.0.1:{},127.0.0.1:{}",
         ports[0], ports[1], ports[2]

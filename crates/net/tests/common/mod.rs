@@ -114,12 +114,28 @@ pub fn check_workload_stats(net: &Network) {
     assert_eq!(s.get(Phase::Output), PhaseStats::default());
 }
 
-/// Three free TCP ports on 127.0.0.1 (bound to port 0, then released).
+/// Three free TCP ports on 127.0.0.1 (bound to port 0, then released), none handed out
+/// before in this process: the tests of one binary run in parallel, and a port that one test
+/// released and the system gave to another would join their deployments (a test that expects
+/// an absent peer then met another test's party, with another certificate).
 pub fn free_ports() -> [u16; 3] {
-    let ls: Vec<TcpListener> = (0..3)
-        .map(|_| TcpListener::bind("127.0.0.1:0").unwrap())
-        .collect();
-    [0, 1, 2].map(|i| ls[i].local_addr().unwrap().port())
+    use std::collections::HashSet;
+    use std::sync::Mutex;
+    static GIVEN: Mutex<Option<HashSet<u16>>> = Mutex::new(None);
+    let mut given = GIVEN.lock().unwrap();
+    let given = given.get_or_insert_with(HashSet::new);
+    let mut out = Vec::with_capacity(3);
+    // Listeners are kept until all three ports are chosen, so the three differ.
+    let mut held = Vec::new();
+    while out.len() < 3 {
+        let l = TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = l.local_addr().unwrap().port();
+        if given.insert(port) {
+            out.push(port);
+        }
+        held.push(l);
+    }
+    [out[0], out[1], out[2]]
 }
 
 pub fn hosts(ports: [u16; 3]) -> [(String, u16); 3] {
