@@ -73,7 +73,6 @@ fn lerp_sizes(c: &mut Criterion) {
 /// AVX-512 VBMI) over 1,024 terms, 7 and 16 sources at once (the level's extra nodes and its
 /// data nodes' `z`), on every available backend; throughput in terms times sources.
 fn byte_inner_products(c: &mut Criterion) {
-    use triskele_field::embed::{ByteEmbedding, E8_TABLES};
     let (a, _) = inputs();
     let a = &a[..1024];
     let bytes: Vec<Vec<u8>> = (0..16u8)
@@ -85,28 +84,30 @@ fn byte_inner_products(c: &mut Criterion) {
         .collect();
     let mut g = c.benchmark_group("byte_inner_products");
     for &be in backend::available() {
-        g.throughput(Throughput::Elements(7 * 1024));
-        g.bench_function(BenchmarkId::new("7", be), |bench| {
-            bench.iter(|| {
-                ByteEmbedding::inner_products_with(
-                    be,
-                    black_box(a),
-                    core::array::from_fn::<_, 7, _>(|i| (&E8_TABLES, &bytes[i][..])),
-                )
-            })
-        });
-        g.throughput(Throughput::Elements(16 * 1024));
-        g.bench_function(BenchmarkId::new("16", be), |bench| {
-            bench.iter(|| {
-                ByteEmbedding::inner_products_with(
-                    be,
-                    black_box(a),
-                    core::array::from_fn::<_, 16, _>(|i| (&E8_TABLES, &bytes[i][..])),
-                )
-            })
-        });
+        bench_sources::<7>(&mut g, be, a, &bytes);
+        bench_sources::<16>(&mut g, be, a, &bytes);
     }
     g.finish();
+}
+
+/// One [`byte_inner_products`] bench: `N` sources on backend `be`.
+fn bench_sources<const N: usize>(
+    g: &mut criterion::BenchmarkGroup<'_, criterion::measurement::WallTime>,
+    be: backend::Backend,
+    a: &[Gf2p64],
+    bytes: &[Vec<u8>],
+) {
+    use triskele_field::embed::{ByteEmbedding, E8_TABLES};
+    g.throughput(Throughput::Elements((N * a.len()) as u64));
+    g.bench_function(BenchmarkId::new(N.to_string(), be), |bench| {
+        bench.iter(|| {
+            ByteEmbedding::inner_products_with(
+                be,
+                black_box(a),
+                core::array::from_fn::<_, N, _>(|i| (&E8_TABLES, &bytes[i][..])),
+            )
+        })
+    });
 }
 
 criterion_group!(benches, slices, lerp_sizes, byte_inner_products);

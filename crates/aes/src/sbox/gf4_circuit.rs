@@ -49,7 +49,7 @@
 use std::ops::Range;
 use std::sync::{Arc, OnceLock};
 
-use triskele_engine::verify::{LiftedTriples, Parts, TripleSource};
+use triskele_engine::verify::{LiftedTriples, Parts, TripleSource, ZPlanes};
 use triskele_engine::{EngineError, Malicious, Party, SecurityModel, SemiHonest};
 use triskele_field::embed::{pair_of_nibbles, word_maps, ByteEmbedding, PairSlot, GF4P4_TABLES};
 use triskele_field::{Gf2p4, Gf2p64, Gf2p8, LinearMap8};
@@ -283,12 +283,7 @@ impl TripleSource<Gf2p64> for Gf4p4Relations {
     }
 
     /// `Z = T_0(p) + T_1(z_1) + T_2(z_2)` from `d^-1 ‖ p` and `z_1 ‖ z_2`, in place.
-    fn z_planes(
-        &self,
-        part: usize,
-        start: usize,
-        k: usize,
-    ) -> Option<[(&ByteEmbedding, &[u8]); 2]> {
+    fn z_planes(&self, part: usize, start: usize, k: usize) -> Option<ZPlanes<'_>> {
         if !(4..6).contains(&part) {
             return None;
         }

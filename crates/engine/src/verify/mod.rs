@@ -250,7 +250,7 @@ pub use bytes::{ByteRows, ByteSource};
 pub use coeffs::COEFF_CHUNK;
 pub use octal::MIN_LEN as OCTAL_MIN_LEN;
 pub(crate) use source::{paired_runs, source_parts};
-pub use source::{Coeffs, Concat, LiftedTriples, Parts, TripleSource};
+pub use source::{Coeffs, Concat, LiftedTriples, Parts, TripleSource, ZPlanes};
 
 use coeffs::Coefficients;
 use fold::{

@@ -94,7 +94,7 @@ use triskele_field::{Bulk, Gf2p64, Gf2p8, LinearMap8};
 use super::bytes::lp8;
 use super::coeffs::SUB;
 use super::fold::Sums;
-use super::{lagrange, TripleSource};
+use super::{lagrange, TripleSource, ZPlanes};
 
 /// Entries per block (the arity of the step).
 pub(crate) const K: usize = 8;
@@ -166,14 +166,11 @@ struct RowViews<'a> {
     hi: Option<[[&'a [u8]; 6]; K]>,
 }
 
-/// A part's two byte planes and the maps that lift them ([`TripleSource::z_planes`]).
-type Planes2<'a> = [(&'a ByteEmbedding, &'a [u8]); 2];
-
 /// The entries of a sub-block in the pair form ([`TripleSource::load_pairs`]): parts `x_1,
 /// x_2, y_1, y_2` of entry `m` at `xy[m]`, and its `z_1`, `z_2` at `z[m]`.
 struct PairViews<'a> {
     xy: [[&'a [u8]; 4]; K],
-    z: [[Planes2<'a>; 2]; K],
+    z: [[ZPlanes<'a>; 2]; K],
 }
 
 impl Rows {
@@ -221,9 +218,10 @@ impl Rows {
     }
 
     /// Parts `0 .. count` of the blocks `j .. j + k` (a sub-block of a run with words, wholly
-    /// inside the source) in the pair form (`x`, `y` by [`TripleSource::load_pairs`] into
-    /// this job's planes, `z` by [`TripleSource::z_planes`] in place), if every entry's range
-    /// lies in one source that has it; `None` otherwise (the caller takes words).
+    /// inside the source, whose triples are not all bytes) in the pair form (`x`, `y` by
+    /// [`TripleSource::load_pairs`] into this job's planes, `z` by [`TripleSource::z_planes`]
+    /// in place), if every entry's range lies in one source that has it; `None` otherwise (the
+    /// caller takes bytes or words).
     fn load_pairs<'a>(
         &'a mut self,
         src: &'a dyn TripleSource<Gf2p64>,
@@ -232,7 +230,7 @@ impl Rows {
         count: usize,
     ) -> Option<PairViews<'a>> {
         let first = 8 * j;
-        if self.hi.is_empty() || first + 8 * k > src.len() {
+        if self.hi.is_empty() || first + 8 * k > src.len() || src.range_has_bytes(first, 8 * k) {
             return None;
         }
         let none: (&ByteEmbedding, &[u8]) = (&E8_TABLES, &[]);
@@ -500,11 +498,9 @@ pub(super) fn sums(
             super::wide::block_sums::<1>(acc, a, bits, bit_planes, &bit_maps);
             return Some(());
         }
-        if words && !src.range_has_bytes(8 * j, (8 * k).min(src.len().saturating_sub(8 * j))) {
-            if let Some(pairs) = rows.load_pairs(src, j, k, 6) {
-                pair_sums(sc, &pairs, &extra, a, acc);
-                return Some(());
-            }
+        if let Some(pairs) = rows.load_pairs(src, j, k, 6) {
+            pair_sums(sc, &pairs, &extra, a, acc);
+            return Some(());
         }
         let parts = rows.load(src, blocks, j, k, 6)?;
         let words = parts.hi.is_some();
@@ -654,7 +650,6 @@ pub(super) fn fold(
     let bit_maps = super::wide::fold_maps::<1>(&byte_nodes(), s);
     // Pair forms: entry m by PAIR_EMBEDDING times ℓ_m(s).
     let pair_maps: [ByteEmbedding; K] = ell.map(|l| PAIR_EMBEDDING.scaled_by(l));
-    let words = as_words(src);
     // Words: entry m's low byte by maps[m], its high byte by maps[m] times T.
     let maps16: [ByteEmbedding; 2 * K] = core::array::from_fn(|i| {
         let l = ell[i / 2];
@@ -667,19 +662,17 @@ pub(super) fn fold(
             super::wide::fold_block::<1>(&bit_maps, bits, a, out, acc);
             return true;
         }
-        if words && !src.range_has_bytes(8 * j, (8 * k).min(src.len().saturating_sub(8 * j))) {
-            if let Some(pairs) = rows.load_pairs(src, j, k, 4) {
-                for (t, o) in out.into_iter().enumerate() {
-                    let srcs: [&[u8]; K] = core::array::from_fn(|m| pairs.xy[m][t]);
-                    if t < 2 {
-                        ByteEmbedding::apply_sum_slice(pair_maps.each_ref(), srcs, &mut acc[..]);
-                        Gf2p64::mul_slice(o, acc, a);
-                    } else {
-                        ByteEmbedding::apply_sum_slice(pair_maps.each_ref(), srcs, o);
-                    }
+        if let Some(pairs) = rows.load_pairs(src, j, k, 4) {
+            for (t, o) in out.into_iter().enumerate() {
+                let srcs: [&[u8]; K] = core::array::from_fn(|m| pairs.xy[m][t]);
+                if t < 2 {
+                    ByteEmbedding::apply_sum_slice(pair_maps.each_ref(), srcs, &mut acc[..]);
+                    Gf2p64::mul_slice(o, acc, a);
+                } else {
+                    ByteEmbedding::apply_sum_slice(pair_maps.each_ref(), srcs, o);
                 }
-                return true;
             }
+            return true;
         }
         let Some(parts) = rows.load(src, blocks, j, k, 4) else {
             return false;

@@ -160,13 +160,7 @@ pub trait TripleSource<V>: Sync {
     /// triples `start .. start + k`, all inside the source, as two byte planes borrowed from
     /// the source and the maps that lift them (the lift of `z` is the sum of both); `None`
     /// (the default).
-    #[allow(clippy::type_complexity)]
-    fn z_planes(
-        &self,
-        part: usize,
-        start: usize,
-        k: usize,
-    ) -> Option<[(&ByteEmbedding, &[u8]); 2]> {
+    fn z_planes(&self, part: usize, start: usize, k: usize) -> Option<ZPlanes<'_>> {
         let _ = (part, start, k);
         None
     }
@@ -291,6 +285,10 @@ pub trait TripleSource<V>: Sync {
         false
     }
 }
+
+/// A part of compact relations as two byte planes and the maps that lift them (the lift is
+/// the sum of both; [`TripleSource::z_planes`]).
+pub type ZPlanes<'a> = [(&'a ByteEmbedding, &'a [u8]); 2];
 
 /// A chunk of lifted triples.
 #[derive(Debug, Clone, Default)]
@@ -789,12 +787,7 @@ impl<V: VerifyField> TripleSource<V> for Concat<'_, V> {
             .is_some_and(|(s, base)| s.load_pairs(part, start - base, out))
     }
 
-    fn z_planes(
-        &self,
-        part: usize,
-        start: usize,
-        k: usize,
-    ) -> Option<[(&ByteEmbedding, &[u8]); 2]> {
+    fn z_planes(&self, part: usize, start: usize, k: usize) -> Option<ZPlanes<'_>> {
         let (s, base) = self.holder(start, None, k)?;
         s.z_planes(part, start - base, k)
     }
@@ -1079,12 +1072,7 @@ impl<V: VerifyField> TripleSource<V> for Window<'_, V> {
         self.inside(start, out.len()) && self.src.load_pairs(part, self.off + start, out)
     }
 
-    fn z_planes(
-        &self,
-        part: usize,
-        start: usize,
-        k: usize,
-    ) -> Option<[(&ByteEmbedding, &[u8]); 2]> {
+    fn z_planes(&self, part: usize, start: usize, k: usize) -> Option<ZPlanes<'_>> {
         self.inside(start, k)
             .then(|| self.src.z_planes(part, self.off + start, k))
             .flatten()

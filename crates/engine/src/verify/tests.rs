@@ -1135,12 +1135,7 @@ impl TripleSource<Gf2p64> for Pairs {
         }
     }
 
-    fn z_planes(
-        &self,
-        part: usize,
-        start: usize,
-        k: usize,
-    ) -> Option<[(&triskele_field::embed::ByteEmbedding, &[u8]); 2]> {
+    fn z_planes(&self, part: usize, start: usize, k: usize) -> Option<ZPlanes<'_>> {
         let [a, b] = self.z.get(part.checked_sub(4)?)?;
         let r = start..start.checked_add(k)?;
         Some([(&PAIR_Z[0], a.get(r.clone())?), (&PAIR_Z[1], b.get(r)?)])
