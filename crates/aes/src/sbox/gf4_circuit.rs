@@ -35,11 +35,15 @@
 //!   `Verify` streams over them (6 bytes per inversion and party instead of 48 for a lifted
 //!   `GF(2^64)` triple).
 //!
-//! Every product is computed with [`Party::mul_covered`] (the messages of [`Party::mul`]),
-//! and the `GF(2^4)` triples are recorded as the layer's own vectors (`Layer::relations`: the
-//! operands and products it computed anyway, in their byte form `ψ` mapped in place, read
+//! Every product is computed with [`Party::mul_covered`] (the messages of [`Party::mul`]).
+//! mal-gf4-circuit records its `GF(2^4)` triples as the layer's own vectors (`Layer::relations`:
+//! the operands and products it computed anyway, in their byte form `ψ` mapped in place, read
 //! by `Verify` where they are; `super::stored`), in the order `Party::mul` would have
-//! recorded them, instead of copies of each product's six share vectors.
+//! recorded them, instead of copies of each product's six share vectors. mal-gf4-circuit-opt
+//! keeps less (`NormRelations`): its two norm products as `d ‖ d^6` and `d^-1` (the squares
+//! of `d` are byte maps of it, applied as `Verify` reads them) and `p` inside the gf4p4
+//! packing as byte maps of `d`, `a_h` and `a_l`, 10 bytes per inversion and party against 16
+//! (the memory the records take is most of what recording costs the online phase).
 //!
 //! Soundness and finalize communication are those of [`triskele_engine::verify`]: a wrong
 //! product survives a run of the check with probability at most `(2ℓ + 12)/2^64`,
@@ -49,12 +53,13 @@
 use std::ops::Range;
 use std::sync::{Arc, OnceLock};
 
-use triskele_engine::verify::{LiftedTriples, Parts, TripleSource, ZPlanes};
+use triskele_engine::verify::{ByteRows, ByteSource, LiftedTriples, Parts, TripleSource, ZPlanes};
 use triskele_engine::{EngineError, Malicious, Party, SecurityModel, SemiHonest};
 use triskele_field::embed::{pair_of_nibbles, word_maps, ByteEmbedding, PairSlot, GF4P4_TABLES};
-use triskele_field::{Gf2p4, Gf2p64, Gf2p8, LinearMap8};
+use triskele_field::{Gf2p4, Gf2p64, Gf2p8, Gf4Tower, LinearMap8};
 use triskele_share::RssVec;
 
+use super::ohv16::relation_runs;
 use super::stored::{at, gf2p4_bytes, At, StoredRelations};
 use super::SboxProtocol;
 use crate::sbox::tower::{from_halves, split_tower, square_powers, NibbleLinear};
@@ -137,6 +142,7 @@ impl Gf4p4Relations {
     /// The relations of `n` instances: `left` holds `[[a_h]]` then `[[a_h + a_l]]` and `b`
     /// holds `[[b_h]]` then `[[b_l]]` (`n` each, the operands and result of the protocols'
     /// last multiplication), `p` the protocol's share of `a_h a_l` (the `α^0` coefficient).
+    #[cfg(test)]
     pub(crate) fn new(
         left: &RssVec<Gf2p4>,
         a_l: &RssVec<Gf2p4>,
@@ -313,19 +319,21 @@ impl TripleSource<Gf2p64> for Gf4p4Relations {
     }
 }
 
-/// Three vectors of `n` bytes that `fill(range, outs)` writes range by range through buffers
+/// `K` vectors of `n` bytes that `fill(range, outs)` writes range by range through buffers
 /// on the stack: their memory is written once, where zeroed vectors are written twice (the
-/// zeros by the allocator, then the values), and a range's inputs are read once for all three.
+/// zeros by the allocator, then the values), and a range's inputs are read once for all `K`.
 /// Measured on the gf4p4 packing of every online layer.
-fn written(n: usize, mut fill: impl FnMut(Range<usize>, [&mut [u8]; 3])) -> [Vec<u8>; 3] {
+fn written<const K: usize>(
+    n: usize,
+    mut fill: impl FnMut(Range<usize>, [&mut [u8]; K]),
+) -> [Vec<u8>; K] {
     const CHUNK: usize = 4096;
-    let mut v = [(); 3].map(|_| Vec::with_capacity(n));
-    let mut buf = [[0u8; CHUNK]; 3];
+    let mut v = [(); K].map(|_| Vec::with_capacity(n));
+    let mut buf = [[0u8; CHUNK]; K];
     let mut start = 0;
     while start < n {
         let k = CHUNK.min(n - start);
-        let [b0, b1, b2] = &mut buf;
-        fill(start..start + k, [&mut b0[..k], &mut b1[..k], &mut b2[..k]]);
+        fill(start..start + k, buf.each_mut().map(|b| &mut b[..k]));
         for (v, b) in v.iter_mut().zip(&buf) {
             v.extend_from_slice(&b[..k]);
         }
@@ -344,6 +352,24 @@ const SQUARE_HIGH: LinearMap8 = {
     let t = Gf2p4::SQUARE_TABLE;
     LinearMap8::from_basis_images([t[1] << 4, t[2] << 4, t[4] << 4, t[8] << 4, 0, 0, 0, 0])
 };
+
+/// `x ↦ λ x^2` and `x ↦ x^2` as byte maps of the low nibble ([`nibble_map`]).
+pub(crate) const NIBBLE_LAMBDA_SQUARE: LinearMap8 = nibble_map(NibbleLinear::LAMBDA_SQUARE);
+pub(crate) const NIBBLE_SQUARE: LinearMap8 = nibble_map(NibbleLinear::SQUARE);
+
+/// A map of `GF(2^4)` as a byte map of the low nibble (the high nibble ignored).
+const fn nibble_map(f: NibbleLinear) -> LinearMap8 {
+    LinearMap8::from_basis_images([
+        f.get(Gf2p4(1)),
+        f.get(Gf2p4(2)),
+        f.get(Gf2p4(4)),
+        f.get(Gf2p4(8)),
+        0,
+        0,
+        0,
+        0,
+    ])
+}
 
 /// The parts of a gf4p4 relation as maps of the packed bytes (`T_i` = [`GF4P4_TABLES`]`[i]`,
 /// nibbles as in [`Gf4p4Relations`]): `X = T_0(a_h) + T_1(a_l)` from `a_h ‖ a_l`;
@@ -387,10 +413,13 @@ fn invert<M: SecurityModel>(
 
     // Round 1: p = a_h a_l; d = λ a_h^2 + p + a_l^2.
     let mut d = party.mul_covered(&a_h, &a_l)?;
-    let p = M::MALICIOUS.then(|| d.clone());
+    let products = M::MALICIOUS && record == Record::Products;
+    let p = products.then(|| d.clone());
     add_norm_terms(&mut d, &a_h, &a_l);
     let [d2, d4, d8] = square_powers(&d);
-    drop(d);
+    // mal-gf4-circuit-opt keeps `d` for its records (`p` and `d^2`, `d^4`, `d^8` are maps of
+    // it).
+    let d = (M::MALICIOUS && record == Record::Gf4p4).then_some(d);
 
     // Round 2: d^6 = d^2 d^4. Round 3: d^14 = d^6 d^8 = d^-1.
     let d6 = party.mul_covered(&d2, &d4)?;
@@ -404,19 +433,24 @@ fn invert<M: SecurityModel>(
     drop(right);
     *x = from_halves(&b, n);
 
-    if let Some(p) = p {
+    let kept = match (p, d) {
+        (Some(p), _) => Some(Kept::Products {
+            p,
+            squares: [d2, d4, d8],
+        }),
+        (None, Some(d)) => Some(Kept::Norm { d }),
+        (None, None) => None,
+    };
+    if let Some(kept) = kept {
         let layer = Layer {
             left,
             a_l,
-            p,
-            d2,
-            d4,
             d6,
-            d8,
             dinv,
             b,
+            kept,
         };
-        layer.record(party, n, record)?;
+        layer.record(party, n)?;
     }
     Ok(())
 }
@@ -452,16 +486,26 @@ fn left_operand(a_h: RssVec<Gf2p4>, a_l: &RssVec<Gf2p4>) -> RssVec<Gf2p4> {
 struct Layer {
     left: RssVec<Gf2p4>,
     a_l: RssVec<Gf2p4>,
-    p: RssVec<Gf2p4>,
-    d2: RssVec<Gf2p4>,
-    d4: RssVec<Gf2p4>,
     d6: RssVec<Gf2p4>,
-    d8: RssVec<Gf2p4>,
     dinv: RssVec<Gf2p4>,
     b: RssVec<Gf2p4>,
+    kept: Kept,
 }
 
-/// Indices of the stored vectors of [`Layer::relations`], in its order.
+/// What else a variant keeps of a layer for its records.
+enum Kept {
+    /// mal-gf4-circuit: `p = a_h a_l` and `[d^2, d^4, d^8]`, all products stored.
+    Products {
+        p: RssVec<Gf2p4>,
+        squares: [RssVec<Gf2p4>; 3],
+    },
+    /// mal-gf4-circuit-opt: the norm `d` (`p`, `d^2`, `d^4`, `d^8` are maps of it and of
+    /// `a_h`, `a_l`).
+    Norm { d: RssVec<Gf2p4> },
+}
+
+/// Indices of the stored vectors of mal-gf4-circuit's relations ([`Layer::relations`]), in
+/// its order.
 const D2: usize = 0;
 const D4: usize = 1;
 const D6: usize = 2;
@@ -472,70 +516,178 @@ const A_L: usize = 6;
 const P: usize = 7;
 const B: usize = 8;
 
-/// `d^6 = d^2 · d^4` and `d^-1 = d^6 · d^8`, the products both malicious variants record.
-const NORM_PRODUCTS: [[At; 3]; 2] = [[at(D2), at(D4), at(D6)], [at(D6), at(D8), at(DINV)]];
-
-/// All five products in the order [`Party::mul`] records them: `p = a_h · a_l`, the two of
-/// [`NORM_PRODUCTS`], then `b_h = a_h · d^-1` and `b_l = (a_h + a_l) · d^-1`.
+/// All five products in the order [`Party::mul`] records them: `p = a_h · a_l`, `d^6 = d^2 ·
+/// d^4`, `d^-1 = d^6 · d^8`, then `b_h = a_h · d^-1` and `b_l = (a_h + a_l) · d^-1`.
 const fn all_products(n: usize) -> [[At; 3]; 5] {
     [
         [at(LEFT), at(A_L), at(P)],
-        NORM_PRODUCTS[0],
-        NORM_PRODUCTS[1],
+        [at(D2), at(D4), at(D6)],
+        [at(D6), at(D8), at(DINV)],
         [at(LEFT), at(DINV), at(B)],
         [
             At {
                 vector: LEFT,
                 offset: n,
+                map: None,
             },
             at(DINV),
             At {
                 vector: B,
                 offset: n,
+                map: None,
             },
         ],
     ]
 }
 
+/// What a layer records: mal-gf4-circuit its five products as stored `GF(2^4)` triples of
+/// the layer's own vectors (their byte form `ψ`, mapped in place; nothing copied);
+/// mal-gf4-circuit-opt the two norm products packed ([`NormRelations`]) and the packed gf4p4
+/// relations of the other three (`p` as byte maps of `d`, `a_h` and `a_l`).
+enum LayerRelations {
+    Products(StoredRelations),
+    Gf4p4(NormRelations, Gf4p4Relations),
+}
+
 impl Layer {
-    /// What `record` asks for: the `GF(2^4)` triples as the layer's own vectors (their byte
-    /// form `ψ`, mapped in place; nothing copied) and, for [`Record::Gf4p4`], the packed gf4p4
-    /// relations of the other three products.
-    fn relations(
-        self,
-        n: usize,
-        record: Record,
-    ) -> Result<(StoredRelations, Option<Gf4p4Relations>), EngineError> {
-        let norm = [self.d2, self.d4, self.d6, self.d8];
-        Ok(match record {
-            Record::Products => {
-                let mut v: Vec<_> = norm.into_iter().map(gf2p4_bytes).collect();
-                v.extend([self.dinv, self.left, self.a_l, self.p, self.b].map(gf2p4_bytes));
-                (StoredRelations::new(n, v, &all_products(n))?, None)
+    /// What `record` records ([`LayerRelations`]).
+    fn relations(self, n: usize) -> Result<LayerRelations, EngineError> {
+        let Layer {
+            left,
+            a_l,
+            d6,
+            dinv,
+            b,
+            kept,
+        } = self;
+        Ok(match kept {
+            Kept::Products {
+                p,
+                squares: [d2, d4, d8],
+            } => {
+                // Moved, not cloned (`to_vec` would copy every vector).
+                let v = Vec::from([d2, d4, d6, d8, dinv, left, a_l, p, b].map(gf2p4_bytes));
+                LayerRelations::Products(StoredRelations::new(n, v, &all_products(n))?)
             }
-            Record::Gf4p4 => {
-                let packed =
-                    Gf4p4Relations::new(&self.left, &self.a_l, &self.dinv, &self.p, &self.b);
-                let mut v: Vec<_> = norm.into_iter().map(gf2p4_bytes).collect();
-                v.push(gf2p4_bytes(self.dinv));
-                (StoredRelations::new(n, v, &NORM_PRODUCTS)?, Some(packed))
+            Kept::Norm { d } => {
+                fn comp(v: &RssVec<Gf2p4>, c: usize) -> &[u8] {
+                    Gf2p4::slice_as_bytes(if c == 0 { &v.first } else { &v.second })
+                }
+                // `d^-1 ‖ p` with `p = d + λ a_h^2 + a_l^2`.
+                let dinv_p = |c: usize| {
+                    [
+                        (&NIBBLE_HIGH, comp(&dinv, c)),
+                        (&NIBBLE_LOW, comp(&d, c)),
+                        (&NIBBLE_LAMBDA_SQUARE, &comp(&left, c)[..n]),
+                        (&NIBBLE_SQUARE, comp(&a_l, c)),
+                    ]
+                };
+                let packed = Gf4p4Relations::with_dinv_p(&left, &a_l, &b, [dinv_p(0), dinv_p(1)]);
+                LayerRelations::Gf4p4(NormRelations::new(&d, &d6, dinv), packed)
             }
         })
     }
 
     /// Records [`Layer::relations`] for the finalize check.
-    fn record<M: SecurityModel>(
-        self,
-        party: &mut Party<M>,
-        n: usize,
-        record: Record,
-    ) -> Result<(), EngineError> {
-        let (stored, packed) = self.relations(n, record)?;
-        if let Some(packed) = packed {
-            packed.record(party);
+    fn record<M: SecurityModel>(self, party: &mut Party<M>, n: usize) -> Result<(), EngineError> {
+        match self.relations(n)? {
+            LayerRelations::Products(stored) => stored.record(party),
+            LayerRelations::Gf4p4(norm, packed) => {
+                packed.record(party);
+                norm.record(party);
+            }
         }
-        stored.record(party);
         Ok(())
+    }
+}
+
+/// The two norm products of a layer, `d^6 = d^2 · d^4` and `d^-1 = d^6 · d^8`, as `GF(2^4)`
+/// triples in their byte form `ψ` (lifted by `E_8`), kept compactly: per component one byte
+/// per instance, `d ‖ d^6` (high ‖ low nibble), and the vector `d^-1`. `d^2`, `d^4` and `d^8`
+/// are Frobenius powers of `d` and `ψ` is a ring homomorphism, so every part is a byte map of
+/// these ([`NORM_PARTS`]): 4 bytes per inversion and party, where `d^2`, `d^4`, `d^6`, `d^8`
+/// and `d^-1` as vectors of their own took 10 (on the 2-core VM the memory the records took
+/// was most of what recording cost the online phase). Relation `k` of instance `j` is triple
+/// `k n + j`.
+pub(crate) struct NormRelations {
+    /// Per component: `d ‖ d^6`, and `d^-1` (a nibble per byte).
+    planes: [[Vec<u8>; 2]; 2],
+}
+
+/// `ψ` of the high and of the low nibble of a byte.
+const PSI_HIGH: LinearMap8 =
+    Gf4Tower::WOL_INV.compose(&LinearMap8::from_basis_images([0, 0, 0, 0, 1, 2, 4, 8]));
+const PSI_LOW: LinearMap8 = Gf4Tower::WOL_INV.compose(&NIBBLE_LOW);
+
+/// `NORM_PARTS[k][p]`: the plane (0: `d ‖ d^6`, 1: `d^-1`) and the byte map that give part
+/// `p` (`X`, `Y`, `Z`) of norm relation `k`: `(ψ(d)^2, ψ(d)^4, ψ(d^6))` and `(ψ(d^6), ψ(d)^8,
+/// ψ(d^-1))`.
+const NORM_PARTS: [[(usize, LinearMap8); 3]; 2] = [
+    [
+        (0, LinearMap8::SQUARE.compose(&PSI_HIGH)),
+        (0, LinearMap8::POW4.compose(&PSI_HIGH)),
+        (0, PSI_LOW),
+    ],
+    [
+        (0, PSI_LOW),
+        (0, LinearMap8::frobenius_power(3).compose(&PSI_HIGH)),
+        (1, PSI_LOW),
+    ],
+];
+
+impl NormRelations {
+    /// From the norm `d`, `d^6` and `d^-1` (`n` each; `d^-1` is kept, not copied).
+    fn new(d: &RssVec<Gf2p4>, d6: &RssVec<Gf2p4>, dinv: RssVec<Gf2p4>) -> Self {
+        let pack = |d: &[Gf2p4], d6: &[Gf2p4], dinv: Vec<Gf2p4>| {
+            let bytes = Gf2p4::slice_as_bytes;
+            let n = dinv.len();
+            let [dd6] = written(n, |r, [out]| {
+                NIBBLE_HIGH.apply_pair_bytes(&NIBBLE_LOW, &bytes(d)[r.clone()], &bytes(d6)[r], out);
+            });
+            [dd6, Gf2p4::vec_into_bytes(dinv)]
+        };
+        let RssVec { first, second } = dinv;
+        NormRelations {
+            planes: [
+                pack(&d.first, &d6.first, first),
+                pack(&d.second, &d6.second, second),
+            ],
+        }
+    }
+
+    /// Records the relations for the finalize check (a no-op for models without checks).
+    fn record<M: SecurityModel>(self, party: &mut Party<M>) {
+        if M::MALICIOUS {
+            party.model().record_source(Arc::new(ByteSource(self)));
+        }
+    }
+
+    /// Instances.
+    fn n(&self) -> usize {
+        self.planes[0][1].len()
+    }
+}
+
+impl ByteRows for NormRelations {
+    fn len(&self) -> usize {
+        2 * self.n()
+    }
+
+    /// Part `part / 2` of component `part % 2`: per run of one relation, its byte map of its
+    /// plane ([`NORM_PARTS`]).
+    fn load(&self, part: usize, start: usize, out: &mut [u8]) {
+        let (c, p) = (part % 2, part / 2);
+        for (k, r, at) in relation_runs(2, self.n(), start, out.len()) {
+            let (plane, map) = &NORM_PARTS[k][p];
+            map.apply_bytes(
+                &self.planes[c][*plane][r.clone()],
+                &mut out[at..at + r.len()],
+            );
+        }
+    }
+
+    fn stored_bytes(&self) -> Option<usize> {
+        Some(self.planes.iter().flatten().map(Vec::len).sum())
     }
 }
 
@@ -547,7 +699,7 @@ mod tests {
 
     /// The circuit of one layer in the clear, each component an independent set of inputs
     /// (so that a mixed-up component shows), as [`invert`] leaves it for the records.
-    fn clear_layer(n: usize) -> Layer {
+    fn clear_layer(n: usize, record: Record) -> (Layer, RssVec<Gf2p4>) {
         let v =
             |s: usize| -> Vec<Gf2p4> { (0..n).map(|i| Gf2p4(((i * 7 + s) % 16) as u8)).collect() };
         let rss = |a: Vec<Gf2p4>, b: Vec<Gf2p4>| RssVec {
@@ -569,53 +721,83 @@ mod tests {
         let mut right = dinv.clone();
         right.extend(&dinv);
         let b = mul(&left, &right);
-        Layer {
+        let kept = match record {
+            Record::Products => Kept::Products {
+                p: p.clone(),
+                squares: [d2, d4, d8],
+            },
+            Record::Gf4p4 => Kept::Norm { d },
+        };
+        let layer = Layer {
             left,
             a_l,
-            p,
-            d2,
-            d4,
             d6,
-            d8,
             dinv,
             b,
+            kept,
+        };
+        (layer, p)
+    }
+
+    /// The relations of `rows` are true products in their byte form, `products[k]` for
+    /// relation `k` (both components).
+    fn assert_products(rows: &dyn ByteRows, n: usize, products: &[RssVec<Gf2p8>], what: &str) {
+        assert_eq!(rows.len(), products.len() * n);
+        for (k, z) in products.iter().enumerate() {
+            for (c, want) in [&z.first, &z.second].into_iter().enumerate() {
+                let part = |p: usize| {
+                    let mut out = vec![0u8; n];
+                    rows.load(2 * p + c, k * n, &mut out);
+                    Gf2p8::vec_from_bytes(out)
+                };
+                let (x, y, got) = (part(0), part(1), part(2));
+                assert_eq!(&got, want, "{what}: relation {k}, component {c}");
+                for ((x, y), z) in x.iter().zip(&y).zip(&got) {
+                    assert_eq!(*x * *y, *z, "{what}: relation {k}");
+                }
+            }
         }
     }
 
-    /// The stored `GF(2^4)` relations of each variant are true products in their byte form,
-    /// one for each product the variant checks this way, in the order `Party::mul` records
-    /// them: all five for mal-gf4-circuit, `d^6` and `d^-1` (with the packed gf4p4 relations
-    /// for the other three) for mal-gf4-circuit-opt.
+    /// The recorded relations of each variant are true products in their byte form, one for
+    /// each product the variant checks this way: all five for mal-gf4-circuit, in the order
+    /// `Party::mul` records them (stored vectors); for mal-gf4-circuit-opt `d^6` and `d^-1`
+    /// ([`NormRelations`], read across the boundary of its two relations too) with the packed
+    /// gf4p4 relations of the other three, whose `p` from byte maps of `d` is the product's.
     #[test]
-    fn stored_relations_are_the_checked_products() {
+    fn recorded_relations_are_the_checked_products() {
         let n = 53;
-        let layer = clear_layer(n);
+        let (layer, _) = clear_layer(n, Record::Products);
         let bytes = |v: &RssVec<Gf2p4>| gf2p4_bytes(v.clone());
+        let Kept::Products { p, .. } = &layer.kept else {
+            unreachable!("clear_layer keeps the products")
+        };
         let (b_h, b_l) = (
             layer.b.slice(0..n).unwrap(),
             layer.b.slice(n..2 * n).unwrap(),
         );
-        let all = [&layer.p, &layer.d6, &layer.dinv, &b_h, &b_l].map(bytes);
+        let all = [p, &layer.d6, &layer.dinv, &b_h, &b_l].map(bytes);
+        let LayerRelations::Products(stored) = layer.relations(n).unwrap() else {
+            panic!("mal-gf4-circuit records stored relations")
+        };
+        assert_products(&stored, n, &all, "mal-gf4-circuit");
+
+        let (layer, p) = clear_layer(n, Record::Gf4p4);
         let norm = [&layer.d6, &layer.dinv].map(bytes);
-        for (record, products) in [(Record::Products, &all[..]), (Record::Gf4p4, &norm[..])] {
-            let layer = clear_layer(n);
-            let (stored, packed) = layer.relations(n, record).unwrap();
-            assert_eq!(packed.is_some(), record == Record::Gf4p4);
-            assert_eq!(ByteRows::len(&stored), products.len() * n);
-            for (k, z) in products.iter().enumerate() {
-                for (c, want) in [&z.first, &z.second].into_iter().enumerate() {
-                    let part = |p: usize| {
-                        let mut out = vec![0u8; n];
-                        stored.load(2 * p + c, k * n, &mut out);
-                        Gf2p8::vec_from_bytes(out)
-                    };
-                    let (x, y, got) = (part(0), part(1), part(2));
-                    assert_eq!(&got, want, "{record:?}: relation {k}, component {c}");
-                    for ((x, y), z) in x.iter().zip(&y).zip(&got) {
-                        assert_eq!(*x * *y, *z, "{record:?}: relation {k}");
-                    }
-                }
-            }
+        let want = Gf4p4Relations::new(&layer.left, &layer.a_l, &layer.dinv, &p, &layer.b);
+        let LayerRelations::Gf4p4(rel, packed) = layer.relations(n).unwrap() else {
+            panic!("mal-gf4-circuit-opt records packed relations")
+        };
+        assert_products(&rel, n, &norm, "mal-gf4-circuit-opt");
+        assert_eq!(packed.packed, want.packed);
+        assert_eq!(rel.stored_bytes(), Some(4 * n));
+        // A range across the two relations, and each part against its relation's.
+        for part in 0..6 {
+            let mut whole = vec![0u8; 2 * n];
+            rel.load(part, 0, &mut whole);
+            let mut across = vec![0u8; 20];
+            rel.load(part, n - 7, &mut across);
+            assert_eq!(across[..], whole[n - 7..n + 13], "part {part}");
         }
     }
 

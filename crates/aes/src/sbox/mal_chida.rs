@@ -5,8 +5,9 @@
 //! Online, per layer: the straightforward chain with the engine's plain multiplication
 //! (the messages of [`Party::mul`], reshared to the previous party), every product recorded
 //! as a `GF(2^8)` triple for the [`Malicious`] model's check. The records are the layer's own
-//! vectors (`CHAIN_PARTS` over `super::stored`: `x`, the local maps `x^2`, `x^12`, `x^240`
-//! and the products, which `Verify` reads in place), not copies of each product's operands:
+//! vectors (`CHAIN_PARTS` over `super::stored`: `x` and the products, which `Verify` reads in
+//! place, the factors `x^2`, `x^12`, `x^240` as their local maps applied as it reads), not
+//! copies of each product's operands:
 //!
 //! | round | products |
 //! |---|---|
@@ -57,23 +58,22 @@ fn components(x: &RssVec<Gf2p8>) -> [&[Gf2p8]; 2] {
     [&x.first, &x.second]
 }
 
-/// The shared values of one layer's chains but its output, in three rounds
-/// ([`inversion_chain`]): the factors and products of its four products.
+/// The shared values of one layer's chains that its four products are made of, but its
+/// output ([`inversion_chain`]): the input and the products; the other factors (`x^2`,
+/// `x^12`, `x^240`) are local maps of these ([`CHAIN_FACTORS`]).
 pub(crate) struct ChainValues {
     /// The input `x` (moved out of the caller's vector, which then holds `x^254`).
     pub(crate) x: RssVec<Gf2p8>,
-    pub(crate) x2: RssVec<Gf2p8>,
     pub(crate) x3: RssVec<Gf2p8>,
-    pub(crate) x12: RssVec<Gf2p8>,
     pub(crate) x15: RssVec<Gf2p8>,
     pub(crate) x14: RssVec<Gf2p8>,
-    pub(crate) x240: RssVec<Gf2p8>,
 }
 
 /// The chain of the table above on `x` (replaced by `x^254`), in three rounds, with the
 /// products unrecorded ([`Party::mul_covered`]; the caller checks them itself, as
 /// `mal-chida`'s sacrifice does, or records them, as `mal-chida-rec-check` does); returns the
-/// input and the values between input and output.
+/// input and the products but the output. The local maps are dropped as soon as their
+/// product is formed.
 pub(crate) fn inversion_chain(
     party: &mut Party<Malicious>,
     x: &mut RssVec<Gf2p8>,
@@ -91,6 +91,7 @@ pub(crate) fn inversion_chain(
         (components(&x12), components(&x3)),
         (components(&x12), components(&x2)),
     ])?;
+    drop((x2, x12));
     // The upper halves move out (one copy); the lower halves stay in place.
     let x14 = RssVec {
         first: f.split_off(n),
@@ -105,12 +106,9 @@ pub(crate) fn inversion_chain(
     let input = core::mem::replace(x, party.mul_covered(&x240, &x14)?);
     Ok(ChainValues {
         x: input,
-        x2,
         x3,
-        x12,
         x15,
         x14,
-        x240,
     })
 }
 
@@ -148,34 +146,37 @@ pub(crate) const CHAIN_X15: usize = 2;
 pub(crate) const CHAIN_X14: usize = 3;
 pub(crate) const CHAIN_X254: usize = 4;
 
-/// The four products of one layer's chains (the table above) as the eight vectors the layer
-/// computed anyway, `x` to `x^254` (16 bytes per inversion and party, against 24 for four
-/// `GF(2^8)` triples copied into the record store), which `Verify` reads in place; relation
-/// `k` of inversion `j` is triple `k n + j`, the order in which [`Party::mul`] would record
-/// them.
-const CHAIN_PARTS: [[At; 3]; 4] = [
-    [at(X), at(X2), at(X3)],       // x^3 = x · x^2
-    [at(X12), at(X3), at(X15)],    // x^15 = x^12 · x^3
-    [at(X12), at(X2), at(X14)],    // x^14 = x^12 · x^2
-    [at(X240), at(X14), at(X254)], // x^254 = x^240 · x^14
-];
-
-/// Indices of the stored vectors of [`CHAIN_PARTS`].
-const X: usize = 0;
-const X2: usize = 1;
-const X3: usize = 2;
-const X12: usize = 3;
-const X15: usize = 4;
-const X14: usize = 5;
-const X240: usize = 6;
-const X254: usize = 7;
+/// The four products of one layer's chains (the table above) over the five vectors
+/// [`CHAIN_FACTORS`] names, `x`, `x^3`, `x^15`, `x^14`, `x^254`, the other factors as their
+/// maps (10 bytes per inversion and party, against 16 for all eight values of the chain and 24
+/// for four `GF(2^8)` triples copied into the record store), which `Verify` reads in place;
+/// relation `k` of inversion `j` is triple `k n + j`, the order in which [`Party::mul`] would
+/// record them.
+const CHAIN_PARTS: [[At; 3]; 4] = {
+    let mut out = [[at(0); 3]; 4];
+    let mut k = 0;
+    while k < 4 {
+        let mut p = 0;
+        while p < 3 {
+            let (vector, map) = CHAIN_FACTORS[k][p];
+            out[k][p] = At {
+                vector,
+                offset: 0,
+                map,
+            };
+            p += 1;
+        }
+        k += 1;
+    }
+    out
+};
 
 /// The chain of the table above on `x` (replaced by `x^254`), with the messages of
 /// [`Party::mul`], its four products recorded as the chain's vectors ([`CHAIN_PARTS`]).
 fn recorded_chain(party: &mut Party<Malicious>, x: &mut RssVec<Gf2p8>) -> Result<(), EngineError> {
     let n = x.len();
     let c = inversion_chain(party, x)?;
-    let v = vec![c.x, c.x2, c.x3, c.x12, c.x15, c.x14, c.x240, x.clone()];
+    let v = vec![c.x, c.x3, c.x15, c.x14, x.clone()];
     StoredRelations::new(n, v, &CHAIN_PARTS)?.record(party);
     Ok(())
 }
@@ -220,7 +221,7 @@ mod tests {
                 .map(|v| v.iter().map(|x| x.pow(e)).collect());
             RssVec { first, second }
         };
-        let v = [1, 2, 3, 12, 15, 14, 240, 254].map(powers).to_vec();
+        let v = Vec::from([1, 3, 15, 14, 254].map(powers));
         let rel = StoredRelations::new(n, v, &CHAIN_PARTS).unwrap();
         assert_eq!(ByteRows::len(&rel), 4 * n);
         for (k, exps) in EXPONENTS.iter().enumerate() {

@@ -77,12 +77,11 @@ use triskele_engine::{EngineError, Malicious, Party, SecurityModel};
 use triskele_field::{Bits16, Gf2p4, Gf2p8, LinearMap8};
 use triskele_share::{PartyId, RssVec};
 
-use super::gf4_circuit::Gf4p4Relations;
+use super::gf4_circuit::{Gf4p4Relations, NIBBLE_LAMBDA_SQUARE, NIBBLE_SQUARE};
 use super::lut16::{online_layer, Ohv16Pool};
 use super::ohv16::{
     assemble, part_maps, random_ohv16, Ohv16, OhvCheck, PartMaps, PartTables, PerInstance,
 };
-use super::tower::NibbleLinear;
 use super::SboxProtocol;
 
 /// How [`MalLut16`] makes its one-hot vectors and certifies their bit products
@@ -189,24 +188,6 @@ fn dinv_p<'a>(
 
 /// `x ↦ 0`: the public constant in a component that does not take it.
 const NO_NIBBLE: LinearMap8 = LinearMap8::from_basis_images([0; 8]);
-
-/// `x ↦ λ x^2` and `x ↦ x^2` as byte maps of the low nibble ([`nibble_map`]).
-const NIBBLE_LAMBDA_SQUARE: LinearMap8 = nibble_map(NibbleLinear::LAMBDA_SQUARE);
-const NIBBLE_SQUARE: LinearMap8 = nibble_map(NibbleLinear::SQUARE);
-
-/// A map of `GF(2^4)` as a byte map of the low nibble (the high nibble ignored).
-const fn nibble_map(f: NibbleLinear) -> LinearMap8 {
-    LinearMap8::from_basis_images([
-        f.get(Gf2p4(1)),
-        f.get(Gf2p4(2)),
-        f.get(Gf2p4(4)),
-        f.get(Gf2p4(8)),
-        0,
-        0,
-        0,
-        0,
-    ])
-}
 
 /// One recursion step of Protocol 5 on bit-sliced words (`w` words per entry, entry `j` at
 /// `[j w, (j + 1) w)`): from the level `f` (`h` entries), the bit `s` and the products

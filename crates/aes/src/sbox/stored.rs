@@ -12,28 +12,34 @@ use std::sync::Arc;
 
 use triskele_engine::verify::{ByteRows, ByteSource};
 use triskele_engine::{gf2p4_as_check_bytes, EngineError, Party, SecurityModel};
-use triskele_field::{Gf2p4, Gf2p8};
+use triskele_field::{Gf2p4, Gf2p8, LinearMap8};
 use triskele_share::RssVec;
 
 use super::ohv16::relation_runs;
 
 /// Where a part (`X`, `Y` or `Z`) of a relation lies: entries `offset .. offset + n` of
-/// vector `vector`.
+/// vector `vector`, with `map` applied if it is given (a local `GF(2)`-linear map of a stored
+/// value, e.g. a Frobenius power, so that the value need not be stored itself).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct At {
     pub(crate) vector: usize,
     pub(crate) offset: usize,
+    pub(crate) map: Option<&'static LinearMap8>,
 }
 
-/// Shorthand for [`At`] at offset 0.
+/// Shorthand for [`At`] at offset 0, unmapped.
 pub(crate) const fn at(vector: usize) -> At {
-    At { vector, offset: 0 }
+    At {
+        vector,
+        offset: 0,
+        map: None,
+    }
 }
 
 /// Relations of `n` products each, stored as vectors of `GF(2^8)` bytes (the elements
 /// themselves, or the byte form `ψ` of `GF(2^4)` elements, whose lift it is): relation `k`
 /// of instance `j` is triple `k n + j`, its parts entries `offset + j` of the vectors that
-/// `parts[k]` names.
+/// `parts[k]` names (mapped where the part says so).
 pub(crate) struct StoredRelations {
     n: usize,
     vectors: Vec<RssVec<Gf2p8>>,
@@ -100,14 +106,19 @@ impl ByteRows for StoredRelations {
     fn load(&self, part: usize, start: usize, out: &mut [u8]) {
         let (c, p) = (part % 2, part / 2);
         for (k, r, at) in relation_runs(self.parts.len(), self.n, start, out.len()) {
-            let src = &self.part(k, p, c)[r.clone()];
-            out[at..at + r.len()].copy_from_slice(Gf2p8::slice_as_bytes(src));
+            let src = Gf2p8::slice_as_bytes(&self.part(k, p, c)[r.clone()]);
+            let out = &mut out[at..at + r.len()];
+            match self.parts[k][p].map {
+                Some(map) => map.apply_bytes(src, out),
+                None => out.copy_from_slice(src),
+            }
         }
     }
 
+    /// Unmapped parts only.
     fn bytes(&self, part: usize, start: usize, len: usize) -> Option<&[u8]> {
         let (k, j) = (start.checked_div(self.n)?, start % self.n);
-        if k >= self.parts.len() || part >= 6 {
+        if k >= self.parts.len() || part >= 6 || self.parts[k][part / 2].map.is_some() {
             return None;
         }
         let v = self.part(k, part / 2, part % 2);
@@ -137,8 +148,9 @@ mod tests {
         }
     }
 
-    /// `load` and `bytes` give each part from its vector and offset, also across relations,
-    /// and parts that reach past their vectors are refused.
+    /// `load` and `bytes` give each part from its vector and offset (`load` with its map
+    /// applied, `bytes` only unmapped parts), also across relations, and parts that reach past
+    /// their vectors are refused.
     #[test]
     fn parts_come_from_their_vectors_and_offsets() {
         let n = 40;
@@ -149,8 +161,13 @@ mod tests {
                 At {
                     vector: 1,
                     offset: n,
+                    map: None,
                 },
-                at(0),
+                At {
+                    vector: 0,
+                    offset: 0,
+                    map: Some(&LinearMap8::POW4),
+                },
                 at(1),
             ],
         ];
@@ -162,11 +179,16 @@ mod tests {
                 for c in 0..2 {
                     let v = &vectors[a.vector];
                     let v = if c == 0 { &v.first } else { &v.second };
-                    let want = Gf2p8::slice_as_bytes(&v[a.offset..a.offset + n]);
+                    let v = &v[a.offset..a.offset + n];
+                    let want: Vec<u8> = match a.map {
+                        Some(m) => v.iter().map(|x| m.apply(*x).0).collect(),
+                        None => Gf2p8::slice_as_bytes(v).to_vec(),
+                    };
                     let mut got = vec![0u8; n];
                     rel.load(2 * p + c, k * n, &mut got);
                     assert_eq!(got, want, "relation {k}, part {p}, component {c}");
-                    assert_eq!(rel.bytes(2 * p + c, k * n + 3, 7), Some(&want[3..10]));
+                    let stored = a.map.is_none().then_some(&want[3..10]);
+                    assert_eq!(rel.bytes(2 * p + c, k * n + 3, 7), stored);
                 }
             }
         }
@@ -185,6 +207,7 @@ mod tests {
             At {
                 vector: 0,
                 offset: 1,
+                map: None,
             },
         ]];
         assert!(StoredRelations::new(n, vectors.clone(), &past).is_err());
