@@ -22,8 +22,8 @@ pub struct Chida;
 /// Elements per work item: small enough for the scratch buffers to stay in L1.
 const CHUNK: usize = 2048;
 
-/// Per-thread scratch of [`w_product`]: `f(a0)`, `f(a0 + a1)`, `g(b0)`, `g(b0 + b1)` of one
-/// work item (kept between calls: no zeroing per item).
+/// Per-thread scratch of [`mapped_product`]: `f(a0)`, `f(a0 + a1)` or `f(a1)`, `g(b0)`,
+/// `g(b0 + b1)` of one work item (kept between calls: no zeroing per item).
 struct Scratch([[Gf2p8; CHUNK]; 4]);
 
 thread_local! {
@@ -51,14 +51,28 @@ fn image<'a>(dst: &'a mut [Gf2p8], x: &'a [Gf2p8], f: Option<&LinearMap8>) -> &'
     }
 }
 
-/// `out = f(a0) g(b0) + f(a0 + a1) g(b0 + b1)` element-wise, where `f`, `g` are GF(2)-linear
-/// (`None` = identity). Runs on the rayon pool in chunks.
-fn w_product(
+/// Which local product [`mapped_product`] forms from the components `(a0, a1)`, `(b0, b1)`
+/// of two replicated sharings: both are additive shares of the product, each for its
+/// direction of the reshare.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum LocalProduct {
+    /// `a0 b0 + (a0 + a1)(b0 + b1)` (the `w`-formula of §1.6, reshared to the next party).
+    Chida,
+    /// `a0 (b0 + b1) + a1 b0` ([`Bulk::local_product_slice`], reshared to the previous party
+    /// as [`triskele_engine::Party::mul`] does).
+    Araki,
+}
+
+/// The local product `form` of the images `f(a)`, `g(b)` of two sharings under GF(2)-linear
+/// maps (`None` = identity), element-wise, the images formed per chunk in scratch memory
+/// instead of as vectors of their own. Runs on the rayon pool in chunks.
+pub(crate) fn mapped_product(
     out: &mut [Gf2p8],
     a: (&[Gf2p8], &[Gf2p8]),
     f: Option<&LinearMap8>,
     b: (&[Gf2p8], &[Gf2p8]),
     g: Option<&LinearMap8>,
+    form: LocalProduct,
 ) {
     out.par_chunks_mut(CHUNK)
         .zip(a.0.par_chunks(CHUNK))
@@ -68,17 +82,28 @@ fn w_product(
             SCRATCH.with_borrow_mut(|Scratch([fa, fs, gb, gs])| {
                 let n = o.len();
                 let (fa, fs, gb, gs) = (&mut fa[..n], &mut fs[..n], &mut gb[..n], &mut gs[..n]);
-                image_of_sum(fs, a0, a1, f);
                 image_of_sum(gs, b0, b1, g);
-                Gf2p8::mul_slice(o, image(fa, a0, f), image(gb, b0, g));
-                Gf2p8::mul_add_slice(o, fs, gs);
+                match form {
+                    LocalProduct::Chida => {
+                        image_of_sum(fs, a0, a1, f);
+                        Gf2p8::mul_slice(o, image(fa, a0, f), image(gb, b0, g));
+                        Gf2p8::mul_add_slice(o, fs, gs);
+                    }
+                    LocalProduct::Araki => {
+                        Gf2p8::mul_slice(o, image(fa, a0, f), gs);
+                        Gf2p8::mul_add_slice(o, image(fs, a1, f), image(gb, b0, g));
+                    }
+                }
             });
         });
 }
 
-fn parts(x: &RssVec<Gf2p8>) -> (&[Gf2p8], &[Gf2p8]) {
+/// Both components of `x` as slices.
+pub(crate) fn parts(x: &RssVec<Gf2p8>) -> (&[Gf2p8], &[Gf2p8]) {
     (&x.first, &x.second)
 }
+
+const CHIDA: LocalProduct = LocalProduct::Chida;
 
 impl SboxProtocol<SemiHonest> for Chida {
     fn invert(
@@ -93,26 +118,27 @@ impl SboxProtocol<SemiHonest> for Chida {
 
         // Round 1: t = x^3 = x * x^2.
         let mut w = Gf2p8::zeroed_vec(n);
-        w_product(&mut w, parts(x), None, parts(x), Some(sq));
+        mapped_product(&mut w, parts(x), None, parts(x), Some(sq), CHIDA);
         let t = party.additive_to_rss(w, ReshareTo::Next)?;
 
         // Round 2: x^14 = (x^3)^4 * x^2 and x^15 = (x^3)^4 * x^3, one message.
         let mut w = Gf2p8::zeroed_vec(2 * n);
         let (w14, w15) = w.split_at_mut(n);
-        w_product(w14, parts(&t), Some(p4), parts(x), Some(sq));
-        w_product(w15, parts(&t), Some(p4), parts(&t), None);
+        mapped_product(w14, parts(&t), Some(p4), parts(x), Some(sq), CHIDA);
+        mapped_product(w15, parts(&t), Some(p4), parts(&t), None, CHIDA);
         let both = party.additive_to_rss(w, ReshareTo::Next)?;
         let (q_first, p_first) = both.first.split_at(n);
         let (q_second, p_second) = both.second.split_at(n);
 
         // Round 3: x^254 = (x^15)^16 * x^14.
         let mut w = Gf2p8::zeroed_vec(n);
-        w_product(
+        mapped_product(
             &mut w,
             (p_first, p_second),
             Some(p16),
             (q_first, q_second),
             None,
+            CHIDA,
         );
         *x = party.additive_to_rss(w, ReshareTo::Next)?;
         Ok(())

@@ -35,28 +35,26 @@
 //! the same check per segment, counted in the finalize phase, with the memory of one segment
 //! instead of all records.
 
-use triskele_engine::{EngineError, Malicious, Party};
-use triskele_field::{Gf2p8, LinearMap8};
+use triskele_engine::{EngineError, Malicious, Party, ReshareTo};
+use triskele_field::{Field, Gf2p8, LinearMap8};
 use triskele_share::RssVec;
 
+use super::chida::{mapped_product, parts, LocalProduct};
 use super::stored::{at, At, StoredRelations};
-use super::{append_mapped, SboxProtocol};
+use super::SboxProtocol;
 
 /// The `mal-chida-rec-check` protocol.
 #[derive(Debug, Default)]
 pub struct MalChidaRecCheck;
 
-/// Applies a GF(2)-linear map to both components.
-fn mapped(x: &RssVec<Gf2p8>, map: &LinearMap8) -> RssVec<Gf2p8> {
-    let mut out = RssVec::default();
-    append_mapped(&mut out, x, 0..x.len(), map);
-    out
-}
-
-/// Both components of `x` as slices (a piece of [`Party::mul_covered_parts`]).
-fn components(x: &RssVec<Gf2p8>) -> [&[Gf2p8]; 2] {
-    [&x.first, &x.second]
-}
+/// One product of a multiplication in [`inversion_chain`]: `f(a) · g(b)` for the shared `a`,
+/// `b` (both components) and local maps `f`, `g` (`None`: the identity).
+type Piece<'a> = (
+    (&'a [Gf2p8], &'a [Gf2p8]),
+    Option<&'static LinearMap8>,
+    (&'a [Gf2p8], &'a [Gf2p8]),
+    Option<&'static LinearMap8>,
+);
 
 /// The shared values of one layer's chains that its four products are made of, but its
 /// output ([`inversion_chain`]): the input and the products; the other factors (`x^2`,
@@ -79,19 +77,34 @@ pub(crate) fn inversion_chain(
     x: &mut RssVec<Gf2p8>,
 ) -> Result<ChainValues, EngineError> {
     let n = x.len();
+    let (sq, p4, p16) = (
+        Some(&LinearMap8::SQUARE),
+        Some(&LinearMap8::POW4),
+        Some(&LinearMap8::POW16),
+    );
+    // The local products of `Party::mul_covered` (reshared to the previous party), of maps of
+    // the shared values: `x^2`, `x^12`, `x^240` are formed per chunk, not stored.
+    let mut product = |pieces: &[Piece<'_>]| {
+        let len = pieces.iter().map(|p| p.0 .0.len()).sum();
+        let mut t = vec![Gf2p8::ZERO; len];
+        let mut rest = &mut t[..];
+        for &(a, f, b, g) in pieces {
+            let (head, tail) = rest.split_at_mut(a.0.len());
+            mapped_product(head, a, f, b, g, LocalProduct::Araki);
+            rest = tail;
+        }
+        party.additive_to_rss(t, ReshareTo::Prev)
+    };
     // Round 1: x^3 = x · x^2.
-    let x2 = mapped(x, &LinearMap8::SQUARE);
-    let x3 = party.mul_covered(x, &x2)?;
-    // Round 2: [x^15, x^14] = [x^12, x^12] · [x^3, x^2], from the pieces in place.
-    let x12 = mapped(&x3, &LinearMap8::POW4);
+    let x3 = product(&[(parts(x), None, parts(x), sq)])?;
+    // Round 2: [x^15, x^14] = [x^12, x^12] · [x^3, x^2], one message.
     let RssVec {
         first: mut f,
         second: mut s,
-    } = party.mul_covered_parts(&[
-        (components(&x12), components(&x3)),
-        (components(&x12), components(&x2)),
+    } = product(&[
+        (parts(&x3), p4, parts(&x3), None),
+        (parts(&x3), p4, parts(x), sq),
     ])?;
-    drop((x2, x12));
     // The upper halves move out (one copy); the lower halves stay in place.
     let x14 = RssVec {
         first: f.split_off(n),
@@ -102,8 +115,8 @@ pub(crate) fn inversion_chain(
         second: s,
     };
     // Round 3: x^254 = x^240 · x^14.
-    let x240 = mapped(&x15, &LinearMap8::POW16);
-    let input = core::mem::replace(x, party.mul_covered(&x240, &x14)?);
+    let x254 = product(&[(parts(&x15), p16, parts(&x14), None)])?;
+    let input = core::mem::replace(x, x254);
     Ok(ChainValues {
         x: input,
         x3,
