@@ -135,7 +135,8 @@ impl SboxProtocol<Malicious> for Gf4CircuitGf4p4 {
 pub(crate) struct Gf4p4Relations {
     /// Per component, three planes with a byte per instance: `a_h ‖ a_l`, `d^-1 ‖ p`,
     /// `z_1 ‖ z_2` (high ‖ low nibble) with `z_1 = b_h + a_l^2`, `z_2 = b_l + b_h`.
-    packed: [[Vec<u8>; 3]; 2],
+    /// (Shared: [`NormRelations`] reads `d^-1` from the second plane.)
+    packed: [[Arc<Vec<u8>>; 3]; 2],
 }
 
 impl Gf4p4Relations {
@@ -201,10 +202,15 @@ impl Gf4p4Relations {
         let [d1, d2] = dinv_p;
         Gf4p4Relations {
             packed: [
-                pack(&left.first, &a_l.first, &b.first, d1),
-                pack(&left.second, &a_l.second, &b.second, d2),
+                pack(&left.first, &a_l.first, &b.first, d1).map(Arc::new),
+                pack(&left.second, &a_l.second, &b.second, d2).map(Arc::new),
             ],
         }
+    }
+
+    /// The planes `d^-1 ‖ p` of both components, shared.
+    fn dinv_planes(&self) -> [Arc<Vec<u8>>; 2] {
+        self.packed.each_ref().map(|c| Arc::clone(&c[1]))
     }
 
     /// Records the relations for the finalize check (a no-op for models without checks).
@@ -583,7 +589,9 @@ impl Layer {
                     ]
                 };
                 let packed = Gf4p4Relations::with_dinv_p(&left, &a_l, &b, [dinv_p(0), dinv_p(1)]);
-                LayerRelations::Gf4p4(NormRelations::new(&d, &d6, dinv), packed)
+                drop(dinv);
+                let norm = NormRelations::new(&d, &d6, packed.dinv_planes());
+                LayerRelations::Gf4p4(norm, packed)
             }
         })
     }
@@ -603,15 +611,16 @@ impl Layer {
 
 /// The two norm products of a layer, `d^6 = d^2 · d^4` and `d^-1 = d^6 · d^8`, as `GF(2^4)`
 /// triples in their byte form `ψ` (lifted by `E_8`), kept compactly: per component one byte
-/// per instance, `d ‖ d^6` (high ‖ low nibble), and the vector `d^-1`. `d^2`, `d^4` and `d^8`
-/// are Frobenius powers of `d` and `ψ` is a ring homomorphism, so every part is a byte map of
-/// these ([`NORM_PARTS`]): 4 bytes per inversion and party, where `d^2`, `d^4`, `d^6`, `d^8`
-/// and `d^-1` as vectors of their own took 10 (on the 2-core VM the memory the records took
-/// was most of what recording cost the online phase). Relation `k` of instance `j` is triple
-/// `k n + j`.
+/// per instance, `d ‖ d^6` (high ‖ low nibble), and `d^-1` from the plane `d^-1 ‖ p` of the
+/// layer's gf4p4 relations (shared, not copied). `d^2`, `d^4` and `d^8` are Frobenius powers
+/// of `d` and `ψ` is a ring homomorphism, so every part is a byte map of these
+/// ([`NORM_PARTS`]): 2 bytes per inversion and party of its own, where `d^2`, `d^4`, `d^6`,
+/// `d^8` and `d^-1` as vectors of their own took 10 (on the 2-core VM the memory the records
+/// took was most of what recording cost the online phase). Relation `k` of instance `j` is
+/// triple `k n + j`.
 pub(crate) struct NormRelations {
-    /// Per component: `d ‖ d^6`, and `d^-1` (a nibble per byte).
-    planes: [[Vec<u8>; 2]; 2],
+    /// Per component: `d ‖ d^6`, and `d^-1 ‖ p` (shared with the gf4p4 relations).
+    planes: [[Arc<Vec<u8>>; 2]; 2],
 }
 
 /// `ψ` of the high and of the low nibble of a byte.
@@ -619,7 +628,7 @@ const PSI_HIGH: LinearMap8 =
     Gf4Tower::WOL_INV.compose(&LinearMap8::from_basis_images([0, 0, 0, 0, 1, 2, 4, 8]));
 const PSI_LOW: LinearMap8 = Gf4Tower::WOL_INV.compose(&NIBBLE_LOW);
 
-/// `NORM_PARTS[k][p]`: the plane (0: `d ‖ d^6`, 1: `d^-1`) and the byte map that give part
+/// `NORM_PARTS[k][p]`: the plane (0: `d ‖ d^6`, 1: `d^-1 ‖ p`) and the byte map that give part
 /// `p` (`X`, `Y`, `Z`) of norm relation `k`: `(ψ(d)^2, ψ(d)^4, ψ(d^6))` and `(ψ(d^6), ψ(d)^8,
 /// ψ(d^-1))`.
 const NORM_PARTS: [[(usize, LinearMap8); 3]; 2] = [
@@ -631,22 +640,22 @@ const NORM_PARTS: [[(usize, LinearMap8); 3]; 2] = [
     [
         (0, PSI_LOW),
         (0, LinearMap8::frobenius_power(3).compose(&PSI_HIGH)),
-        (1, PSI_LOW),
+        (1, PSI_HIGH),
     ],
 ];
 
 impl NormRelations {
-    /// From the norm `d`, `d^6` and `d^-1` (`n` each; `d^-1` is kept, not copied).
-    fn new(d: &RssVec<Gf2p4>, d6: &RssVec<Gf2p4>, dinv: RssVec<Gf2p4>) -> Self {
-        let pack = |d: &[Gf2p4], d6: &[Gf2p4], dinv: Vec<Gf2p4>| {
+    /// From the norm `d` and `d^6` (`n` each) and the planes `d^-1 ‖ p` of both components
+    /// (`n` bytes each, `d^-1` in the high nibble; kept, not copied).
+    fn new(d: &RssVec<Gf2p4>, d6: &RssVec<Gf2p4>, dinv_p: [Arc<Vec<u8>>; 2]) -> Self {
+        let pack = |d: &[Gf2p4], d6: &[Gf2p4], dinv_p: Arc<Vec<u8>>| {
             let bytes = Gf2p4::slice_as_bytes;
-            let n = dinv.len();
-            let [dd6] = written(n, |r, [out]| {
+            let [dd6] = written(dinv_p.len(), |r, [out]| {
                 NIBBLE_HIGH.apply_pair_bytes(&NIBBLE_LOW, &bytes(d)[r.clone()], &bytes(d6)[r], out);
             });
-            [dd6, Gf2p4::vec_into_bytes(dinv)]
+            [Arc::new(dd6), dinv_p]
         };
-        let RssVec { first, second } = dinv;
+        let [first, second] = dinv_p;
         NormRelations {
             planes: [
                 pack(&d.first, &d6.first, first),
@@ -686,8 +695,9 @@ impl ByteRows for NormRelations {
         }
     }
 
+    /// Its own planes `d ‖ d^6` (the shared ones are the gf4p4 relations').
     fn stored_bytes(&self) -> Option<usize> {
-        Some(self.planes.iter().flatten().map(Vec::len).sum())
+        Some(self.planes.iter().map(|c| c[0].len()).sum())
     }
 }
 
@@ -790,7 +800,7 @@ mod tests {
         };
         assert_products(&rel, n, &norm, "mal-gf4-circuit-opt");
         assert_eq!(packed.packed, want.packed);
-        assert_eq!(rel.stored_bytes(), Some(4 * n));
+        assert_eq!(rel.stored_bytes(), Some(2 * n));
         // A range across the two relations, and each part against its relation's.
         for part in 0..6 {
             let mut whole = vec![0u8; 2 * n];
@@ -817,8 +827,8 @@ mod tests {
         };
         let rel = Gf4p4Relations {
             packed: [
-                [bytes(1), bytes(2), bytes(3)],
-                [bytes(4), bytes(5), bytes(6)],
+                [bytes(1), bytes(2), bytes(3)].map(Arc::new),
+                [bytes(4), bytes(5), bytes(6)].map(Arc::new),
             ],
         };
         let mut out = LiftedTriples {
