@@ -40,10 +40,11 @@
 //! the operands and products it computed anyway, in their byte form `ψ` mapped in place, read
 //! by `Verify` where they are; `super::stored`), in the order `Party::mul` would have
 //! recorded them, instead of copies of each product's six share vectors. mal-gf4-circuit-opt
-//! keeps less (`NormRelations`): its two norm products as `d ‖ d^6` and `d^-1` (the squares
-//! of `d` are byte maps of it, applied as `Verify` reads them) and `p` inside the gf4p4
-//! packing as byte maps of `d`, `a_h` and `a_l`, 10 bytes per inversion and party against 16
-//! (the memory the records take is most of what recording costs the online phase).
+//! keeps less (`NormRelations`): its two norm products as `d ‖ d^6` and the gf4p4 packing's
+//! `d^-1` (the squares of `d` are byte maps of it, applied as `Verify` reads them), and `p`
+//! inside the gf4p4 packing as byte maps of `d`, `a_h` and `a_l`: 8 bytes per inversion and
+//! party against 16 (the memory the records take is most of what recording costs the online
+//! phase).
 //!
 //! Soundness and finalize communication are those of [`triskele_engine::verify`]: a wrong
 //! product survives a run of the check with probability at most `(2ℓ + 12)/2^64`,
