@@ -227,6 +227,12 @@ impl TripleSource<Gf2p64> for Gf4p4Relations {
         self.packed[0][0].len()
     }
 
+    /// The three planes of both components (what a verification segment counts; the plane
+    /// `NormRelations` shares is counted here).
+    fn stored_bytes(&self) -> Option<usize> {
+        Some(self.packed.iter().flatten().map(|v| v.len()).sum())
+    }
+
     /// `Y = a_l + α d^-1` by byte maps, so `Verify` recomputes it instead of storing it.
     fn lift_y(&self, start: usize, out: [&mut [Gf2p64]; 2]) -> bool {
         for ([a, d, _], o) in self.packed.iter().zip(out) {
@@ -801,7 +807,10 @@ mod tests {
         };
         assert_products(&rel, n, &norm, "mal-gf4-circuit-opt");
         assert_eq!(packed.packed, want.packed);
+        // What verification segments count: the norm relations' own planes, and all three
+        // planes of the gf4p4 relations (the one they share counted there).
         assert_eq!(rel.stored_bytes(), Some(2 * n));
+        assert_eq!(TripleSource::stored_bytes(&packed), Some(6 * n));
         // A range across the two relations, and each part against its relation's.
         for part in 0..6 {
             let mut whole = vec![0u8; 2 * n];
