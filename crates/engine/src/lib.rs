@@ -28,7 +28,7 @@ pub use measure::PhaseMeasure;
 pub use model::{
     gf2p4_as_check_bytes, set_verify_segment, verify_segment, Chained, CustomSource, Lift,
     Malicious, Recorder, SecurityModel, SemiHonest, Triples, View, DEFAULT_VERIFY_SEGMENT,
-    MAX_SEGMENTS, MIN_RUN,
+    GF2P4_TO_GF2P8, MAX_SEGMENTS, MIN_RUN,
 };
 pub use party::{check_agreement, Party, ProductPiece, ReshareTo};
 pub use triskele_net::Phase;

@@ -639,9 +639,10 @@ lift_embedded!(
 lift_embedded!(Gf4Tower, tower, |src: &[Gf4Tower], dst: &mut [u8]| {
     Gf4Tower::WOL_INV.apply_bytes(Gf4Tower::slice_as_bytes(src), dst);
 });
-/// `a ↦ φ^(-1)(0·Y + a)` on the stored bytes: the low nibble kept, then `φ^(-1)`, as one
-/// byte map (E_4 = E_8 ∘ φ^(-1) on the low nibble).
-const GF2P4_TO_GF2P8: LinearMap8 =
+/// `ψ`, the byte form in which `Verify` checks `GF(2^4)` elements: `a ↦ φ^(-1)(0·Y + a)` on
+/// the stored bytes, the low nibble kept, then `φ^(-1)`, as one byte map (E_4 = E_8 ∘ φ^(-1)
+/// on the low nibble).
+pub const GF2P4_TO_GF2P8: LinearMap8 =
     Gf4Tower::WOL_INV.compose(&LinearMap8::from_basis_images([1, 2, 4, 8, 0, 0, 0, 0]));
 lift_embedded!(Gf2p4, gf2p4, |src: &[Gf2p4], dst: &mut [u8]| {
     GF2P4_TO_GF2P8.apply_bytes(Gf2p4::slice_as_bytes(src), dst);

@@ -9,7 +9,7 @@
 use std::cell::RefCell;
 
 use rayon::prelude::*;
-use triskele_engine::{EngineError, Party, ReshareTo, SemiHonest};
+use triskele_engine::{EngineError, Party, ReshareTo, SecurityModel, SemiHonest};
 use triskele_field::{Bulk, Field, Gf2p8, LinearMap8};
 use triskele_share::RssVec;
 
@@ -66,7 +66,7 @@ pub(crate) enum LocalProduct {
 /// The local product `form` of the images `f(a)`, `g(b)` of two sharings under GF(2)-linear
 /// maps (`None` = identity), element-wise, the images formed per chunk in scratch memory
 /// instead of as vectors of their own. Runs on the rayon pool in chunks.
-pub(crate) fn mapped_product(
+fn mapped_product(
     out: &mut [Gf2p8],
     a: (&[Gf2p8], &[Gf2p8]),
     f: Option<&LinearMap8>,
@@ -103,6 +103,38 @@ pub(crate) fn parts(x: &RssVec<Gf2p8>) -> (&[Gf2p8], &[Gf2p8]) {
     (&x.first, &x.second)
 }
 
+/// One product of [`mapped_mul`]: `f(a) · g(b)` for the shared `a`, `b` (both components)
+/// and local maps `f`, `g` (`None`: the identity).
+pub(crate) type Piece<'a> = (
+    (&'a [Gf2p8], &'a [Gf2p8]),
+    Option<&'a LinearMap8>,
+    (&'a [Gf2p8], &'a [Gf2p8]),
+    Option<&'a LinearMap8>,
+);
+
+/// One multiplication of the concatenated products `pieces` (one message): their local
+/// products `form` ([`mapped_product`]), a zero-share, and the reshare that goes with the form
+/// (`Chida`: to the next party; `Araki`: to the previous one, the messages of
+/// [`Party::mul`]).
+pub(crate) fn mapped_mul<M: SecurityModel>(
+    party: &mut Party<M>,
+    pieces: &[Piece<'_>],
+    form: LocalProduct,
+) -> Result<RssVec<Gf2p8>, EngineError> {
+    let mut w = Gf2p8::zeroed_vec(pieces.iter().map(|p| p.0 .0.len()).sum());
+    let mut rest = &mut w[..];
+    for &(a, f, b, g) in pieces {
+        let (head, tail) = rest.split_at_mut(a.0.len());
+        mapped_product(head, a, f, b, g, form);
+        rest = tail;
+    }
+    let to = match form {
+        LocalProduct::Chida => ReshareTo::Next,
+        LocalProduct::Araki => ReshareTo::Prev,
+    };
+    party.additive_to_rss(w, to)
+}
+
 const CHIDA: LocalProduct = LocalProduct::Chida;
 
 impl SboxProtocol<SemiHonest> for Chida {
@@ -112,35 +144,31 @@ impl SboxProtocol<SemiHonest> for Chida {
         x: &mut RssVec<Gf2p8>,
     ) -> Result<(), EngineError> {
         let n = x.len();
-        let sq = &LinearMap8::SQUARE;
-        let p4 = &LinearMap8::POW4;
-        let p16 = &LinearMap8::POW16;
+        let sq = Some(&LinearMap8::SQUARE);
+        let p4 = Some(&LinearMap8::POW4);
+        let p16 = Some(&LinearMap8::POW16);
 
         // Round 1: t = x^3 = x * x^2.
-        let mut w = Gf2p8::zeroed_vec(n);
-        mapped_product(&mut w, parts(x), None, parts(x), Some(sq), CHIDA);
-        let t = party.additive_to_rss(w, ReshareTo::Next)?;
+        let t = mapped_mul(party, &[(parts(x), None, parts(x), sq)], CHIDA)?;
 
         // Round 2: x^14 = (x^3)^4 * x^2 and x^15 = (x^3)^4 * x^3, one message.
-        let mut w = Gf2p8::zeroed_vec(2 * n);
-        let (w14, w15) = w.split_at_mut(n);
-        mapped_product(w14, parts(&t), Some(p4), parts(x), Some(sq), CHIDA);
-        mapped_product(w15, parts(&t), Some(p4), parts(&t), None, CHIDA);
-        let both = party.additive_to_rss(w, ReshareTo::Next)?;
+        let both = mapped_mul(
+            party,
+            &[
+                (parts(&t), p4, parts(x), sq),
+                (parts(&t), p4, parts(&t), None),
+            ],
+            CHIDA,
+        )?;
         let (q_first, p_first) = both.first.split_at(n);
         let (q_second, p_second) = both.second.split_at(n);
 
         // Round 3: x^254 = (x^15)^16 * x^14.
-        let mut w = Gf2p8::zeroed_vec(n);
-        mapped_product(
-            &mut w,
-            (p_first, p_second),
-            Some(p16),
-            (q_first, q_second),
-            None,
+        *x = mapped_mul(
+            party,
+            &[((p_first, p_second), p16, (q_first, q_second), None)],
             CHIDA,
-        );
-        *x = party.additive_to_rss(w, ReshareTo::Next)?;
+        )?;
         Ok(())
     }
 }

@@ -55,9 +55,9 @@ use std::ops::Range;
 use std::sync::{Arc, OnceLock};
 
 use triskele_engine::verify::{ByteRows, ByteSource, LiftedTriples, Parts, TripleSource, ZPlanes};
-use triskele_engine::{EngineError, Malicious, Party, SecurityModel, SemiHonest};
+use triskele_engine::{EngineError, Malicious, Party, SecurityModel, SemiHonest, GF2P4_TO_GF2P8};
 use triskele_field::embed::{pair_of_nibbles, word_maps, ByteEmbedding, PairSlot, GF4P4_TABLES};
-use triskele_field::{Gf2p4, Gf2p64, Gf2p8, Gf4Tower, LinearMap8};
+use triskele_field::{Gf2p4, Gf2p64, Gf2p8, LinearMap8};
 use triskele_share::RssVec;
 
 use super::ohv16::relation_runs;
@@ -630,10 +630,11 @@ pub(crate) struct NormRelations {
     planes: [[Arc<Vec<u8>>; 2]; 2],
 }
 
-/// `ψ` of the high and of the low nibble of a byte.
+/// `ψ` ([`GF2P4_TO_GF2P8`], the byte form of the records' other `GF(2^4)` triples) of the
+/// high and of the low nibble of a byte.
 const PSI_HIGH: LinearMap8 =
-    Gf4Tower::WOL_INV.compose(&LinearMap8::from_basis_images([0, 0, 0, 0, 1, 2, 4, 8]));
-const PSI_LOW: LinearMap8 = Gf4Tower::WOL_INV.compose(&NIBBLE_LOW);
+    GF2P4_TO_GF2P8.compose(&LinearMap8::from_basis_images([0, 0, 0, 0, 1, 2, 4, 8]));
+const PSI_LOW: LinearMap8 = GF2P4_TO_GF2P8;
 
 /// `NORM_PARTS[k][p]`: the plane (0: `d ‖ d^6`, 1: `d^-1 ‖ p`) and the byte map that give part
 /// `p` (`X`, `Y`, `Z`) of norm relation `k`: `(ψ(d)^2, ψ(d)^4, ψ(d^6))` and `(ψ(d^6), ψ(d)^8,

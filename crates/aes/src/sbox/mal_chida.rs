@@ -35,26 +35,17 @@
 //! the same check per segment, counted in the finalize phase, with the memory of one segment
 //! instead of all records.
 
-use triskele_engine::{EngineError, Malicious, Party, ReshareTo};
-use triskele_field::{Field, Gf2p8, LinearMap8};
+use triskele_engine::{EngineError, Malicious, Party};
+use triskele_field::{Gf2p8, LinearMap8};
 use triskele_share::RssVec;
 
-use super::chida::{mapped_product, parts, LocalProduct};
+use super::chida::{mapped_mul, parts, LocalProduct, Piece};
 use super::stored::{at, At, StoredRelations};
 use super::SboxProtocol;
 
 /// The `mal-chida-rec-check` protocol.
 #[derive(Debug, Default)]
 pub struct MalChidaRecCheck;
-
-/// One product of a multiplication in [`inversion_chain`]: `f(a) · g(b)` for the shared `a`,
-/// `b` (both components) and local maps `f`, `g` (`None`: the identity).
-type Piece<'a> = (
-    (&'a [Gf2p8], &'a [Gf2p8]),
-    Option<&'static LinearMap8>,
-    (&'a [Gf2p8], &'a [Gf2p8]),
-    Option<&'static LinearMap8>,
-);
 
 /// The shared values of one layer's chains that its four products are made of, but its
 /// output ([`inversion_chain`]): the input and the products; the other factors (`x^2`,
@@ -82,19 +73,10 @@ pub(crate) fn inversion_chain(
         Some(&LinearMap8::POW4),
         Some(&LinearMap8::POW16),
     );
-    // The local products of `Party::mul_covered` (reshared to the previous party), of maps of
-    // the shared values: `x^2`, `x^12`, `x^240` are formed per chunk, not stored.
-    let mut product = |pieces: &[Piece<'_>]| {
-        let len = pieces.iter().map(|p| p.0 .0.len()).sum();
-        let mut t = vec![Gf2p8::ZERO; len];
-        let mut rest = &mut t[..];
-        for &(a, f, b, g) in pieces {
-            let (head, tail) = rest.split_at_mut(a.0.len());
-            mapped_product(head, a, f, b, g, LocalProduct::Araki);
-            rest = tail;
-        }
-        party.additive_to_rss(t, ReshareTo::Prev)
-    };
+    // The messages of `Party::mul_covered` (Araki's local products, reshared to the previous
+    // party), of maps of the shared values: `x^2`, `x^12`, `x^240` are formed per chunk, not
+    // stored.
+    let mut product = |pieces: &[Piece<'_>]| mapped_mul(party, pieces, LocalProduct::Araki);
     // Round 1: x^3 = x · x^2.
     let x3 = product(&[(parts(x), None, parts(x), sq)])?;
     // Round 2: [x^15, x^14] = [x^12, x^12] · [x^3, x^2], one message.
