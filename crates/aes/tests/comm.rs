@@ -127,11 +127,11 @@ fn finalize_expected(target: Target, size: KeySize, simd: usize) -> (u64, u64, u
         Target::MalGf4Circuit => (5, true),
         // GF(2^4) products (bytes) and gf4p4 relations (words in GF(2^16)).
         Target::MalGf4CircuitOpt => (3, true),
-        // 2 packed ohv relations resp. 3 bit × bit-string relations per one-hot vector and one
-        // gf4p4 relation per S-box; exact here because a benchmark layer is a multiple of 16
+        // 2 packed ohv relations resp. 2 bit × bit-string relations (steps 2 and 3, step 1
+        // inside step 2's; [DEV] PROTOCOLS.md §6.4 counts 3) per one-hot vector and one gf4p4
+        // relation per S-box; exact here because a benchmark layer is a multiple of 16
         // S-boxes (no padding lanes; see mal_lut16_verifies_exactly_the_recorded_relations).
-        Target::MalLut16Ohv => (3, true),
-        Target::MalLut16Bitstring => (4, true),
+        Target::MalLut16Ohv | Target::MalLut16Bitstring => (3, true),
         // 22 bit triples (or 4 packed relations) of the preprocessing + 2 VerifySbox triples.
         Target::MalLut256Ss => (24, true),
         Target::MalLut256SsOpt => (6, true),
@@ -398,30 +398,28 @@ fn mal_lut16_is_220_prep_and_80_240_online_bytes_per_block_and_logarithmic_final
         finalize_expected(Target::MalLut16Ohv, KeySize::Aes128, 1000),
         (208, 360, 42)
     );
-    // mal-lut16-bitstring: S = 1: L = 640, ℓ = 10; S = 1000: L = 640 000, the k-ary first
-    // level (on words) and ℓ' = 17.
-    assert_eq!(
-        finalize_expected(Target::MalLut16Bitstring, KeySize::Aes128, 1),
-        (152, 208, 28)
-    );
-    assert_eq!(
-        finalize_expected(Target::MalLut16Bitstring, KeySize::Aes128, 1000),
-        (216, 376, 44)
-    );
+    // mal-lut16-bitstring: the same L (PROTOCOLS.md §6.4 has L = 640 per block, with step 1
+    // of Protocol 5 as a triple of its own).
+    for simd in [1, 1000] {
+        assert_eq!(
+            finalize_expected(Target::MalLut16Bitstring, KeySize::Aes128, simd),
+            finalize_expected(Target::MalLut16Ohv, KeySize::Aes128, simd)
+        );
+    }
 }
 
 /// mal-lut16 on layers that are not a multiple of 16 inversions (as in the key schedule): the
-/// finalize `Verify` runs over exactly `L = t · 16 ⌈n/16⌉ + n` relations — `t` = 2 packed ohv
-/// resp. 3 bit × bit-string relations per one-hot vector, for all 16 lanes of every
-/// preprocessed word, and one gf4p4 relation per inversion — which fixes its bytes and
-/// messages; the layer's output is right.
+/// finalize `Verify` runs over exactly `L = 2 · 16 ⌈n/16⌉ + n` relations — 2 packed ohv
+/// resp. 2 bit × bit-string relations (step 1's product checked inside step 2's) per one-hot
+/// vector, for all 16 lanes of every preprocessed word, and one gf4p4 relation per inversion
+/// — which fixes its bytes and messages; the layer's output is right.
 #[test]
 fn mal_lut16_verifies_exactly_the_recorded_relations() {
     use triskele_aes::sbox::mal_lut16::{MalLut16, Prep};
     use triskele_aes::sbox::SboxProtocol;
     use triskele_engine::{Malicious, Party, Phase};
     use triskele_field::{Field, Gf2p8};
-    for (prep, per_vector) in [(Prep::Ohv, 2), (Prep::Bitstring, 3)] {
+    for prep in [Prep::Ohv, Prep::Bitstring] {
         for n in [4usize, 17, 200] {
             let nets = triskele_net::in_memory(&NetOptions::default());
             let runs = three(nets, |net| {
@@ -443,7 +441,7 @@ fn mal_lut16_verifies_exactly_the_recorded_relations() {
                 party.shutdown().expect("shutdown");
                 (input, out, recorded, stats)
             });
-            let l = per_vector * 16 * n.div_ceil(16) + n;
+            let l = 2 * 16 * n.div_ceil(16) + n;
             let (fin_next, fin_prev, fin_msgs) = verify_cost(l, true);
             for (input, out, recorded, stats) in runs {
                 let want: Vec<Gf2p8> = input.iter().map(|v| v.inverse()).collect();

@@ -26,11 +26,11 @@ fn triples_per_sbox(target: Target) -> usize {
         Target::MalChidaRecCheck => 4,
         Target::MalGf4Circuit => 5,
         Target::MalGf4CircuitOpt => 3,
-        // 2 ohv resp. 3 bit × bit-string relations per one-hot vector + 1 gf4p4 relation; one
-        // AES-128 block with the key schedule verifies 2 resp. 3 · 208 (13 whole words of
-        // vectors) + 200 = 616 resp. 824 relations, the same ℓ = 10 as 3 resp. 4 · 200.
-        Target::MalLut16Ohv => 3,
-        Target::MalLut16Bitstring => 4,
+        // 2 ohv resp. 2 bit × bit-string relations (steps 2 and 3, step 1 certified inside
+        // step 2's) per one-hot vector + 1 gf4p4 relation; one AES-128 block with the key
+        // schedule verifies 2 · 208 (13 whole words of vectors) + 200 = 616 relations, the
+        // same ℓ = 10 as 3 · 200.
+        Target::MalLut16Ohv | Target::MalLut16Bitstring => 3,
         // 22 bit triples (or 4 packed relations) of the preprocessing + 2 VerifySbox triples.
         Target::MalLut256Ss => 24,
         Target::MalLut256SsOpt => 6,

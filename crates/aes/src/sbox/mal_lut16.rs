@@ -18,13 +18,14 @@
 //!   * [`Prep::Bitstring`]: Protocol 5 with `k = 4`, **3 rounds** (1, 3 and 7 products):
 //!     `OHV(b_0) = (1 + b_0, b_0)`; step `k` (`s = b_k`, level `f` of `h = 2^k` entries)
 //!     computes `g_j = s f_j` for `j < h - 1`, sets `g_{h-1} = s + Σ_j g_j` and
-//!     `e = (f + g, g)`, so `e[Σ_b 2^b b_b] = 1`. Each step is one "bit × bit-string" relation
-//!     `s · (f_0..f_{h-2}) = (g_0..g_{h-2})`, one `GF(2^64)` triple `X = s ∈ {0, 1}`,
-//!     `Y = Σ_j f_j u^j`, `Z = Σ_j g_j u^j` (`u` = `0x2`, degree < 7: no reduction, so it holds
-//!     iff every `g_j = s f_j`): 3 triples per vector. Step 1's string is the one bit
-//!     `f_0 = 1 + b_0`, so its relation is the plain bit triple `(b_1, f_0, g_0)`: it is
-//!     recorded as one (`Party::mul`, bit-sliced), which the check takes eight to a packed
-//!     byte; the relations of steps 2 and 3 are a custom source (`BitstringRelations`).
+//!     `e = (f + g, g)`, so `e[Σ_b 2^b b_b] = 1`. Steps 2 and 3 are each one "bit ×
+//!     bit-string" relation `s · (f_0..f_{h-2}) = (g_0..g_{h-2})`, one triple `X = s ∈ {0,
+//!     1}`, `Y = Σ_j f_j u^j`, `Z = Σ_j g_j u^j` (`u` = `0x2`, degree < 7: no reduction, so it
+//!     holds iff every `g_j = s f_j`). Step 1's one product `g_0 = b_1 (1 + b_0)` is checked
+//!     inside step 2's relation (\[DEV\]: PROTOCOLS.md §5.5 checks it as a triple of its own,
+//!     §6.4 counts `L = 640` per block): `X = b_2 + u^3 b_1` and `Z` gains `u^5 g_0`, since
+//!     `b_1 f'_j` is 0, 0, `g_0` for step 2's string `f'`. 2 triples per vector, a custom
+//!     source (`BitstringRelations`); see there for why every error is caught.
 //!
 //!   Every lane of every word is certified, also the up to 15 lanes past `n` in the last word
 //!   (they were computed by the same messages).
@@ -42,9 +43,9 @@
 //!     `b_h = a_h d^-1` and `b_l + b_h = a_l d^-1`; `d^-1 = inv(c ⊕ r)` is right because `[[e]]`
 //!     is certified one-hot at `[[r]]` and the lookup is local.
 //! * **Finalize**: `Party::verify_recorded`: one `Verify` over all recorded relations
-//!   (preprocessing and online), then the compare-view. Triples per inversion: **3** for ohv
-//!   (2 + 1), **4** for bitstring (3 + 1), i.e. `L = 2 · 16w + n` resp. `3 · 16w + n`
-//!   (AES-128 benchmark with `S` blocks: `480 S` resp. `640 S`). Cost, `ℓ = ⌈log2 L⌉`:
+//!   (preprocessing and online), then the compare-view. Triples per inversion: **3** for both
+//!   (2 + 1), i.e. `L = 2 · 16w + n` (AES-128 benchmark with `S` blocks: `480 S`; PROTOCOLS.md
+//!   §6.4 has `640 S` for bitstring, whose step 1 is checked inside step 2 here). Cost, `ℓ = ⌈log2 L⌉`:
 //!   `16 + 8ℓ + 24 + 32` bytes to next, `16ℓ + 16 + 32` to prev, `2ℓ + 8` messages per
 //!   channel.
 //!
@@ -252,11 +253,10 @@ fn bitstring_ohv16<M: SecurityModel>(party: &mut Party<M>, n: usize) -> Result<O
                 got: bits.len(),
             })?;
         let g = if k == 1 {
-            // Step 1's string is the one bit `f_0`: a plain bit product, recorded with the
-            // bit triples (which the check takes packed by eight) by `Party::mul`.
-            let [first, second] = [&f[0], &f[1]].map(|c| c.get(..w).unwrap_or(&[]).to_vec());
-            let f0 = RssVec { first, second };
-            party.mul(&s, &f0)?
+            // Step 1's string is the one bit `f_0`: a plain bit product, certified by step
+            // 2's relation (`BitstringRelations`), so not recorded.
+            let f0 = [&f[0], &f[1]].map(|c| c.get(..w).unwrap_or(&[]));
+            party.mul_covered_parts(&[([&s.first[..], &s.second[..]], f0)])?
         } else {
             // `s · f_j` for `j < h - 1`: the local products from the pieces in place (the
             // messages of one multiplication of `s ‖ s ‖ …` by `f_0 ‖ f_1 ‖ …`).
@@ -324,17 +324,30 @@ fn bitstring_ohv16<M: SecurityModel>(party: &mut Party<M>, n: usize) -> Result<O
 /// `b_0..b_3`, the 11 products, the constant 1; 4 bytes per instance and party), mapped to
 /// `GF(2^8)` bytes while `Verify` streams over them. With `n` instances, step `k` of instance
 /// `j` is triple `(k - 2) n + j`: `X = s = b_k` as 0/1, `Y = Σ_{j<h-1} f_j u^j`, `Z =
-/// Σ_{j<h-1} g_j u^j` ([`bitstring_parts`]). Step 1's relation, `b_1 · f_0 = g_0` with the
-/// one-bit string `f_0 = 1 + b_0`, is the same triple as a plain bit product: it is recorded
-/// as one (`Party::mul`, bit-sliced), so that the check takes it packed by eight, at an
-/// eighth of the bytes of this source's path. The store fills whole words of 16 lanes (so that the number of
-/// triples is that of PROTOCOLS.md §6.4): instances past the requested ones are zero, whose
-/// layout is zero too, trivially valid triples.
+/// Σ_{j<h-1} g_j u^j` ([`bitstring_parts`]), except that step 2's relation also certifies
+/// step 1's product `g_0^(1) = b_1 f_0` (`f_0 = 1 + b_0`): its `X` is `b_2 + u^3 b_1` and its
+/// `Z` gains `u^5 g_0^(1)`. The store fills whole words of 16 lanes: instances past the
+/// requested ones are zero, whose layout is zero too, trivially valid triples.
 ///
 /// \[DEV\] PROTOCOLS.md §5.5 lifts the strings as bit-polynomials to `GF(2^64)`; here they are
-/// elements of `GF(2^8)` at `u = 0x02` (lifted by `E_8`, `Verify`'s byte path). Their degree is
-/// at most `h - 2 = 6`, so nothing is reduced, `X` is 0 or 1, and `X Y = Z` holds in `GF(2^8)`
-/// iff the coefficient identities `g_j = s f_j` hold, exactly as in `GF(2^64)`.
+/// elements of `GF(2^8)` at `u = 0x02` (lifted by `E_8`, `Verify`'s byte path). Every part has
+/// degree at most 6 (`Y`, `Z` of step 3), so nothing is reduced and `X Y = Z` holds in
+/// `GF(2^8)` iff it holds for the bit-polynomials, exactly as in `GF(2^64)`.
+///
+/// \[DEV\] Step 1 has no triple of its own (PROTOCOLS.md §5.5 records `b_1 · f_0 = g_0` as a
+/// third relation, §6.4 counts `L = 640` per AES-128 block; here `L = 480`, as for
+/// mal-lut16-ohv). Step 2's string is `f' = (1 + b_0 + g_0, b_0 + b_1 + g_0, g_0)` (its first
+/// three entries), and with the right `g_0 = b_1 (1 + b_0)` the bit identities give `b_1 f' =
+/// (0, 0, g_0)`: so `(b_2 + u^3 b_1) Y = Σ_j g'_j u^j + u^5 g_0` holds for the honest values.
+/// If a corrupt party adds `e` to `g_0` and `e'_j` to step 2's products (computed from the
+/// string `f'` that the wrong `g_0` gives), then `b_1 Y = e b_1 (1 + u + u^2) + g_0 u^2` and
+/// the relation is off by `Σ_j e'_j u^j + e (b_1 u^3 + b_1 u^4 + (1 + b_1) u^5)`: its
+/// coefficients of `u^0..u^2` are the `e'_j`, and for `e = 1` it has `u^5` (if `b_1 = 0`) or
+/// `u^3` (if `b_1 = 1`). It is a non-zero polynomial of degree below 8 whenever any of the
+/// four products is wrong, whatever the bits, so the relation fails (no abort depends on a
+/// secret); step 3's relation catches its own products' errors as before. The test
+/// `bitstring_relations_fail_for_every_error_pattern` checks all `2^11` error patterns of
+/// the 11 products at all 16 values of the bits.
 type BitstringRelations = PerInstance<2>;
 
 /// Layout of an instance's `u16`: bits 0-3 are `b_0..b_3`, bits 4-14 the 11 products in step
@@ -371,7 +384,14 @@ const fn bitstring_levels(v: u16) -> ([[u16; 3]; 3], u16) {
             last ^= g[j];
             j += 1;
         }
-        out[k - 1] = [s, y, z];
+        if k == 2 {
+            // Step 1's product, checked by this relation: `X = b_2 + u^3 b_1`, `Z = Σ g_j u^j
+            // + u^5 g_0^(1)` (see `BitstringRelations`).
+            let (b1, g0) = ((v >> 1) & 1, (v >> 4) & 1);
+            out[k - 1] = [s | b1 << 3, y, z | g0 << 5];
+        } else {
+            out[k - 1] = [s, y, z];
+        }
         // The next level (f + g, g) with g_{h-1} = s + Σ_j g_j, as in `advance`.
         g[h - 1] = last;
         let mut next = [0u16; 16];
@@ -584,8 +604,9 @@ mod tests {
     }
 
     /// Lifts the relations of one word whose values are shared as `(v + m, m)` (masks `m`),
-    /// reconstructed: the lift is tested for additivity too. Returns `holds[lane][step]`.
-    fn relations_hold(b: &[Bits16; 4], products: &[Bits16; 11]) -> [[bool; 3]; 16] {
+    /// reconstructed: the lift is tested for additivity too. Returns `holds[lane][k]` for the
+    /// relation of step `k + 2`.
+    fn relations_hold(b: &[Bits16; 4], products: &[Bits16; 11]) -> [[bool; 2]; 16] {
         let mask = |i: usize| Bits16((i as u16).wrapping_mul(0x9e37) ^ 0x5a5a);
         let share = |v: &[Bits16], off: usize| -> [Vec<Bits16>; 2] {
             let second: Vec<Bits16> = (0..v.len()).map(|i| mask(i + off)).collect();
@@ -609,35 +630,29 @@ mod tests {
         assert_eq!(at(&out.x, 32), Gf2p64(0));
         core::array::from_fn(|l| {
             core::array::from_fn(|k| {
-                if k == 0 {
-                    // Step 1: the bit triple `(b_1, 1 + b_0, g_0)` that `Party::mul` records.
-                    let bit = |v: Bits16| (v.0 >> l) & 1;
-                    return bit(b[1]) & (bit(b[0]) ^ 1) == bit(products[0]);
-                }
-                let t = triple_index(16, l, k - 1);
+                let t = triple_index(16, l, k);
                 at(&out.x, t) * at(&out.y, t) == at(&out.z, t)
             })
         })
     }
 
     /// The relations hold for the honest values and a wrong value of any of the 11 product
-    /// bits breaks the relation of its step in its lane (other lanes and earlier steps are
+    /// bits breaks the relation that certifies it in its lane (step 2's for the products of
+    /// steps 1 and 2, step 3's for those of step 3; other lanes and earlier relations are
     /// unaffected).
     #[test]
     fn bitstring_relations_hold_exactly_for_correct_products() {
         let b = lane_positions();
         let (_, products) = clear_run(&b);
         assert!(relations_hold(&b, &products).iter().flatten().all(|h| *h));
-        for (i, step) in [(0, 1), (1, 2), (2, 2), (3, 2)]
-            .into_iter()
-            .chain((4..11).map(|i| (i, 3)))
-        {
+        for i in 0..11 {
+            let rel = if i < 4 { 0 } else { 1 };
             for lane in 0..16 {
                 let mut bad = products;
                 bad[i].0 ^= 1 << lane;
                 let holds = relations_hold(&b, &bad);
-                assert!(!holds[lane][step - 1], "product {i}, lane {lane}");
-                assert!(holds[lane][..step - 1].iter().all(|h| *h));
+                assert!(!holds[lane][rel], "product {i}, lane {lane}");
+                assert!(holds[lane][..rel].iter().all(|h| *h));
                 for (l, h) in holds.iter().enumerate() {
                     assert!(l == lane || h.iter().all(|h| *h), "product {i}, lane {l}");
                 }
@@ -645,16 +660,59 @@ mod tests {
         }
     }
 
-    /// Step 1 of Protocol 5 is recorded as the plain bit triple `(b_1, 1 + b_0, g_0)` of
-    /// every lane: reconstructed from the three parties' records, the recorded bit triples
-    /// are step 1 of the instances whose one-hot vectors the preprocessing returned (their
-    /// layouts recovered from those vectors), and the relation source holds steps 2 and 3.
+    /// The layout `u16` of Protocol 5 run in the clear on the bits `b` (bit `k` = `b_k`), with
+    /// bit `i` of `err` added to product `i` as it is computed (a corrupt party's error in
+    /// its reshare), the later steps computed from the wrong values.
+    fn layout_with_errors(b: u16, err: u16) -> u16 {
+        let mut v = (b & 15) | 1 << ONE_BIT;
+        let mut f = vec![(b & 1) ^ 1, b & 1];
+        for k in 1..4 {
+            let s = (b >> k) & 1;
+            let h = 1usize << k;
+            let mut g: Vec<u16> = (0..h - 1)
+                .map(|j| {
+                    let i = step_offset(k) + j;
+                    let g = (s & f[j]) ^ ((err >> i) & 1);
+                    v |= g << (4 + i);
+                    g
+                })
+                .collect();
+            g.push(g.iter().fold(s, |a, x| a ^ x));
+            let sums: Vec<u16> = f.iter().zip(&g).map(|(x, y)| x ^ y).collect();
+            f = [sums, g].concat();
+        }
+        v
+    }
+
+    /// Every error pattern of the 11 products breaks a relation, at every value of the bits
+    /// (so an abort never depends on them), and the honest values satisfy both: the two
+    /// relations in `GF(2^8)` certify all products, step 1's inside step 2's.
     #[test]
-    fn step_one_is_recorded_as_the_bit_triples_of_its_lanes() {
+    fn bitstring_relations_fail_for_every_error_pattern() {
+        for b in 0..16u16 {
+            let e = bitstring_levels(layout_with_errors(b, 0)).1;
+            assert_eq!(e, 1 << b, "bits {b}");
+            for err in 0..1u16 << 11 {
+                let parts = bitstring_parts(layout_with_errors(b, err));
+                let holds = parts[1..].iter().all(|[x, y, z]| {
+                    let g = |v: &u16| Gf2p8(u8::try_from(*v).unwrap_or(0xff));
+                    assert!(*x < 0x80 && *y < 0x80 && *z < 0x80);
+                    g(x) * g(y) == g(z)
+                });
+                assert_eq!(holds, err == 0, "bits {b}, errors {err:#05x}");
+            }
+        }
+    }
+
+    /// Step 1 of Protocol 5 is not recorded (its product is certified by step 2's relation):
+    /// no bit triples, two relations per lane of every word, and the preprocessing's vectors
+    /// are one-hot.
+    #[test]
+    fn step_one_is_certified_by_step_two() {
         use triskele_engine::Malicious;
         let n = 40;
         let nets = triskele_net::in_memory(&triskele_net::NetOptions::default());
-        let outs: Vec<(Vec<u16>, [Vec<Bits16>; 3], usize)> = std::thread::scope(|sc| {
+        let outs: Vec<(Vec<u16>, usize, usize)> = std::thread::scope(|sc| {
             let hs: Vec<_> = nets
                 .into_iter()
                 .map(|net| {
@@ -662,9 +720,7 @@ mod tests {
                         let mut p = Party::<Malicious>::setup(net).expect("setup");
                         let ohv = bitstring_ohv16(&mut p, n).expect("preprocess");
                         let rec = p.model().recorder();
-                        let t = &rec.bits;
-                        let bits = [&t.x, &t.y, &t.z].map(|v| v.first.clone());
-                        (ohv.e.first.clone(), bits, rec.gf2p64_triples())
+                        (ohv.e.first.clone(), rec.bits.x.len(), rec.gf2p64_triples())
                     })
                 })
                 .collect();
@@ -674,26 +730,20 @@ mod tests {
         let e: Vec<u16> = (0..n)
             .map(|j| outs.iter().fold(0, |a, o| a ^ o.0[j]))
             .collect();
-        let w = n.div_ceil(16);
-        let recorded: [Vec<u16>; 3] = core::array::from_fn(|t| {
-            (0..w)
-                .map(|i| outs.iter().fold(0, |a, o| a ^ o.1[t][i].0))
-                .collect()
-        });
         for (j, &e) in e.iter().enumerate() {
             assert_eq!(e.count_ones(), 1, "instance {j} not one-hot: {e:#06x}");
             let v = (0..16)
                 .filter(|b| (e >> b) & 1 == 1)
                 .fold(0, |a, b| a ^ LAYOUT_OF_E[b]);
-            let [s, y, z] = bitstring_parts(v)[0];
-            let lane = |t: usize| (recorded[t][j / 16] >> (j % 16)) & 1;
-            assert_eq!([lane(0), lane(1), lane(2)], [s, y, z], "instance {j}");
+            for [x, y, z] in &bitstring_parts(v)[1..] {
+                let g = |v: &u16| Gf2p8(u8::try_from(*v).unwrap_or(0xff));
+                assert_eq!(g(x) * g(y), g(z), "instance {j}");
+            }
         }
-        // 16 bit triples per word for step 1, two relations per lane of every word for steps
-        // 2 and 3.
+        let w = n.div_ceil(16);
         for o in &outs {
-            assert_eq!(o.1[0].len(), w);
-            assert_eq!(o.2, 3 * 16 * w);
+            assert_eq!(o.1, 0, "no bit triples");
+            assert_eq!(o.2, 2 * 16 * w);
         }
     }
 
