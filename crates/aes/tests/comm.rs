@@ -125,8 +125,9 @@ fn finalize_expected(target: Target, size: KeySize, simd: usize) -> (u64, u64, u
     let (triples_per_sbox, bytes) = match target {
         Target::MalChidaRecCheck => (4, true),
         Target::MalGf4Circuit => (5, true),
-        // GF(2^4) products (bytes) and gf4p4 relations (words in GF(2^16)).
-        Target::MalGf4CircuitOpt => (3, true),
+        // The gf4p4 relation and the norm relation per S-box (both in GF(2^16), taken in the
+        // pair form; [DEV] PROTOCOLS.md §6.4 counts 3: the norm products as two triples).
+        Target::MalGf4CircuitOpt => (2, true),
         // 2 packed ohv relations resp. 2 bit × bit-string relations (steps 2 and 3, step 1
         // inside step 2's; [DEV] PROTOCOLS.md §6.4 counts 3) per one-hot vector and one gf4p4
         // relation per S-box; exact here because a benchmark layer is a multiple of 16
@@ -322,8 +323,8 @@ fn mal_gf4_circuit_is_400_bytes_per_block_to_prev_and_logarithmic_finalize() {
         finalize_expected(Target::MalGf4Circuit, KeySize::Aes128, 1000),
         (216, 376, 44)
     );
-    // mal-gf4-circuit-gf4p4: S = 1: L = 480, ℓ = 9; S = 1000: L = 480 000, the k-ary first
-    // level (on words) and ℓ' = 16.
+    // mal-gf4-circuit-gf4p4: S = 1: L = 320, ℓ = 9; S = 1000: L = 320 000, the k-ary first
+    // level (on words) and ℓ' = 16 (the same bytes as PROTOCOLS.md's L = 480 per block).
     assert_eq!(
         finalize_expected(Target::MalGf4CircuitOpt, KeySize::Aes128, 1),
         (144, 192, 26)

@@ -25,7 +25,8 @@ fn triples_per_sbox(target: Target) -> usize {
     match target {
         Target::MalChidaRecCheck => 4,
         Target::MalGf4Circuit => 5,
-        Target::MalGf4CircuitOpt => 3,
+        // The gf4p4 relation and the norm relation (d^6 and d^-1) per S-box.
+        Target::MalGf4CircuitOpt => 2,
         // 2 ohv resp. 2 bit × bit-string relations (steps 2 and 3, step 1 certified inside
         // step 2's) per one-hot vector + 1 gf4p4 relation; one AES-128 block with the key
         // schedule verifies 2 · 208 (13 whole words of vectors) + 200 = 616 relations, the
@@ -248,15 +249,17 @@ fn tampered_first_level_of_a_large_check_aborts() {
 }
 
 /// (a) for mal-gf4-circuit-opt, aimed at the messages of the products that are not recorded
-/// themselves but covered by the gf4p4 relation: round 1 (`a_h a_l`, message `4j`) and round 4
-/// (`b_h`, `b_l`, message `4j + 3`) of layer `j` (10 key-schedule layers, then 10 cipher
-/// layers). A flip on the wire also makes the sharing inconsistent, which the views catch on
-/// their own; that the relation itself catches a consistent additive error in each covered
-/// product is the unit test `gf4p4_relation_holds_exactly_for_correct_products`.
+/// themselves but covered by a relation: round 1 (`a_h a_l`, message `4j`) and round 4
+/// (`b_h`, `b_l`, message `4j + 3`) of layer `j` by the gf4p4 relation, rounds 2 and 3 (`d^6`,
+/// `d^-1`, messages `4j + 1`, `4j + 2`) by the norm relation (10 key-schedule layers, then 10
+/// cipher layers). A flip on the wire also makes the sharing inconsistent, which the views
+/// catch on their own; that the relations themselves catch a consistent additive error in
+/// each covered product are the unit tests `gf4p4_relation_holds_exactly_for_correct_products`
+/// and `norm_relation_holds_exactly_for_correct_products`.
 #[test]
 fn mal_gf4_circuit_opt_covered_products_abort() {
     for cheater in PartyId::ALL {
-        for k in [0, 3, 40, 43, 76, 79] {
+        for k in [0, 1, 2, 3, 40, 41, 42, 43, 76, 77, 78, 79] {
             let t = Tamper::new(cheater, Phase::Online, Some(Direction::Prev), k, 11 * k + 5);
             assert_aborts(
                 Target::MalGf4CircuitOpt,

@@ -21,26 +21,29 @@
 //!
 //! * `mal-gf4-circuit` ([`Gf4Circuit`]): all 5 products are checked as `GF(2^4)` triples
 //!   (lifted by `E_4`): `L = 5 ·` inversions (AES-128: 800 per block).
-//! * `mal-gf4-circuit-opt`, CSV `mal-gf4-circuit-gf4p4` ([`Gf4CircuitGf4p4`]):
-//!   `d^6 = d^2 · d^4` and `d^-1 = d^6 · d^8` are checked as `GF(2^4)` triples; for the
+//! * `mal-gf4-circuit-opt`, CSV `mal-gf4-circuit-gf4p4` ([`Gf4CircuitGf4p4`]): for the
 //!   round-1 and round-4 products one relation over
 //!   `GF(2^16) = GF(2^4)[α]/(α^4+α^2+uα+u^2)` is recorded,
 //!   `(a_h + α a_l) · (a_l + α d^-1) = p + α (b_h + a_l^2) + α^2 (b_l + b_h)`,
 //!   embedded into `GF(2^64)` by `φ_0`, `α ↦ A` (`triskele_field::embed::gf4p4_slice`). The
 //!   α-degree is at most 2, so no reduction occurs and it holds iff `p = a_h a_l`,
-//!   `b_h = a_h d^-1` and `b_l + b_h = a_l d^-1` all hold; with the two plain triples every
-//!   product of the circuit is checked. `L = 3 ·` inversions (AES-128: 480 per block).
-//!   The relations are recorded compactly as a custom triple source (`Gf4p4Relations`, shared
-//!   with mal-lut16): the seven nibbles in 3 bytes per inversion and component, embedded while
-//!   `Verify` streams over them (6 bytes per inversion and party instead of 48 for a lifted
-//!   `GF(2^64)` triple).
+//!   `b_h = a_h d^-1` and `b_l + b_h = a_l d^-1` all hold. The round-2 and round-3 products
+//!   `d^6 = d^2 · d^4` and `d^-1 = d^6 · d^8` are one relation of the same shape,
+//!   `(d^2 + α d^6) · (d^4 + α d^8) = d^6 + α^2 d^-1` (\[DEV\]: PROTOCOLS.md §5.5 checks them as
+//!   two `GF(2^4)` triples; its `α^1` identity holds once `d^6` is right, see
+//!   `NormRelations`), so every product of the circuit is checked with `L = 2 ·` inversions
+//!   (AES-128: 320 per block; PROTOCOLS.md §6.4: 480). Both are recorded compactly as custom
+//!   triple sources (`PairRelations`; the gf4p4 ones shared with mal-lut16): packed nibbles,
+//!   embedded while `Verify` streams over them (6 bytes per inversion and party for the gf4p4
+//!   relation, 2 for the norm relation, instead of 48 for a lifted `GF(2^64)` triple), and
+//!   taken by `Verify`'s k-ary first level in the pair form, nearly as bytes.
 //!
 //! Every product is computed with [`Party::mul_covered`] (the messages of [`Party::mul`]).
 //! mal-gf4-circuit records its `GF(2^4)` triples as the layer's own vectors (`Layer::relations`:
 //! the operands and products it computed anyway, in their byte form `ψ` mapped in place, read
 //! by `Verify` where they are; `super::stored`), in the order `Party::mul` would have
 //! recorded them, instead of copies of each product's six share vectors. mal-gf4-circuit-opt
-//! keeps less (`NormRelations`): its two norm products as `d ‖ d^6` and the gf4p4 packing's
+//! keeps less (`NormRelations`): its norm relation as `d ‖ d^6` and the gf4p4 packing's
 //! `d^-1` (the squares of `d` are byte maps of it, applied as `Verify` reads them), and `p`
 //! inside the gf4p4 packing as byte maps of `d`, `a_h` and `a_l`: 8 bytes per inversion and
 //! party against 16 (the memory the records take is most of what recording costs the online
@@ -54,13 +57,12 @@
 use std::ops::Range;
 use std::sync::{Arc, OnceLock};
 
-use triskele_engine::verify::{ByteRows, ByteSource, LiftedTriples, Parts, TripleSource, ZPlanes};
-use triskele_engine::{EngineError, Malicious, Party, SecurityModel, SemiHonest, GF2P4_TO_GF2P8};
+use triskele_engine::verify::{LiftedTriples, Parts, TripleSource, ZPlanes};
+use triskele_engine::{EngineError, Malicious, Party, SecurityModel, SemiHonest};
 use triskele_field::embed::{pair_of_nibbles, word_maps, ByteEmbedding, PairSlot, GF4P4_TABLES};
 use triskele_field::{Gf2p4, Gf2p64, Gf2p8, LinearMap8};
 use triskele_share::RssVec;
 
-use super::ohv16::relation_runs;
 use super::stored::{at, gf2p4_bytes, At, StoredRelations};
 use super::SboxProtocol;
 use crate::sbox::tower::{from_halves, split_tower, square_powers, NibbleLinear};
@@ -125,20 +127,205 @@ impl SboxProtocol<Malicious> for Gf4CircuitGf4p4 {
     }
 }
 
+/// One term of a part of [`PairRelations`]: the plane it reads, its lift of the plane's bytes
+/// into `GF(2^64)` and, for `x` and `y`, the byte map to the pair form
+/// ([`triskele_field::embed::PAIR_EMBEDDING`]) of the same element.
+pub(crate) struct Term {
+    plane: usize,
+    lift: ByteEmbedding,
+    pair: LinearMap8,
+}
+
+/// How [`PairRelations`] read their parts from their packed planes: `x` one term, `y` one or
+/// two, `z` two (summed); `own` planes (the first) are the source's own, the others shared
+/// with another source (not counted by [`TripleSource::stored_bytes`]).
+pub(crate) struct PairSpec {
+    x: Term,
+    y: (Term, Option<Term>),
+    z: [(usize, ByteEmbedding); 2],
+    own: usize,
+    /// The tower coordinates ([`word_maps`]) of `x`, `y`, `y`'s second term, and `z`'s two
+    /// terms, computed once.
+    words: fn() -> Option<&'static [[LinearMap8; 2]; 5]>,
+}
+
+/// The tower coordinates of every term of `spec` (`None` if an image were outside
+/// `GF(2^16)`).
+fn words_of(spec: &PairSpec) -> Option<[[LinearMap8; 2]; 5]> {
+    let zero = LinearMap8::from_basis_images([0; 8]);
+    let y1 = match &spec.y.1 {
+        Some(t) => word_maps(&t.lift)?,
+        None => [zero; 2],
+    };
+    Some([
+        word_maps(&spec.x.lift)?,
+        word_maps(&spec.y.0.lift)?,
+        y1,
+        word_maps(&spec.z[0].1)?,
+        word_maps(&spec.z[1].1)?,
+    ])
+}
+
+/// Relations in `GF(2^16) = GF(2^4)[α]/(α^4+α^2+uα+u^2)` whose `x` and `y` have `α`-degree at
+/// most 1 and `z` at most 2, embedded by `φ_0`, `α ↦ A` (PROTOCOLS.md §2.4, [`GF4P4_TABLES`])
+/// while `Verify` streams over them, kept as packed planes (one byte per instance, two
+/// nibbles) from which each part is a sum of byte maps ([`PairSpec`]). With `α`-degree at most
+/// 2 nothing is reduced, so a relation holds iff the coefficient identities of its `α`-powers
+/// hold. Triple `k` is instance `k`. They give `Verify` the word form (tower coordinates), the
+/// pair form of `x` and `y` and the planes of `z`, so its k-ary first level takes them nearly
+/// as bytes.
+pub(crate) struct PairRelations<const P: usize> {
+    /// Per component, `P` planes with a byte per instance.
+    planes: [[Arc<Vec<u8>>; P]; 2],
+    spec: &'static PairSpec,
+}
+
 /// The gf4p4 relations of a batch (PROTOCOLS.md §5.5),
 /// `(a_h + α a_l) · (a_l + α d^-1) = p + α (b_h + a_l^2) + α^2 (b_l + b_h)`, kept compact: the
 /// seven nibbles of `X`, `Y`, `Z` packed in three bytes per instance and component (6 bytes per
 /// instance and party, against 48 for a lifted `GF(2^64)` triple; one byte plane per byte, so
-/// that packing is a byte-wise loop the compiler vectorises), embedded by `φ_0`, `α ↦ A`
-/// (PROTOCOLS.md §2.4, [`GF4P4_TABLES`]) while `Verify` streams over them. Triple `k` is
-/// instance `k`. The `α`-degree is at most 2, so the embedded relation holds iff
+/// that packing is a byte-wise loop the compiler vectorises). Planes per component: `a_h ‖
+/// a_l`, `d^-1 ‖ p`, `z_1 ‖ z_2` (high ‖ low nibble) with `z_1 = b_h + a_l^2`, `z_2 = b_l +
+/// b_h` (the second shared with the layer's [`NormRelations`]). The embedded relation holds iff
 /// `p = a_h a_l`, `b_h = a_h d^-1` and `b_l + b_h = a_l d^-1`.
-pub(crate) struct Gf4p4Relations {
-    /// Per component, three planes with a byte per instance: `a_h ‖ a_l`, `d^-1 ‖ p`,
-    /// `z_1 ‖ z_2` (high ‖ low nibble) with `z_1 = b_h + a_l^2`, `z_2 = b_l + b_h`.
-    /// (Shared: [`NormRelations`] reads `d^-1` from the second plane.)
-    packed: [[Arc<Vec<u8>>; 3]; 2],
+pub(crate) type Gf4p4Relations = PairRelations<3>;
+
+/// The parts of a gf4p4 relation as maps of its planes (`T_i` = [`GF4P4_TABLES`]`[i]`): `X =
+/// T_0(a_h) + T_1(a_l)`, `Y = T_0(a_l) + T_1(d^-1)`, `Z = T_0(p) + T_1(z_1) + T_2(z_2)`.
+static GF4P4_SPEC: PairSpec = PairSpec {
+    x: Term {
+        plane: 0,
+        lift: X_OF_A,
+        pair: X_PAIR,
+    },
+    y: (
+        Term {
+            plane: 0,
+            lift: Y_OF_A,
+            pair: Y_PAIR_OF_A,
+        },
+        Some(Term {
+            plane: 1,
+            lift: Y_OF_D,
+            pair: Y_PAIR_OF_D,
+        }),
+    ),
+    z: [(1, Z_OF_D), (2, Z_OF_W)],
+    own: 3,
+    words: || {
+        static W: OnceLock<Option<[[LinearMap8; 2]; 5]>> = OnceLock::new();
+        W.get_or_init(|| words_of(&GF4P4_SPEC)).as_ref()
+    },
+};
+
+/// The two norm products of a layer of mal-gf4-circuit-opt, `d^6 = d^2 · d^4` and `d^-1 = d^6
+/// · d^8`, as one relation of the same shape as the gf4p4 ones: `(d^2 + α d^6) · (d^4 + α d^8)
+/// = d^6 + α^2 d^-1`. Its coefficient identities are exactly the two products: `α^0` is `d^2
+/// d^4 = d^6`, `α^2` is `d^6 d^8 = d^-1`, and `α^1`, `d^2 d^8 + d^6 d^4 = 0`, holds once `d^6`
+/// is right (both terms are `d^10`). With errors `e_1` in the protocol's `d^6` and `e_2` in its
+/// `d^-1` (computed from the wrong `d^6`) the relation is off by `e_1 + α e_1 d^4 + α^2 e_2`,
+/// zero only for `e_1 = e_2 = 0` whatever `d` (test
+/// `norm_relation_holds_exactly_for_correct_products`). \[DEV\] PROTOCOLS.md §5.5 checks the
+/// two products as `GF(2^4)` triples of their own (`L = 480` per AES-128 block); here `L =
+/// 320`. Planes per component: `d ‖ d^6` (its own; `d^2`, `d^4`, `d^8` are Frobenius powers of
+/// `d`, maps of the byte) and `d^-1 ‖ p`, shared with the layer's gf4p4 relations: 1 byte per
+/// inversion and component of its own.
+pub(crate) type NormRelations = PairRelations<2>;
+
+/// `v ↦ v^(2^k)` in `GF(2^4)` as a table.
+const fn nibble_frobenius(k: u32) -> [u8; 16] {
+    let mut t = [0u8; 16];
+    let mut v = 0;
+    while v < 16 {
+        let mut x = v as u8;
+        let mut i = 0;
+        while i < k {
+            x = Gf2p4::SQUARE_TABLE[x as usize];
+            i += 1;
+        }
+        t[v] = x;
+        v += 1;
+    }
+    t
 }
+
+/// `Σ_i T_i(f_i(v))` for the nibble tables `T_i` of [`GF4P4_TABLES`] and Frobenius powers
+/// `f_i = v ↦ v^(2^k_i)` (`None`: the term is absent), as a nibble table.
+const fn gf4p4_table(terms: [Option<u32>; 3]) -> [u64; 16] {
+    let mut t = [0u64; 16];
+    let mut i = 0;
+    while i < 3 {
+        if let Some(k) = terms[i] {
+            let f = nibble_frobenius(k);
+            let mut v = 0;
+            while v < 16 {
+                t[v] ^= GF4P4_TABLES[i][f[v] as usize];
+                v += 1;
+            }
+        }
+        i += 1;
+    }
+    t
+}
+
+/// The byte map `h ‖ l ↦ f(h) ‖ g(l)` for Frobenius powers of the nibbles (`None`: zero),
+/// composed with `to_pair` ([`pair_of_nibbles`]).
+const fn nibble_powers(high: [Option<u32>; 2], low: Option<u32>) -> LinearMap8 {
+    // high[0]: the power of `h` into the high nibble, high[1]: into the low nibble.
+    let mut images = [0u8; 8];
+    let mut j = 0;
+    while j < 4 {
+        if let Some(k) = low {
+            images[j] = nibble_frobenius(k)[1 << j];
+        }
+        if let Some(k) = high[0] {
+            images[4 + j] ^= nibble_frobenius(k)[1 << j] << 4;
+        }
+        if let Some(k) = high[1] {
+            images[4 + j] ^= nibble_frobenius(k)[1 << j];
+        }
+        j += 1;
+    }
+    LinearMap8::from_basis_images(images)
+}
+
+/// [`NormRelations`]: `X = T_0(d^2) + T_1(d^6)` and `Y = T_0(d^4) + T_1(d^8)` from `d ‖ d^6`,
+/// `Z = T_0(d^6) + T_2(d^-1)` from `d ‖ d^6` and `d^-1 ‖ p`.
+static NORM_SPEC: PairSpec = PairSpec {
+    x: Term {
+        plane: 0,
+        lift: ByteEmbedding::from_nibble_tables(
+            gf4p4_table([None, Some(0), None]),
+            gf4p4_table([Some(1), None, None]),
+        ),
+        pair: pair_of_nibbles(PairSlot::First, PairSlot::Second)
+            .compose(&nibble_powers([Some(1), None], Some(0))),
+    },
+    y: (
+        Term {
+            plane: 0,
+            lift: ByteEmbedding::from_nibble_tables([0; 16], gf4p4_table([Some(2), Some(3), None])),
+            pair: pair_of_nibbles(PairSlot::First, PairSlot::Second)
+                .compose(&nibble_powers([Some(2), Some(3)], None)),
+        },
+        None,
+    ),
+    z: [
+        (
+            0,
+            ByteEmbedding::from_nibble_tables(gf4p4_table([Some(0), None, None]), [0; 16]),
+        ),
+        (
+            1,
+            ByteEmbedding::from_nibble_tables([0; 16], gf4p4_table([None, None, Some(0)])),
+        ),
+    ],
+    own: 1,
+    words: || {
+        static W: OnceLock<Option<[[LinearMap8; 2]; 5]>> = OnceLock::new();
+        W.get_or_init(|| words_of(&NORM_SPEC)).as_ref()
+    },
+};
 
 impl Gf4p4Relations {
     /// The relations of `n` instances: `left` holds `[[a_h]]` then `[[a_h + a_l]]` and `b`
@@ -201,64 +388,107 @@ impl Gf4p4Relations {
             })
         };
         let [d1, d2] = dinv_p;
-        Gf4p4Relations {
-            packed: [
+        PairRelations {
+            planes: [
                 pack(&left.first, &a_l.first, &b.first, d1).map(Arc::new),
                 pack(&left.second, &a_l.second, &b.second, d2).map(Arc::new),
             ],
+            spec: &GF4P4_SPEC,
         }
     }
 
     /// The planes `d^-1 ‖ p` of both components, shared.
     fn dinv_planes(&self) -> [Arc<Vec<u8>>; 2] {
-        self.packed.each_ref().map(|c| Arc::clone(&c[1]))
+        self.planes.each_ref().map(|c| Arc::clone(&c[1]))
     }
+}
 
+impl NormRelations {
+    /// From the norm `d` and `d^6` (`n` each) and the planes `d^-1 ‖ p` of both components
+    /// (`n` bytes each, `d^-1` in the high nibble; kept, not copied).
+    fn norm(d: &RssVec<Gf2p4>, d6: &RssVec<Gf2p4>, dinv_p: [Arc<Vec<u8>>; 2]) -> Self {
+        let pack = |d: &[Gf2p4], d6: &[Gf2p4], dinv_p: Arc<Vec<u8>>| {
+            let bytes = Gf2p4::slice_as_bytes;
+            let [dd6] = written(dinv_p.len(), |r, [out]| {
+                NIBBLE_HIGH.apply_pair_bytes(&NIBBLE_LOW, &bytes(d)[r.clone()], &bytes(d6)[r], out);
+            });
+            [Arc::new(dd6), dinv_p]
+        };
+        let [first, second] = dinv_p;
+        PairRelations {
+            planes: [
+                pack(&d.first, &d6.first, first),
+                pack(&d.second, &d6.second, second),
+            ],
+            spec: &NORM_SPEC,
+        }
+    }
+}
+
+impl<const P: usize> PairRelations<P> {
     /// Records the relations for the finalize check (a no-op for models without checks).
     pub(crate) fn record<M: SecurityModel>(self, party: &mut Party<M>) {
         if M::MALICIOUS {
             party.model().record_source(Arc::new(self));
         }
     }
+
+    /// The planes of component `c` from `start` (empty past the end).
+    fn from(&self, c: usize, start: usize) -> [&[u8]; P] {
+        self.planes[c]
+            .each_ref()
+            .map(|v| v.get(start..).unwrap_or(&[]))
+    }
 }
 
-impl TripleSource<Gf2p64> for Gf4p4Relations {
+impl<const P: usize> TripleSource<Gf2p64> for PairRelations<P> {
     fn len(&self) -> usize {
-        self.packed[0][0].len()
+        self.planes[0][0].len()
     }
 
-    /// The three planes of both components (what a verification segment counts; the plane
-    /// `NormRelations` shares is counted here).
+    /// The source's own planes of both components (what a verification segment counts; a
+    /// shared plane is counted by the source that shares it).
     fn stored_bytes(&self) -> Option<usize> {
-        Some(self.packed.iter().flatten().map(|v| v.len()).sum())
+        let own = |c: &[Arc<Vec<u8>>; P]| c[..self.spec.own].iter().map(|v| v.len()).sum::<usize>();
+        Some(self.planes.iter().map(own).sum())
     }
 
-    /// `Y = a_l + α d^-1` by byte maps, so `Verify` recomputes it instead of storing it.
+    /// `y` by its byte maps, so `Verify` recomputes it instead of storing it.
     fn lift_y(&self, start: usize, out: [&mut [Gf2p64]; 2]) -> bool {
-        for ([a, d, _], o) in self.packed.iter().zip(out) {
-            let (a, d) = (a.get(start..).unwrap_or(&[]), d.get(start..).unwrap_or(&[]));
-            let n = o.len().min(a.len());
-            Y_OF_A.apply_pair_slice(&Y_OF_D, &a[..n], &d[..n], &mut o[..n]);
+        let (t, u) = &self.spec.y;
+        for (c, o) in out.into_iter().enumerate() {
+            let pl = self.from(c, start);
+            let n = o.len().min(pl[0].len());
+            match u {
+                Some(u) => t.lift.apply_pair_slice(
+                    &u.lift,
+                    &pl[t.plane][..n],
+                    &pl[u.plane][..n],
+                    &mut o[..n],
+                ),
+                None => t.lift.apply_slice(&pl[t.plane][..n], &mut o[..n]),
+            }
             o[n..].fill(Gf2p64(0));
         }
         true
     }
 
-    /// `Σ c Z` from the packed bytes (`Z = T_0(p) + T_1(z_1) + T_2(z_2)`), without lifting.
+    /// `Σ c z` from the planes, without lifting.
     fn z_sums(&self, start: usize, c: &[Gf2p64]) -> Option<[Gf2p64; 2]> {
-        Some(self.packed.each_ref().map(|[_, d, w]| {
-            let (d, w) = (d.get(start..).unwrap_or(&[]), w.get(start..).unwrap_or(&[]));
-            let n = c.len().min(d.len());
-            let [a, b] =
-                ByteEmbedding::inner_products(&c[..n], [(&Z_OF_D, &d[..n]), (&Z_OF_W, &w[..n])]);
-            a + b
+        let [(a, f), (b, g)] = &self.spec.z;
+        Some([0, 1].map(|comp| {
+            let pl = self.from(comp, start);
+            let n = c.len().min(pl[0].len());
+            let [x, y] =
+                ByteEmbedding::inner_products(&c[..n], [(f, &pl[*a][..n]), (g, &pl[*b][..n])]);
+            x + y
         }))
     }
 
-    /// The parts in the tower `GF(2^16) = GF(2^8)[t]`, which contains the gf4p4 embedding's
-    /// image: the maps of [`X_OF_A`] .. [`Z_OF_W`] as pairs of byte maps ([`word_maps`]).
+    /// The parts in the tower `GF(2^16) = GF(2^8)[t]`, which contains the embedding's image:
+    /// the terms' maps as pairs of byte maps ([`word_maps`]).
     fn load_words(&self, part: usize, start: usize, lo: &mut [u8], hi: &mut [u8]) -> bool {
-        let Some([x_a, y_a, y_d, z_w]) = gf4p4_word_maps() else {
+        let Some(w) = (self.spec.words)() else {
             return false;
         };
         let n = lo.len().min(hi.len());
@@ -266,66 +496,101 @@ impl TripleSource<Gf2p64> for Gf4p4Relations {
             // The probe whether the source has words (asked per row by a concatenation).
             return true;
         }
-        let planes = &self.packed[part % 2];
         let range = start..start.saturating_add(n);
-        let [Some(a), Some(d), Some(w)] = planes.each_ref().map(|v| v.get(range.clone())) else {
+        let planes = self.planes[part % 2]
+            .each_ref()
+            .map(|v| v.get(range.clone()));
+        let Some(pl) = planes.into_iter().collect::<Option<Vec<_>>>() else {
             // Outside the source (not asked for by Verify): zeros.
             lo.fill(0);
             hi.fill(0);
             return true;
         };
+        let spec = self.spec;
         for (out, k) in [(&mut lo[..n], 0), (&mut hi[..n], 1)] {
             match part / 2 {
-                0 => x_a[k].apply_bytes(a, out),
-                1 => y_a[k].apply_pair_bytes(&y_d[k], a, d, out),
-                // Z_OF_D is Y_OF_A.
-                _ => y_a[k].apply_pair_bytes(&z_w[k], d, w, out),
+                0 => w[0][k].apply_bytes(pl[spec.x.plane], out),
+                1 => match &spec.y.1 {
+                    Some(u) => {
+                        w[1][k].apply_pair_bytes(&w[2][k], pl[spec.y.0.plane], pl[u.plane], out)
+                    }
+                    None => w[1][k].apply_bytes(pl[spec.y.0.plane], out),
+                },
+                _ => w[3][k].apply_pair_bytes(&w[4][k], pl[spec.z[0].0], pl[spec.z[1].0], out),
             }
         }
         true
     }
 
-    /// `X` from `a_h ‖ a_l`, `Y` from the low nibble of `a_h ‖ a_l` and the high one of
-    /// `d^-1 ‖ p` ([`pair_of_nibbles`]).
+    /// `x` and `y` in the pair form, by their terms' byte maps.
     fn load_pairs(&self, part: usize, start: usize, out: &mut [u8]) -> bool {
-        let [a, d, _] = &self.packed[part % 2];
         let range = start..start.saturating_add(out.len());
-        let (Some(a), Some(d)) = (a.get(range.clone()), d.get(range)) else {
+        let planes = self.planes[part % 2]
+            .each_ref()
+            .map(|v| v.get(range.clone()));
+        let Some(pl) = planes.into_iter().collect::<Option<Vec<_>>>() else {
             return false;
         };
+        let spec = self.spec;
         match part / 2 {
-            0 => X_PAIR.apply_bytes(a, out),
-            1 => Y_PAIR_OF_A.apply_pair_bytes(&Y_PAIR_OF_D, a, d, out),
+            0 => spec.x.pair.apply_bytes(pl[spec.x.plane], out),
+            1 => match &spec.y.1 {
+                Some(u) => {
+                    spec.y
+                        .0
+                        .pair
+                        .apply_pair_bytes(&u.pair, pl[spec.y.0.plane], pl[u.plane], out)
+                }
+                None => spec.y.0.pair.apply_bytes(pl[spec.y.0.plane], out),
+            },
             _ => return false,
         }
         true
     }
 
-    /// `Z = T_0(p) + T_1(z_1) + T_2(z_2)` from `d^-1 ‖ p` and `z_1 ‖ z_2`, in place.
+    /// `z`'s two planes and their lifts, in place.
     fn z_planes(&self, part: usize, start: usize, k: usize) -> Option<ZPlanes<'_>> {
         if !(4..6).contains(&part) {
             return None;
         }
-        let [_, d, w] = &self.packed[part % 2];
         let range = start..start.checked_add(k)?;
-        Some([(&Z_OF_D, d.get(range.clone())?), (&Z_OF_W, w.get(range)?)])
+        let [(a, f), (b, g)] = &self.spec.z;
+        let planes = &self.planes[part % 2];
+        Some([
+            (f, planes[*a].get(range.clone())?),
+            (g, planes[*b].get(range)?),
+        ])
     }
 
     fn lift(&self, start: usize, parts: Parts, out: &mut LiftedTriples<Gf2p64>) {
-        for (c, planes) in self.packed.iter().enumerate() {
-            let [a, d, w] = planes.each_ref().map(|v| v.get(start..).unwrap_or(&[]));
+        let spec = self.spec;
+        for c in 0..2 {
+            let pl = self.from(c, start);
             let (x, y, z) = if c == 0 {
                 (&mut out.x.first, &mut out.y.first, &mut out.z.first)
             } else {
                 (&mut out.x.second, &mut out.y.second, &mut out.z.second)
             };
-            let n = x.len().min(a.len());
-            X_OF_A.apply_slice(&a[..n], &mut x[..n]);
-            Y_OF_A.apply_pair_slice(&Y_OF_D, &a[..n], &d[..n], &mut y[..n]);
+            let n = x.len().min(pl[0].len());
+            spec.x.lift.apply_slice(&pl[spec.x.plane][..n], &mut x[..n]);
             x[n..].fill(Gf2p64(0));
+            match &spec.y.1 {
+                Some(u) => spec.y.0.lift.apply_pair_slice(
+                    &u.lift,
+                    &pl[spec.y.0.plane][..n],
+                    &pl[u.plane][..n],
+                    &mut y[..n],
+                ),
+                None => spec
+                    .y
+                    .0
+                    .lift
+                    .apply_slice(&pl[spec.y.0.plane][..n], &mut y[..n]),
+            }
             y[n..].fill(Gf2p64(0));
             if parts == Parts::Xyz {
-                Z_OF_D.apply_pair_slice(&Z_OF_W, &d[..n], &w[..n], &mut z[..n]);
+                let [(a, f), (b, g)] = &spec.z;
+                f.apply_pair_slice(g, &pl[*a][..n], &pl[*b][..n], &mut z[..n]);
                 z[n..].fill(Gf2p64(0));
             }
         }
@@ -400,21 +665,6 @@ const Z_OF_W: ByteEmbedding = ByteEmbedding::from_nibble_tables(GF4P4_TABLES[2],
 const X_PAIR: LinearMap8 = pair_of_nibbles(PairSlot::First, PairSlot::Second);
 const Y_PAIR_OF_A: LinearMap8 = pair_of_nibbles(PairSlot::None, PairSlot::First);
 const Y_PAIR_OF_D: LinearMap8 = pair_of_nibbles(PairSlot::Second, PairSlot::None);
-
-/// [`X_OF_A`], [`Y_OF_A`] (= [`Z_OF_D`]), [`Y_OF_D`] and [`Z_OF_W`] in tower coordinates
-/// (`[lo, hi]` byte maps each), computed once; `None` if an image were outside `GF(2^16)`
-/// (it is not: `gf4p4_relations_have_a_word_form`).
-fn gf4p4_word_maps() -> Option<[[LinearMap8; 2]; 4]> {
-    static MAPS: OnceLock<Option<[[LinearMap8; 2]; 4]>> = OnceLock::new();
-    *MAPS.get_or_init(|| {
-        Some([
-            word_maps(&X_OF_A)?,
-            word_maps(&Y_OF_A)?,
-            word_maps(&Y_OF_D)?,
-            word_maps(&Z_OF_W)?,
-        ])
-    })
-}
 
 fn invert<M: SecurityModel>(
     party: &mut Party<M>,
@@ -597,7 +847,7 @@ impl Layer {
                 };
                 let packed = Gf4p4Relations::with_dinv_p(&left, &a_l, &b, [dinv_p(0), dinv_p(1)]);
                 drop(dinv);
-                let norm = NormRelations::new(&d, &d6, packed.dinv_planes());
+                let norm = NormRelations::norm(&d, &d6, packed.dinv_planes());
                 LayerRelations::Gf4p4(norm, packed)
             }
         })
@@ -613,99 +863,6 @@ impl Layer {
             }
         }
         Ok(())
-    }
-}
-
-/// The two norm products of a layer, `d^6 = d^2 · d^4` and `d^-1 = d^6 · d^8`, as `GF(2^4)`
-/// triples in their byte form `ψ` (lifted by `E_8`), kept compactly: per component one byte
-/// per instance, `d ‖ d^6` (high ‖ low nibble), and `d^-1` from the plane `d^-1 ‖ p` of the
-/// layer's gf4p4 relations (shared, not copied). `d^2`, `d^4` and `d^8` are Frobenius powers
-/// of `d` and `ψ` is a ring homomorphism, so every part is a byte map of these
-/// ([`NORM_PARTS`]): 2 bytes per inversion and party of its own, where `d^2`, `d^4`, `d^6`,
-/// `d^8` and `d^-1` as vectors of their own took 10 (on the 2-core VM the memory the records
-/// took was most of what recording cost the online phase). Relation `k` of instance `j` is
-/// triple `k n + j`.
-pub(crate) struct NormRelations {
-    /// Per component: `d ‖ d^6`, and `d^-1 ‖ p` (shared with the gf4p4 relations).
-    planes: [[Arc<Vec<u8>>; 2]; 2],
-}
-
-/// `ψ` ([`GF2P4_TO_GF2P8`], the byte form of the records' other `GF(2^4)` triples) of the
-/// high and of the low nibble of a byte.
-const PSI_HIGH: LinearMap8 =
-    GF2P4_TO_GF2P8.compose(&LinearMap8::from_basis_images([0, 0, 0, 0, 1, 2, 4, 8]));
-const PSI_LOW: LinearMap8 = GF2P4_TO_GF2P8;
-
-/// `NORM_PARTS[k][p]`: the plane (0: `d ‖ d^6`, 1: `d^-1 ‖ p`) and the byte map that give part
-/// `p` (`X`, `Y`, `Z`) of norm relation `k`: `(ψ(d)^2, ψ(d)^4, ψ(d^6))` and `(ψ(d^6), ψ(d)^8,
-/// ψ(d^-1))`.
-const NORM_PARTS: [[(usize, LinearMap8); 3]; 2] = [
-    [
-        (0, LinearMap8::SQUARE.compose(&PSI_HIGH)),
-        (0, LinearMap8::POW4.compose(&PSI_HIGH)),
-        (0, PSI_LOW),
-    ],
-    [
-        (0, PSI_LOW),
-        (0, LinearMap8::frobenius_power(3).compose(&PSI_HIGH)),
-        (1, PSI_HIGH),
-    ],
-];
-
-impl NormRelations {
-    /// From the norm `d` and `d^6` (`n` each) and the planes `d^-1 ‖ p` of both components
-    /// (`n` bytes each, `d^-1` in the high nibble; kept, not copied).
-    fn new(d: &RssVec<Gf2p4>, d6: &RssVec<Gf2p4>, dinv_p: [Arc<Vec<u8>>; 2]) -> Self {
-        let pack = |d: &[Gf2p4], d6: &[Gf2p4], dinv_p: Arc<Vec<u8>>| {
-            let bytes = Gf2p4::slice_as_bytes;
-            let [dd6] = written(dinv_p.len(), |r, [out]| {
-                NIBBLE_HIGH.apply_pair_bytes(&NIBBLE_LOW, &bytes(d)[r.clone()], &bytes(d6)[r], out);
-            });
-            [Arc::new(dd6), dinv_p]
-        };
-        let [first, second] = dinv_p;
-        NormRelations {
-            planes: [
-                pack(&d.first, &d6.first, first),
-                pack(&d.second, &d6.second, second),
-            ],
-        }
-    }
-
-    /// Records the relations for the finalize check (a no-op for models without checks).
-    fn record<M: SecurityModel>(self, party: &mut Party<M>) {
-        if M::MALICIOUS {
-            party.model().record_source(Arc::new(ByteSource(self)));
-        }
-    }
-
-    /// Instances.
-    fn n(&self) -> usize {
-        self.planes[0][1].len()
-    }
-}
-
-impl ByteRows for NormRelations {
-    fn len(&self) -> usize {
-        2 * self.n()
-    }
-
-    /// Part `part / 2` of component `part % 2`: per run of one relation, its byte map of its
-    /// plane ([`NORM_PARTS`]).
-    fn load(&self, part: usize, start: usize, out: &mut [u8]) {
-        let (c, p) = (part % 2, part / 2);
-        for (k, r, at) in relation_runs(2, self.n(), start, out.len()) {
-            let (plane, map) = &NORM_PARTS[k][p];
-            map.apply_bytes(
-                &self.planes[c][*plane][r.clone()],
-                &mut out[at..at + r.len()],
-            );
-        }
-    }
-
-    /// Its own planes `d ‖ d^6` (the shared ones are the gf4p4 relations').
-    fn stored_bytes(&self) -> Option<usize> {
-        Some(self.planes.iter().map(|c| c[0].len()).sum())
     }
 }
 
@@ -777,11 +934,11 @@ mod tests {
         }
     }
 
-    /// The recorded relations of each variant are true products in their byte form, one for
-    /// each product the variant checks this way: all five for mal-gf4-circuit, in the order
-    /// `Party::mul` records them (stored vectors); for mal-gf4-circuit-opt `d^6` and `d^-1`
-    /// ([`NormRelations`], read across the boundary of its two relations too) with the packed
-    /// gf4p4 relations of the other three, whose `p` from byte maps of `d` is the product's.
+    /// The recorded relations of each variant are true products: all five for
+    /// mal-gf4-circuit in their byte form, in the order `Party::mul` records them (stored
+    /// vectors); for mal-gf4-circuit-opt the norm relation of `d^6` and `d^-1`
+    /// ([`NormRelations`]) with the packed gf4p4 relations of the other three, whose `p` from
+    /// byte maps of `d` is the product's.
     #[test]
     fn recorded_relations_are_the_checked_products() {
         let n = 53;
@@ -800,48 +957,144 @@ mod tests {
         };
         assert_products(&stored, n, &all, "mal-gf4-circuit");
 
+        use triskele_field::embed::gf4p4;
         let (layer, p) = clear_layer(n, Record::Gf4p4);
-        let norm = [&layer.d6, &layer.dinv].map(bytes);
+        let [d6, dinv] = [&layer.d6, &layer.dinv].map(|v| v.clone());
         let want = Gf4p4Relations::new(&layer.left, &layer.a_l, &layer.dinv, &p, &layer.b);
+        let Kept::Norm { d } = &layer.kept else {
+            unreachable!("clear_layer keeps the norm")
+        };
+        let d = d.clone();
         let LayerRelations::Gf4p4(rel, packed) = layer.relations(n).unwrap() else {
             panic!("mal-gf4-circuit-opt records packed relations")
         };
-        assert_products(&rel, n, &norm, "mal-gf4-circuit-opt");
-        assert_eq!(packed.packed, want.packed);
-        // What verification segments count: the norm relations' own planes, and all three
+        assert_eq!(packed.planes, want.planes);
+        // The norm relation per component (each is a clear computation of its own):
+        // `(d^2 + α d^6)(d^4 + α d^8) = d^6 + α^2 d^-1`.
+        let mut out = LiftedTriples {
+            x: RssVec::zeros(n),
+            y: RssVec::zeros(n),
+            z: RssVec::zeros(n),
+        };
+        rel.lift(0, Parts::Xyz, &mut out);
+        let comps = |v: &RssVec<Gf2p64>| [v.first.clone(), v.second.clone()];
+        let zero = Gf2p4(0);
+        for (c, ((x, y), z)) in comps(&out.x)
+            .into_iter()
+            .zip(comps(&out.y))
+            .zip(comps(&out.z))
+            .enumerate()
+        {
+            let part = |v: &RssVec<Gf2p4>| {
+                if c == 0 {
+                    v.first.clone()
+                } else {
+                    v.second.clone()
+                }
+            };
+            let (d, d6, dinv) = (part(&d), part(&d6), part(&dinv));
+            for j in 0..n {
+                let (d2, d4, d8) = (d[j].square(), d[j].square().square(), d[j].pow(8));
+                assert_eq!(x[j], gf4p4([d2, d6[j], zero]), "component {c}, {j}");
+                assert_eq!(y[j], gf4p4([d4, d8, zero]), "component {c}, {j}");
+                assert_eq!(z[j], gf4p4([d6[j], zero, dinv[j]]), "component {c}, {j}");
+                assert_eq!(x[j] * y[j], z[j], "component {c}, {j}");
+            }
+        }
+        // What verification segments count: the norm relations' own plane, and all three
         // planes of the gf4p4 relations (the one they share counted there).
         assert_eq!(rel.stored_bytes(), Some(2 * n));
         assert_eq!(TripleSource::stored_bytes(&packed), Some(6 * n));
-        // A range across the two relations, and each part against its relation's.
-        for part in 0..6 {
-            let mut whole = vec![0u8; 2 * n];
-            rel.load(part, 0, &mut whole);
-            let mut across = vec![0u8; 20];
-            rel.load(part, n - 7, &mut across);
-            assert_eq!(across[..], whole[n - 7..n + 13], "part {part}");
+    }
+
+    /// An error `e_1` in the protocol's `d^6` and `e_2` in its `d^-1` (computed from the wrong
+    /// `d^6`) break the norm relation for every `d`, unless both are zero: the relation
+    /// certifies both norm products and an abort does not depend on `d`.
+    #[test]
+    fn norm_relation_holds_exactly_for_correct_products() {
+        let share = |v: Vec<Gf2p4>| RssVec {
+            second: (0..v.len())
+                .map(|k| Gf2p4((k * 5 + 1) as u8 & 15))
+                .collect(),
+            first: v
+                .iter()
+                .enumerate()
+                .map(|(k, a)| *a + Gf2p4((k * 5 + 1) as u8 & 15))
+                .collect(),
+        };
+        let (mut ds, mut d6s, mut dinvs, mut errs) = (vec![], vec![], vec![], vec![]);
+        for d in 0..16u8 {
+            for e1 in 0..16u8 {
+                for e2 in 0..16u8 {
+                    let d = Gf2p4(d);
+                    let d6 = d.square() * d.square().square() + Gf2p4(e1);
+                    ds.push(d);
+                    d6s.push(d6);
+                    dinvs.push(d6 * d.pow(8) + Gf2p4(e2));
+                    errs.push((e1, e2));
+                }
+            }
         }
+        let n = ds.len();
+        let dinv_p = share(dinvs.clone());
+        let plane =
+            |v: &[Gf2p4]| -> Arc<Vec<u8>> { Arc::new(v.iter().map(|x| x.0 << 4).collect()) };
+        let rel = NormRelations::norm(
+            &share(ds.clone()),
+            &share(d6s.clone()),
+            [plane(&dinv_p.first), plane(&dinv_p.second)],
+        );
+        let mut out = LiftedTriples {
+            x: RssVec::zeros(n),
+            y: RssVec::zeros(n),
+            z: RssVec::zeros(n),
+        };
+        rel.lift(0, Parts::Xyz, &mut out);
+        let sum = |v: &RssVec<Gf2p64>, j: usize| v.first[j] + v.second[j];
+        for (j, (e1, e2)) in errs.iter().enumerate() {
+            let holds = sum(&out.x, j) * sum(&out.y, j) == sum(&out.z, j);
+            assert_eq!(
+                holds,
+                *e1 == 0 && *e2 == 0,
+                "d {:?}, errors {e1} {e2}",
+                ds[j]
+            );
+        }
+        assert_eq!(d6s.len(), dinvs.len());
     }
 
     /// The word form of the relations (tower coordinates, `load_words`) embeds by `E_16` to
     /// their lift, as do the pair form of `x` and `y` (`load_pairs`) and the planes of `z`
     /// (`z_planes`) by their maps, for every part, random packed bytes and ranges that start
-    /// inside; neither reaches past the end.
+    /// inside; neither reaches past the end. For the gf4p4 and the norm relations.
     #[test]
-    fn gf4p4_relations_have_a_word_form() {
-        use triskele_field::embed::{e16, PAIR_EMBEDDING};
-        assert!(gf4p4_word_maps().is_some());
+    fn pair_relations_have_a_word_form() {
         let n = 300;
         let bytes = |k: usize| -> Vec<u8> {
             (0..n)
                 .map(|i| ((i * 73 + k * 151) as u8).rotate_left((i % 7) as u32) ^ (k as u8))
                 .collect()
         };
-        let rel = Gf4p4Relations {
-            packed: [
+        word_form(&Gf4p4Relations {
+            planes: [
                 [bytes(1), bytes(2), bytes(3)].map(Arc::new),
                 [bytes(4), bytes(5), bytes(6)].map(Arc::new),
             ],
-        };
+            spec: &GF4P4_SPEC,
+        });
+        word_form(&NormRelations {
+            planes: [
+                [bytes(7), bytes(8)].map(Arc::new),
+                [bytes(9), bytes(10)].map(Arc::new),
+            ],
+            spec: &NORM_SPEC,
+        });
+    }
+
+    fn word_form<const P: usize>(rel: &PairRelations<P>) {
+        use triskele_field::embed::{e16, PAIR_EMBEDDING};
+        assert!((rel.spec.words)().is_some());
+        let n = rel.len();
         let mut out = LiftedTriples {
             x: RssVec::zeros(n),
             y: RssVec::zeros(n),
