@@ -433,6 +433,16 @@ impl<const P: usize> PairRelations<P> {
         }
     }
 
+    /// The planes of component `c` at `start .. start + n`, if that is inside the source.
+    fn range(&self, c: usize, start: usize, n: usize) -> Option<[&[u8]; P]> {
+        let range = start..start.checked_add(n)?;
+        let planes = self.planes[c].each_ref().map(|v| v.get(range.clone()));
+        if planes.iter().any(Option::is_none) {
+            return None;
+        }
+        Some(planes.map(|p| p.unwrap_or(&[])))
+    }
+
     /// The planes of component `c` from `start` (empty past the end).
     fn from(&self, c: usize, start: usize) -> [&[u8]; P] {
         self.planes[c]
@@ -496,11 +506,7 @@ impl<const P: usize> TripleSource<Gf2p64> for PairRelations<P> {
             // The probe whether the source has words (asked per row by a concatenation).
             return true;
         }
-        let range = start..start.saturating_add(n);
-        let planes = self.planes[part % 2]
-            .each_ref()
-            .map(|v| v.get(range.clone()));
-        let Some(pl) = planes.into_iter().collect::<Option<Vec<_>>>() else {
+        let Some(pl) = self.range(part % 2, start, n) else {
             // Outside the source (not asked for by Verify): zeros.
             lo.fill(0);
             hi.fill(0);
@@ -524,11 +530,7 @@ impl<const P: usize> TripleSource<Gf2p64> for PairRelations<P> {
 
     /// `x` and `y` in the pair form, by their terms' byte maps.
     fn load_pairs(&self, part: usize, start: usize, out: &mut [u8]) -> bool {
-        let range = start..start.saturating_add(out.len());
-        let planes = self.planes[part % 2]
-            .each_ref()
-            .map(|v| v.get(range.clone()));
-        let Some(pl) = planes.into_iter().collect::<Option<Vec<_>>>() else {
+        let Some(pl) = self.range(part % 2, start, out.len()) else {
             return false;
         };
         let spec = self.spec;
