@@ -136,31 +136,39 @@ pub(crate) struct Term {
     pair: LinearMap8,
 }
 
-/// How [`PairRelations`] read their parts from their packed planes: `x` one term, `y` one or
-/// two, `z` two (summed); `own` planes (the first) are the source's own, the others shared
-/// with another source (not counted by [`TripleSource::stored_bytes`]).
+/// How [`PairRelations`] read their parts from their packed planes: `x` one term, `y` and `z`
+/// two (summed); `own` planes (the first) are the source's own, the others shared with another
+/// source (not counted by [`TripleSource::stored_bytes`]).
 pub(crate) struct PairSpec {
     x: Term,
-    y: (Term, Option<Term>),
+    y: [Term; 2],
     z: [(usize, ByteEmbedding); 2],
     own: usize,
-    /// The tower coordinates ([`word_maps`]) of `x`, `y`, `y`'s second term, and `z`'s two
-    /// terms, computed once.
+    /// The tower coordinates ([`word_maps`]) of `x`, `y`'s two terms and `z`'s two terms,
+    /// computed once.
     words: fn() -> Option<&'static [[LinearMap8; 2]; 5]>,
+}
+
+impl PairSpec {
+    /// `out` = the lifted `y` of the instances whose planes (from some start) are `pl`, zero
+    /// past their end.
+    fn lift_y<const P: usize>(&self, pl: [&[u8]; P], out: &mut [Gf2p64]) {
+        let [t, u] = &self.y;
+        let n = out.len().min(pl[0].len());
+        let (head, tail) = out.split_at_mut(n);
+        t.lift
+            .apply_pair_slice(&u.lift, &pl[t.plane][..n], &pl[u.plane][..n], head);
+        tail.fill(Gf2p64(0));
+    }
 }
 
 /// The tower coordinates of every term of `spec` (`None` if an image were outside
 /// `GF(2^16)`).
 fn words_of(spec: &PairSpec) -> Option<[[LinearMap8; 2]; 5]> {
-    let zero = LinearMap8::from_basis_images([0; 8]);
-    let y1 = match &spec.y.1 {
-        Some(t) => word_maps(&t.lift)?,
-        None => [zero; 2],
-    };
     Some([
         word_maps(&spec.x.lift)?,
-        word_maps(&spec.y.0.lift)?,
-        y1,
+        word_maps(&spec.y[0].lift)?,
+        word_maps(&spec.y[1].lift)?,
         word_maps(&spec.z[0].1)?,
         word_maps(&spec.z[1].1)?,
     ])
@@ -198,18 +206,18 @@ static GF4P4_SPEC: PairSpec = PairSpec {
         lift: X_OF_A,
         pair: X_PAIR,
     },
-    y: (
+    y: [
         Term {
             plane: 0,
             lift: Y_OF_A,
             pair: Y_PAIR_OF_A,
         },
-        Some(Term {
+        Term {
             plane: 1,
             lift: Y_OF_D,
             pair: Y_PAIR_OF_D,
-        }),
-    ),
+        },
+    ],
     z: [(1, Z_OF_D), (2, Z_OF_W)],
     own: 3,
     words: || {
@@ -268,10 +276,10 @@ const fn gf4p4_table(terms: [Option<u32>; 3]) -> [u64; 16] {
     t
 }
 
-/// The byte map `h ‖ l ↦ f(h) ‖ g(l)` for Frobenius powers of the nibbles (`None`: zero),
-/// composed with `to_pair` ([`pair_of_nibbles`]).
+/// The byte map `h ‖ l ↦ (f(h) ‖ g(h)) + (0 ‖ k(l))` for Frobenius powers `f = high[0]`,
+/// `g = high[1]`, `k = low` of the nibbles (`None`: zero), which [`pair_of_nibbles`] then takes
+/// to the pair form.
 const fn nibble_powers(high: [Option<u32>; 2], low: Option<u32>) -> LinearMap8 {
-    // high[0]: the power of `h` into the high nibble, high[1]: into the low nibble.
     let mut images = [0u8; 8];
     let mut j = 0;
     while j < 4 {
@@ -289,8 +297,8 @@ const fn nibble_powers(high: [Option<u32>; 2], low: Option<u32>) -> LinearMap8 {
     LinearMap8::from_basis_images(images)
 }
 
-/// [`NormRelations`]: `X = T_0(d^2) + T_1(d^6)` and `Y = T_0(d^4) + T_1(d^8)` from `d ‖ d^6`,
-/// `Z = T_0(d^6) + T_2(d^-1)` from `d ‖ d^6` and `d^-1 ‖ p`.
+/// [`NormRelations`]: `X = T_0(d^2) + T_1(d^6)` and `Y = T_0(d^4) + T_1(d^8)` (two terms of
+/// the same plane) from `d ‖ d^6`, `Z = T_0(d^6) + T_2(d^-1)` from `d ‖ d^6` and `d^-1 ‖ p`.
 static NORM_SPEC: PairSpec = PairSpec {
     x: Term {
         plane: 0,
@@ -301,15 +309,20 @@ static NORM_SPEC: PairSpec = PairSpec {
         pair: pair_of_nibbles(PairSlot::First, PairSlot::Second)
             .compose(&nibble_powers([Some(1), None], Some(0))),
     },
-    y: (
+    y: [
         Term {
             plane: 0,
-            lift: ByteEmbedding::from_nibble_tables([0; 16], gf4p4_table([Some(2), Some(3), None])),
+            lift: ByteEmbedding::from_nibble_tables([0; 16], gf4p4_table([Some(2), None, None])),
             pair: pair_of_nibbles(PairSlot::First, PairSlot::Second)
-                .compose(&nibble_powers([Some(2), Some(3)], None)),
+                .compose(&nibble_powers([Some(2), None], None)),
         },
-        None,
-    ),
+        Term {
+            plane: 0,
+            lift: ByteEmbedding::from_nibble_tables([0; 16], gf4p4_table([None, Some(3), None])),
+            pair: pair_of_nibbles(PairSlot::First, PairSlot::Second)
+                .compose(&nibble_powers([None, Some(3)], None)),
+        },
+    ],
     z: [
         (
             0,
@@ -444,7 +457,7 @@ impl<const P: usize> PairRelations<P> {
     }
 
     /// The planes of component `c` from `start` (empty past the end).
-    fn from(&self, c: usize, start: usize) -> [&[u8]; P] {
+    fn planes_from(&self, c: usize, start: usize) -> [&[u8]; P] {
         self.planes[c]
             .each_ref()
             .map(|v| v.get(start..).unwrap_or(&[]))
@@ -465,20 +478,8 @@ impl<const P: usize> TripleSource<Gf2p64> for PairRelations<P> {
 
     /// `y` by its byte maps, so `Verify` recomputes it instead of storing it.
     fn lift_y(&self, start: usize, out: [&mut [Gf2p64]; 2]) -> bool {
-        let (t, u) = &self.spec.y;
         for (c, o) in out.into_iter().enumerate() {
-            let pl = self.from(c, start);
-            let n = o.len().min(pl[0].len());
-            match u {
-                Some(u) => t.lift.apply_pair_slice(
-                    &u.lift,
-                    &pl[t.plane][..n],
-                    &pl[u.plane][..n],
-                    &mut o[..n],
-                ),
-                None => t.lift.apply_slice(&pl[t.plane][..n], &mut o[..n]),
-            }
-            o[n..].fill(Gf2p64(0));
+            self.spec.lift_y(self.planes_from(c, start), o);
         }
         true
     }
@@ -487,7 +488,7 @@ impl<const P: usize> TripleSource<Gf2p64> for PairRelations<P> {
     fn z_sums(&self, start: usize, c: &[Gf2p64]) -> Option<[Gf2p64; 2]> {
         let [(a, f), (b, g)] = &self.spec.z;
         Some([0, 1].map(|comp| {
-            let pl = self.from(comp, start);
+            let pl = self.planes_from(comp, start);
             let n = c.len().min(pl[0].len());
             let [x, y] =
                 ByteEmbedding::inner_products(&c[..n], [(f, &pl[*a][..n]), (g, &pl[*b][..n])]);
@@ -516,12 +517,12 @@ impl<const P: usize> TripleSource<Gf2p64> for PairRelations<P> {
         for (out, k) in [(&mut lo[..n], 0), (&mut hi[..n], 1)] {
             match part / 2 {
                 0 => w[0][k].apply_bytes(pl[spec.x.plane], out),
-                1 => match &spec.y.1 {
-                    Some(u) => {
-                        w[1][k].apply_pair_bytes(&w[2][k], pl[spec.y.0.plane], pl[u.plane], out)
-                    }
-                    None => w[1][k].apply_bytes(pl[spec.y.0.plane], out),
-                },
+                1 => w[1][k].apply_pair_bytes(
+                    &w[2][k],
+                    pl[spec.y[0].plane],
+                    pl[spec.y[1].plane],
+                    out,
+                ),
                 _ => w[3][k].apply_pair_bytes(&w[4][k], pl[spec.z[0].0], pl[spec.z[1].0], out),
             }
         }
@@ -536,15 +537,11 @@ impl<const P: usize> TripleSource<Gf2p64> for PairRelations<P> {
         let spec = self.spec;
         match part / 2 {
             0 => spec.x.pair.apply_bytes(pl[spec.x.plane], out),
-            1 => match &spec.y.1 {
-                Some(u) => {
-                    spec.y
-                        .0
-                        .pair
-                        .apply_pair_bytes(&u.pair, pl[spec.y.0.plane], pl[u.plane], out)
-                }
-                None => spec.y.0.pair.apply_bytes(pl[spec.y.0.plane], out),
-            },
+            1 => {
+                let [t, u] = &spec.y;
+                t.pair
+                    .apply_pair_bytes(&u.pair, pl[t.plane], pl[u.plane], out);
+            }
             _ => return false,
         }
         true
@@ -567,7 +564,7 @@ impl<const P: usize> TripleSource<Gf2p64> for PairRelations<P> {
     fn lift(&self, start: usize, parts: Parts, out: &mut LiftedTriples<Gf2p64>) {
         let spec = self.spec;
         for c in 0..2 {
-            let pl = self.from(c, start);
+            let pl = self.planes_from(c, start);
             let (x, y, z) = if c == 0 {
                 (&mut out.x.first, &mut out.y.first, &mut out.z.first)
             } else {
@@ -576,20 +573,7 @@ impl<const P: usize> TripleSource<Gf2p64> for PairRelations<P> {
             let n = x.len().min(pl[0].len());
             spec.x.lift.apply_slice(&pl[spec.x.plane][..n], &mut x[..n]);
             x[n..].fill(Gf2p64(0));
-            match &spec.y.1 {
-                Some(u) => spec.y.0.lift.apply_pair_slice(
-                    &u.lift,
-                    &pl[spec.y.0.plane][..n],
-                    &pl[u.plane][..n],
-                    &mut y[..n],
-                ),
-                None => spec
-                    .y
-                    .0
-                    .lift
-                    .apply_slice(&pl[spec.y.0.plane][..n], &mut y[..n]),
-            }
-            y[n..].fill(Gf2p64(0));
+            spec.lift_y(pl, y);
             if parts == Parts::Xyz {
                 let [(a, f), (b, g)] = &spec.z;
                 f.apply_pair_slice(g, &pl[*a][..n], &pl[*b][..n], &mut z[..n]);
@@ -1038,12 +1022,12 @@ mod tests {
             }
         }
         let n = ds.len();
-        let dinv_p = share(dinvs.clone());
+        let dinv_p = share(dinvs);
         let plane =
             |v: &[Gf2p4]| -> Arc<Vec<u8>> { Arc::new(v.iter().map(|x| x.0 << 4).collect()) };
         let rel = NormRelations::norm(
             &share(ds.clone()),
-            &share(d6s.clone()),
+            &share(d6s),
             [plane(&dinv_p.first), plane(&dinv_p.second)],
         );
         let mut out = LiftedTriples {
@@ -1062,7 +1046,6 @@ mod tests {
                 ds[j]
             );
         }
-        assert_eq!(d6s.len(), dinvs.len());
     }
 
     /// The word form of the relations (tower coordinates, `load_words`) embeds by `E_16` to

@@ -570,8 +570,10 @@ mod tests {
         })
     }
 
-    /// Protocol 5 in the clear on one word: the final level and the 11 products.
-    fn clear_run(b: &[Bits16; 4]) -> ([Bits16; 16], [Bits16; 11]) {
+    /// Protocol 5 in the clear on one word: the final level and the 11 products, with bit `i`
+    /// of `err` added to product `i` in every lane as it is computed (a corrupt party's error
+    /// in its reshare; the later steps are computed from the wrong values).
+    fn clear_run(b: &[Bits16; 4], err: u16) -> ([Bits16; 16], [Bits16; 11]) {
         let mut f = [Bits16(0); 16];
         f[0] = Bits16(!b[0].0);
         f[1] = b[0];
@@ -580,7 +582,12 @@ mod tests {
             let h = 1usize << k;
             let mut g = [Bits16(0); 16];
             for j in 0..h - 1 {
-                g[j] = Bits16(b[k].0 & f[j].0);
+                let e = if (err >> (step_offset(k) + j)) & 1 == 1 {
+                    0xffff
+                } else {
+                    0
+                };
+                g[j] = Bits16((b[k].0 & f[j].0) ^ e);
                 products[step_offset(k) + j] = g[j];
             }
             let mut next = [Bits16(0); 16];
@@ -592,7 +599,7 @@ mod tests {
 
     #[test]
     fn protocol5_levels_give_one_hot_vectors_at_r() {
-        let (mut e, products) = clear_run(&lane_positions());
+        let (mut e, products) = clear_run(&lane_positions(), 0);
         assert_eq!(products.len(), 11);
         let mut words = e.map(|x| x.0);
         transpose16(&mut words);
@@ -643,7 +650,7 @@ mod tests {
     #[test]
     fn bitstring_relations_hold_exactly_for_correct_products() {
         let b = lane_positions();
-        let (_, products) = clear_run(&b);
+        let (_, products) = clear_run(&b, 0);
         assert!(relations_hold(&b, &products).iter().flatten().all(|h| *h));
         for i in 0..11 {
             let rel = if i < 4 { 0 } else { 1 };
@@ -660,28 +667,10 @@ mod tests {
         }
     }
 
-    /// The layout `u16` of Protocol 5 run in the clear on the bits `b` (bit `k` = `b_k`), with
-    /// bit `i` of `err` added to product `i` as it is computed (a corrupt party's error in
-    /// its reshare), the later steps computed from the wrong values.
-    fn layout_with_errors(b: u16, err: u16) -> u16 {
-        let mut v = (b & 15) | 1 << ONE_BIT;
-        let mut f = vec![(b & 1) ^ 1, b & 1];
-        for k in 1..4 {
-            let s = (b >> k) & 1;
-            let h = 1usize << k;
-            let mut g: Vec<u16> = (0..h - 1)
-                .map(|j| {
-                    let i = step_offset(k) + j;
-                    let g = (s & f[j]) ^ ((err >> i) & 1);
-                    v |= g << (4 + i);
-                    g
-                })
-                .collect();
-            g.push(g.iter().fold(s, |a, x| a ^ x));
-            let sums: Vec<u16> = f.iter().zip(&g).map(|(x, y)| x ^ y).collect();
-            f = [sums, g].concat();
-        }
-        v
+    /// A part of a relation (a bit-polynomial of degree below 8) as its element of `GF(2^8)`.
+    fn byte(v: u16) -> Gf2p8 {
+        assert!(v < 0x80, "degree above 6: {v:#x}");
+        Gf2p8(v as u8)
     }
 
     /// Every error pattern of the 11 products breaks a relation, at every value of the bits
@@ -689,17 +678,18 @@ mod tests {
     /// relations in `GF(2^8)` certify all products, step 1's inside step 2's.
     #[test]
     fn bitstring_relations_fail_for_every_error_pattern() {
-        for b in 0..16u16 {
-            let e = bitstring_levels(layout_with_errors(b, 0)).1;
-            assert_eq!(e, 1 << b, "bits {b}");
-            for err in 0..1u16 << 11 {
-                let parts = bitstring_parts(layout_with_errors(b, err));
-                let holds = parts[1..].iter().all(|[x, y, z]| {
-                    let g = |v: &u16| Gf2p8(u8::try_from(*v).unwrap_or(0xff));
-                    assert!(*x < 0x80 && *y < 0x80 && *z < 0x80);
-                    g(x) * g(y) == g(z)
-                });
-                assert_eq!(holds, err == 0, "bits {b}, errors {err:#05x}");
+        // Lane `l` runs on the bits of `l`, so one word covers all 16 values of the bits.
+        let b = lane_positions();
+        let bit = |v: Bits16, l: usize| (v.0 >> l) & 1;
+        for err in 0..1u16 << 11 {
+            let (_, products) = clear_run(&b, err);
+            for l in 0..16 {
+                let layout = (0..4).fold(1 << ONE_BIT, |v, k| v | bit(b[k], l) << k);
+                let layout = (0..11).fold(layout, |v, i| v | bit(products[i], l) << (4 + i));
+                let holds = bitstring_parts(layout)[1..]
+                    .iter()
+                    .all(|[x, y, z]| byte(*x) * byte(*y) == byte(*z));
+                assert_eq!(holds, err == 0, "bits {l}, errors {err:#05x}");
             }
         }
     }
@@ -736,8 +726,7 @@ mod tests {
                 .filter(|b| (e >> b) & 1 == 1)
                 .fold(0, |a, b| a ^ LAYOUT_OF_E[b]);
             for [x, y, z] in &bitstring_parts(v)[1..] {
-                let g = |v: &u16| Gf2p8(u8::try_from(*v).unwrap_or(0xff));
-                assert_eq!(g(x) * g(y), g(z), "instance {j}");
+                assert_eq!(byte(*x) * byte(*y), byte(*z), "instance {j}");
             }
         }
         let w = n.div_ceil(16);
@@ -792,11 +781,11 @@ mod tests {
     fn lift_reads_across_word_boundaries() {
         // Two words; a chunk starting mid-word gives the same triples as a full lift.
         let b = lane_positions();
-        let (_, p) = clear_run(&b);
+        let (_, p) = clear_run(&b, 0);
         let two = |v: &[Bits16], per: usize| -> Vec<Bits16> {
             (0..per).flat_map(|e| [v[e], Bits16(!v[e].0)]).collect()
         };
-        let (_, p2) = clear_run(&b.map(|x| Bits16(!x.0)));
+        let (_, p2) = clear_run(&b.map(|x| Bits16(!x.0)), 0);
         let products: Vec<Bits16> = (0..11).flat_map(|e| [p[e], p2[e]]).collect();
         let rel = ByteSource(BitstringRelations::from_bits(
             [two(&b, 4), vec![Bits16(0); 8]],
