@@ -27,8 +27,8 @@
 //! wrong product survives a run of the check with probability at most `(2ℓ + 12)/2^64`, and
 //! all segments and runs of a batch of up to `10^6` AES-256 blocks with less than `2^-44`
 //! (see [`triskele_engine::verify`]); any inconsistent opening (coins, `ρ`, `σ`, outputs) is caught
-//! by the compare-views with the collision resistance of SHA-256. Outputs are opened with the
-//! hashed opening and a compare-view before any party returns them.
+//! by the compare-views with the collision resistance of BLAKE3 (the views' hash). Outputs are
+//! opened with the hashed opening and a compare-view before any party returns them.
 //!
 //! Large batches verify their records in segments while the layers run
 //! ([`Party::checkpoint`] after every layer; `triskele bench --verify-segment`):

@@ -106,7 +106,7 @@
 //!
 //! What is claimed: a corrupt party that makes any online product wrong makes every honest
 //! party abort, except with probability at most `ε(N, B) = N / binom(NB + C, B)` (with
-//! `C = B`) plus the probability of breaking SHA-256 (views) or the commitment. The table
+//! `C = B`) plus the probability of breaking BLAKE3 (views) or the commitment. The table
 //! gives `ε ≤ 2^-40` for every `N` (`log2 ε` from `-40.2` at `N = 2^19` down; see
 //! [`BucketParams::log2_cheating_bound`] and the unit test over all `log2 N ≤ 40`).
 //!

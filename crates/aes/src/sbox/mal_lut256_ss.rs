@@ -73,7 +73,7 @@
 //! folds by 32, and `(2ℓ + 4)/2^64` below the k-ary first level's `2^16` triples), and all segments and runs of a batch of up to `10^6`
 //! AES-256 blocks with less than `2^-44` ([`triskele_engine::verify`]); any inconsistent opening (layer-1 `c`, the
 //! additive `c^(j)`, coins, `ρ`, `σ`, outputs) is caught by the compare-views with the collision
-//! resistance of SHA-256. Outputs are opened with the hashed opening and a compare-view.
+//! resistance of BLAKE3. Outputs are opened with the hashed opening and a compare-view.
 
 use triskele_engine::{EngineError, Malicious, Party, ReshareTo};
 use triskele_field::{Gf2p8, LinearMap8};
