@@ -227,10 +227,12 @@ impl Prss {
     }
 
     /// [`Prss::random_rss`] written into `out` (resized to `n`, its memory reused): the same
-    /// sharing and the same stream use.
+    /// sharing and the same stream use. Only elements past `out`'s current length are zeroed
+    /// first (the fill overwrites every element), so a buffer reused at the same size is
+    /// written once, not twice.
     pub fn random_rss_into<F: Random>(&mut self, n: usize, out: &mut RssVec<F>) {
         for v in [&mut out.first, &mut out.second] {
-            v.clear();
+            v.truncate(n);
             v.resize(n, F::ZERO);
         }
         self.prev.fill(&mut out.first);

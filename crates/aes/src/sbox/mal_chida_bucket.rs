@@ -37,7 +37,13 @@
 //!    2.57-2.99 s before, 2.06-2.22 s after, three alternating pairs). The generation
 //!    buffers, the packed copy and the labels are handed from run to run (`RunBuffers`), so
 //!    only the first run faults in their pages (100,000 blocks: preprocessing 6.57-6.87 s
-//!    before, 5.97-6.01 s after, two alternating pairs).
+//!    before, 5.97-6.01 s after, two alternating pairs); the packed copy keeps the length of
+//!    the largest run and the generation buffers are refilled without zeroing them first.
+//!    Each bucket is shuffled in a copy in its worker's cache and unpacked from there
+//!    (`Shuffle::finish_unpacked`), so the packed array is read once after the scatter and
+//!    never written back: with those buffers, preprocessing at 10,000 blocks 0.726-0.745 s
+//!    before, 0.638-0.654 s after, at 100,000 blocks on two threads 6.70-6.79 s before,
+//!    5.79-5.97 s after (alternating runs, three and two pairs).
 //! 4. The first `C` triples are opened completely (`a`, `b`, `c`; every party sends its second
 //!    components to `P_{i-1}`, hashed into the views as in §5.1) and checked: `ab = c`.
 //! 5. The next `N` triples are the checked ones; the remaining `N(B-1)` are sacrificed, triple
@@ -149,6 +155,7 @@
 //! masking an online value. Zero-check digests hash values the receiver can compute itself.
 
 use core::ops::Range;
+use std::cell::RefCell;
 
 use rand::RngCore;
 use rayon::prelude::*;
@@ -617,24 +624,29 @@ fn verified_run(
     let key = global_coin(party)?;
     let perm = Shuffle::with_labels(p.generated, &key, core::mem::take(&mut bufs.labels));
     drop(key);
-    let mut packed = core::mem::take(&mut bufs.packed);
-    packed.resize(p.generated, 0);
-    perm.scatter(&mut packed, packed_triples(&a, &b, &c));
-    perm.finish(&mut packed);
-    bufs.labels = perm.into_labels();
+    // The buffer keeps the length of the largest run so far (runs come largest first), so
+    // it is zeroed once, not before every run.
+    let mut buf = core::mem::take(&mut bufs.packed);
+    if buf.len() < p.generated {
+        buf.resize(p.generated, 0);
+    }
+    let packed = &mut buf[..p.generated];
+    perm.scatter(packed, packed_triples(&a, &b, &c));
 
-    // Steps 4 and 5, unpacked into the generation buffers (no fresh memory) in the order
-    // opened (C), checked (N), then the sacrificed triples by position k < B - 1 in their
-    // bucket (N each): sacrificed triple j(B-1) + k of §5.3 is element j of block k.
+    // The buckets' Fisher–Yates shuffles, and steps 4 and 5: unpacked into the generation
+    // buffers (no fresh memory) in the order opened (C), checked (N), then the sacrificed
+    // triples by position k < B - 1 in their bucket (N each): sacrificed triple j(B-1) + k of
+    // §5.3 is element j of block k.
     let mut t = Triples { x: a, y: b, z: c };
     let (c_, n_, stride) = (p.opened, p.buckets, p.bucket_size - 1);
-    unpack_into(&packed, 0, 1, &mut t, 0..c_);
-    unpack_into(&packed, c_, 1, &mut t, c_..c_ + n_);
-    for k in 0..stride {
-        let dst = c_ + n_ + k * n_;
-        unpack_into(&packed, c_ + n_ + k, stride, &mut t, dst..dst + n_);
-    }
-    bufs.packed = packed;
+    let layout = Layout {
+        ident: c_ + n_,
+        n: n_,
+        stride,
+    };
+    perm.finish_unpacked(packed, layout, &mut t)?;
+    bufs.labels = perm.into_labels();
+    bufs.packed = buf;
     let opened_ok = open_and_check(party, TripleSlices::of(&t, 0..c_)?)?;
 
     // Step 6: sacrifice and compare-view (carrying the result of step 4).
@@ -833,9 +845,10 @@ impl Shuffle {
         Self::with_buckets(n, key, Self::bucket_log(n), labels)
     }
 
-    /// The labels' buffer, zeroed, for the next shuffle.
+    /// The labels' buffer, for the next shuffle. Not zeroized: the labels, like the bucket
+    /// keys, follow from the global coin, which every party opens (at 10,000 blocks the
+    /// volatile zeroing of about 19 million labels per party took 3% of mal-chida's samples).
     fn into_labels(mut self) -> Vec<u16> {
-        self.labels.zeroize();
         core::mem::take(&mut self.labels)
     }
 
@@ -896,7 +909,96 @@ impl Shuffle {
         }
     }
 
+    /// Step 3 with the unpacking of steps 4 and 5 ([`Layout`]): each bucket's range of the
+    /// scattered `packed` is copied into a buffer of its worker thread (a bucket is about 256
+    /// KiB, so it stays in the second-level cache), Fisher–Yates shuffled there with its key
+    /// and unpacked from there into the places `layout` gives its positions in `t`; buckets in
+    /// parallel. The triples land where `Shuffle::finish` and unpacking the whole array
+    /// would put them (the same messages follow), but `packed` is read once and never written
+    /// back. Refuses (`LengthMismatch`) a layout or share vectors that do not cover the run.
+    fn finish_unpacked(
+        &self,
+        packed: &[u64],
+        layout: Layout,
+        t: &mut Triples<Gf2p8>,
+    ) -> Result<(), EngineError> {
+        let n = packed.len();
+        let short = [&t.x, &t.y, &t.z]
+            .into_iter()
+            .flat_map(|v| [v.first.len(), v.second.len()])
+            .find(|&len| len < n);
+        if layout.len() != n || self.starts.last() != Some(&n) || short.is_some() {
+            return Err(EngineError::LengthMismatch {
+                expected: n,
+                got: short.unwrap_or(layout.len()),
+            });
+        }
+        thread_local! {
+            static LOCAL: RefCell<Vec<u64>> = const { RefCell::new(Vec::new()) };
+        }
+        let buckets = self.keys.len();
+        let ranges: Vec<Range<usize>> = self.starts.windows(2).map(|w| w[0]..w[1]).collect();
+        let inner = &self.starts[1..buckets];
+        // Every share vector cut into regions (the kept positions, then block `k` of the
+        // sacrificed ones) and each region at the buckets' starts: `cut[c][r][b]`.
+        let Triples { x, y, z } = t;
+        let parts: SixParts<'_> = [
+            &mut x.first,
+            &mut x.second,
+            &mut y.first,
+            &mut y.second,
+            &mut z.first,
+            &mut z.second,
+        ];
+        let mut cut: Vec<Vec<std::vec::IntoIter<&mut [Gf2p8]>>> = parts
+            .into_iter()
+            .map(|part| {
+                let (kept, mut rest) = part.split_at_mut(layout.ident.min(part.len()));
+                let mut regions = vec![cut_at(kept, inner.iter().map(|&p| p.min(layout.ident)))];
+                for k in 0..layout.stride {
+                    let (block, tail) = rest.split_at_mut(layout.n.min(rest.len()));
+                    rest = tail;
+                    let at = inner.iter().map(|&p| layout.block_before(k, p));
+                    regions.push(cut_at(block, at));
+                }
+                regions.into_iter().map(Vec::into_iter).collect()
+            })
+            .collect();
+        // Regrouped per bucket: `jobs[b][r]` holds the six pieces of region `r`.
+        let jobs: Vec<Vec<SixParts<'_>>> = (0..buckets)
+            .map(|_| {
+                (0..=layout.stride)
+                    .map(|r| core::array::from_fn(|c| cut[c][r].next().unwrap_or_default()))
+                    .collect()
+            })
+            .collect();
+        jobs.into_par_iter()
+            .zip(self.keys.par_iter())
+            .zip(ranges.into_par_iter())
+            .for_each(|((regions, key), range)| {
+                LOCAL.with_borrow_mut(|local| {
+                    local.clear();
+                    local.extend_from_slice(packed.get(range.clone()).unwrap_or_default());
+                    fisher_yates(local, key);
+                    for (r, six) in regions.into_iter().enumerate() {
+                        // The first position of the region in this bucket, and the step.
+                        let (first, step) = match r.checked_sub(1) {
+                            None => (range.start, 1),
+                            Some(k) => {
+                                let j = layout.block_before(k, range.start);
+                                (layout.ident + k + layout.stride * j, layout.stride)
+                            }
+                        };
+                        let from = first.saturating_sub(range.start);
+                        unpack_words(local.get(from..).unwrap_or_default(), step, six);
+                    }
+                });
+            });
+        Ok(())
+    }
+
     /// Step 3: the Fisher–Yates shuffle of every bucket's range of `out`, in parallel.
+    #[cfg(test)]
     fn finish<T: Copy + Send>(&self, out: &mut [T]) {
         let mut ranges = Vec::with_capacity(self.keys.len());
         let mut rest = out;
@@ -909,15 +1011,6 @@ impl Shuffle {
             .into_par_iter()
             .zip(self.keys.par_iter())
             .for_each(|(v, key)| fisher_yates(v, key));
-    }
-}
-
-impl Drop for Shuffle {
-    fn drop(&mut self) {
-        self.labels.zeroize();
-        for k in &mut self.keys {
-            k.0.zeroize();
-        }
     }
 }
 
@@ -967,6 +1060,7 @@ fn packed_triples<'a>(
 
 /// Writes the packed triples at positions `start + j·stride`, `j < dst.len()`, into
 /// positions `dst` of the share vectors of `t` (which must cover `dst`).
+#[cfg(test)]
 fn unpack_into(
     packed: &[u64],
     start: usize,
@@ -989,37 +1083,85 @@ fn unpack_into(
         .zip(z1.par_chunks_mut(CHUNK).zip(z2.par_chunks_mut(CHUNK)))
         .enumerate()
         .for_each(|(i, (((x1, x2), (y1, y2)), (z1, z2)))| {
-            let mut words = packed
-                .get(start + i * CHUNK * stride..)
-                .unwrap_or_default()
-                .iter()
-                .step_by(stride);
-            let mut outs = [x1, x2, y1, y2, z1, z2];
-            // Bytes are gathered into a small buffer per output and copied out in runs, so
-            // the share vectors see wide sequential stores instead of one byte at a time.
-            const RUN: usize = 256;
-            let mut buf = [[0u8; RUN]; 6];
-            let len = outs.iter().map(|o| o.len()).min().unwrap_or(0);
-            let mut at = 0;
-            while at < len {
-                let n = RUN.min(len - at);
-                let mut got = 0;
-                for (j, w) in words.by_ref().take(n).enumerate() {
-                    let b = w.to_le_bytes();
-                    for (o, v) in buf.iter_mut().zip(b) {
-                        o[j] = v;
-                    }
-                    got += 1;
-                }
-                for (o, b) in outs.iter_mut().zip(&buf) {
-                    Gf2p8::slice_as_bytes_mut(&mut o[at..at + got]).copy_from_slice(&b[..got]);
-                }
-                if got < n {
-                    break;
-                }
-                at += n;
-            }
+            let words = packed.get(start + i * CHUNK * stride..).unwrap_or_default();
+            unpack_words(words, stride, [x1, x2, y1, y2, z1, z2]);
         });
+}
+
+/// The six share vectors of a run of triples, `[x_1, x_2, y_1, y_2, z_1, z_2]`.
+type SixParts<'a> = [&'a mut [Gf2p8]; 6];
+
+/// Writes the packed triples `words[j·stride]` into element `j` of `outs` (as many as the
+/// shortest output, or fewer if `words` ends first).
+fn unpack_words(words: &[u64], stride: usize, mut outs: SixParts<'_>) {
+    let mut words = words.iter().step_by(stride.max(1));
+    // Bytes are gathered into a small buffer per output and copied out in runs, so the share
+    // vectors see wide sequential stores instead of one byte at a time.
+    const RUN: usize = 256;
+    let mut buf = [[0u8; RUN]; 6];
+    let len = outs.iter().map(|o| o.len()).min().unwrap_or(0);
+    let mut at = 0;
+    while at < len {
+        let n = RUN.min(len - at);
+        let mut got = 0;
+        for (j, w) in words.by_ref().take(n).enumerate() {
+            let b = w.to_le_bytes();
+            for (o, v) in buf.iter_mut().zip(b) {
+                o[j] = v;
+            }
+            got += 1;
+        }
+        for (o, b) in outs.iter_mut().zip(&buf) {
+            Gf2p8::slice_as_bytes_mut(&mut o[at..at + got]).copy_from_slice(&b[..got]);
+        }
+        if got < n {
+            break;
+        }
+        at += n;
+    }
+}
+
+/// Where steps 4 and 5 of PROTOCOLS.md §5.3 put the shuffled triples: positions below
+/// `ident = C + N` (opened, then checked) keep their index; the sacrificed position `ident + k
+/// + stride·j` (`k < stride = B - 1`, triple `j(B-1) + k` of §5.3) goes to `ident + k·n + j`
+/// (block `k` of `n = N` triples).
+#[derive(Debug, Clone, Copy)]
+struct Layout {
+    ident: usize,
+    n: usize,
+    stride: usize,
+}
+
+impl Layout {
+    /// The positions it places.
+    fn len(&self) -> usize {
+        self.ident + self.stride * self.n
+    }
+
+    /// The indices `j` of block `k` whose positions `ident + k + stride·j` lie below `p`.
+    fn block_before(&self, k: usize, p: usize) -> usize {
+        let q = p.saturating_sub(self.ident);
+        if q <= k {
+            0
+        } else {
+            ((q - k).div_ceil(self.stride)).min(self.n)
+        }
+    }
+}
+
+/// Cuts `v` at the increasing offsets `cuts` (relative to its start, clamped to its length)
+/// into `cuts.len() + 1` pieces.
+fn cut_at<T>(mut v: &mut [T], cuts: impl Iterator<Item = usize>) -> Vec<&mut [T]> {
+    let mut out = Vec::new();
+    let mut done = 0;
+    for c in cuts {
+        let (head, tail) = v.split_at_mut(c.saturating_sub(done).min(v.len()));
+        done += head.len();
+        out.push(head);
+        v = tail;
+    }
+    out.push(v);
+    out
 }
 
 /// Borrowed share vectors of a run of triples `(x, y, z)`: `[first, second]` each.
@@ -1748,6 +1890,59 @@ mod tests {
         // buckets of randomly assigned triples.
         for r in sacrifice_with_errors(0x5a, 0x5a) {
             assert!(r.is_ok(), "{r:?}");
+        }
+    }
+
+    /// The fused shuffle and unpacking puts every triple where the buckets' Fisher–Yates
+    /// shuffle of the whole array and the unpacking of steps 4 and 5 would (so the messages
+    /// are those of the plain steps), for bucket sizes 3 to 5 and runs with one or several
+    /// buckets, and refuses share vectors shorter than the run.
+    #[test]
+    fn fused_shuffle_and_unpack_match_the_plain_steps() {
+        for (opened, n, bucket_size, log_k) in [
+            (3, 1 << 14, 3, 2),
+            (4, 5_000, 4, 3),
+            (5, 2_000, 5, 0),
+            (3, 40_000, 3, 4),
+        ] {
+            let stride = bucket_size - 1;
+            let layout = Layout {
+                ident: opened + n,
+                n,
+                stride,
+            };
+            let m = layout.len();
+            let key = PrgKey([opened as u8; 16]);
+            let word = |k: u64| k.wrapping_mul(0x9E37_79B9_7F4A_7C15) & 0xffff_ffff_ffff;
+            let original: Vec<u64> = (0..m as u64).map(word).collect();
+            let perm = Shuffle::with_buckets(m, &key, log_k, Vec::new());
+            let mut scattered = vec![0u64; m];
+            perm.scatter(&mut scattered, original.iter().copied());
+            let zeros = || Triples {
+                x: RssVec::zeros(m),
+                y: RssVec::zeros(m),
+                z: RssVec::zeros(m),
+            };
+            // The plain steps: shuffle in place, then unpack region by region.
+            let mut shuffled = scattered.clone();
+            perm.finish(&mut shuffled);
+            let mut want = zeros();
+            unpack_into(&shuffled, 0, 1, &mut want, 0..layout.ident);
+            for k in 0..stride {
+                let dst = layout.ident + k * n;
+                unpack_into(&shuffled, layout.ident + k, stride, &mut want, dst..dst + n);
+            }
+            let mut got = zeros();
+            perm.finish_unpacked(&scattered, layout, &mut got).unwrap();
+            assert!(
+                (&got.x, &got.y, &got.z) == (&want.x, &want.y, &want.z),
+                "C = {opened}, N = {n}, B = {bucket_size}, K = 2^{log_k}"
+            );
+            let mut short = zeros();
+            short.z.second.pop();
+            assert!(perm
+                .finish_unpacked(&scattered, layout, &mut short)
+                .is_err());
         }
     }
 
