@@ -1475,3 +1475,75 @@ fn aes_blocks_impl(step: crate::aes_round::BlockStep, buf: &mut [u8]) {
         last.copy_from_slice(&pair[..16]);
     }
 }
+
+/// [`super::scatter_streaming`] on x86-64: whole cache lines leave the line buffers with
+/// non-temporal stores (SSE2, part of x86-64), the rest with plain ones.
+pub(crate) fn scatter_streaming(
+    out: &mut [u64],
+    next: &mut [usize],
+    labels: &[u16],
+    items: impl Iterator<Item = u64>,
+) {
+    let k = next.len();
+    let base = out.as_ptr() as usize;
+    // Items to the next 64-byte boundary of a bucket's destination (8 once aligned).
+    let to_line = |pos: usize| -> usize {
+        let addr = base.wrapping_add(pos.wrapping_mul(8));
+        match (64 - addr % 64) % 64 / 8 {
+            0 => 8,
+            n => n,
+        }
+    };
+    let mut lines = vec![[0u64; 8]; k];
+    let mut fill = vec![0usize; k];
+    let mut want: Vec<usize> = next.iter().map(|&p| to_line(p)).collect();
+    for (&l, item) in labels.iter().zip(items) {
+        let l = usize::from(l);
+        let (Some(line), Some(f)) = (lines.get_mut(l), fill.get_mut(l)) else {
+            continue;
+        };
+        line[*f] = item;
+        *f += 1;
+        if *f < want[l] {
+            continue;
+        }
+        let pos = next[l];
+        if let Some(dst) = out.get_mut(pos..pos + *f) {
+            if *f == 8 {
+                // SAFETY: `dst` is 8 in-bounds u64s whose start is 64-byte aligned (`to_line`
+                // counted the items to the boundary), so each 16-byte store is aligned and
+                // inside `dst`; SSE2 is part of x86-64.
+                unsafe {
+                    let d = dst.as_mut_ptr().cast::<__m128i>();
+                    let s = line.as_ptr().cast::<__m128i>();
+                    for j in 0..4 {
+                        _mm_stream_si128(d.add(j), _mm_loadu_si128(s.add(j)));
+                    }
+                }
+            } else {
+                dst.copy_from_slice(&line[..*f]);
+            }
+        } else {
+            copy_in_bounds(out, pos, &line[..*f]);
+        }
+        next[l] = pos + *f;
+        *f = 0;
+        want[l] = 8;
+    }
+    for l in 0..k {
+        let (pos, f) = (next[l], fill[l]);
+        copy_in_bounds(out, pos, &lines[l][..f]);
+        next[l] = pos + f;
+    }
+    // SAFETY: a store fence, so that the non-temporal stores are ordered before whatever
+    // follows (another thread reading `out`).
+    unsafe { _mm_sfence() };
+}
+
+/// `out[pos + j] = src[j]` for the places inside `out`.
+fn copy_in_bounds(out: &mut [u64], pos: usize, src: &[u64]) {
+    if let Some(dst) = out.get_mut(pos..) {
+        let m = dst.len().min(src.len());
+        dst[..m].copy_from_slice(&src[..m]);
+    }
+}
