@@ -963,7 +963,7 @@ pub fn scatter_streaming(
             if let Some(o) = out.get_mut(*p) {
                 *o = item;
             }
-            *p += 1;
+            *p = p.saturating_add(1);
         }
     }
 }
@@ -1024,6 +1024,11 @@ mod tests {
             assert_eq!(next, want_next, "n = {n}, k = {k}");
             assert!(got == want, "n = {n}, k = {k}, offset = {offset}");
         }
+        // Places near the end of the address range: nothing written, no overflow.
+        let mut out = vec![0u64; 5];
+        let mut next = vec![usize::MAX - 2];
+        scatter_streaming(&mut out, &mut next, &[0; 20], 1..=20);
+        assert_eq!((out, next), (vec![0; 5], vec![usize::MAX]));
     }
 
     #[test]

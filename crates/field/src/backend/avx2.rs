@@ -1508,7 +1508,7 @@ pub(crate) fn scatter_streaming(
             continue;
         }
         let pos = next[l];
-        if let Some(dst) = out.get_mut(pos..pos + *f) {
+        if let Some(dst) = out.get_mut(pos..pos.saturating_add(*f)) {
             if *f == 8 {
                 // SAFETY: `dst` is 8 in-bounds u64s whose start is 64-byte aligned (`to_line`
                 // counted the items to the boundary), so each 16-byte store is aligned and
@@ -1526,14 +1526,14 @@ pub(crate) fn scatter_streaming(
         } else {
             copy_in_bounds(out, pos, &line[..*f]);
         }
-        next[l] = pos + *f;
+        next[l] = pos.saturating_add(*f);
         *f = 0;
         want[l] = 8;
     }
     for l in 0..k {
         let (pos, f) = (next[l], fill[l]);
         copy_in_bounds(out, pos, &lines[l][..f]);
-        next[l] = pos + f;
+        next[l] = pos.saturating_add(f);
     }
     // SAFETY: a store fence, so that the non-temporal stores are ordered before whatever
     // follows (another thread reading `out`).
