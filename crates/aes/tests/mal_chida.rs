@@ -291,12 +291,25 @@ fn parties<T: Send>(f: impl Fn(Party<Malicious>) -> T + Sync) -> [T; 3] {
 fn inversion_with_product_error(
     error: Option<(usize, u8)>,
 ) -> [Result<Vec<Gf2p8>, EngineError>; 3] {
+    inversion_in_messages(error, None).map(|r| r.map(|(out, _)| out))
+}
+
+/// [`inversion_with_product_error`] with at most `message_pairs` sacrificed pairs per message
+/// of the finalize (`None`: the default); also returns the finalize's messages on the channel
+/// to `P_{i-1}`.
+fn inversion_in_messages(
+    error: Option<(usize, u8)>,
+    message_pairs: Option<usize>,
+) -> [Result<(Vec<Gf2p8>, u64), EngineError>; 3] {
     let mut rng = ChaCha20Rng::seed_from_u64(5);
     let x: Vec<Gf2p8> = (0..=255u8).map(Gf2p8).collect();
     let xs = deal(&x, &mut rng);
     parties(|mut p| {
         let id = p.id();
-        let mut sbox = MalChida::default();
+        let mut sbox = match message_pairs {
+            Some(m) => MalChida::default().with_message_pairs(m),
+            None => MalChida::default(),
+        };
         sbox.preprocess(&mut p, 256)?;
         let mut x = xs[id.index()].clone();
         sbox.invert(&mut p, &mut x)?;
@@ -309,11 +322,44 @@ fn inversion_with_product_error(
             };
             assert!(sbox.perturb_product_output(k, first, second));
         }
+        p.set_phase(Phase::Finalize);
         sbox.finalize(&mut p)?;
+        let messages = p.net().stats().get(Phase::Finalize).prev.messages;
         let out = p.open_output(&x)?;
         p.shutdown()?;
-        Ok(out)
+        Ok((out, messages))
     })
+}
+
+/// The finalize's sacrifice in several messages (one per at most `message_pairs` pairs of
+/// whole blocks; here the chain's four products of 256 inversions are four blocks) gives the
+/// right outputs, and an error in a product of any message aborts at every party.
+#[test]
+fn finalize_in_several_messages_checks_every_product() {
+    // Blocks of 256 pairs: 300 pairs per message take one block, 600 two.
+    for (pairs, rho_sigma_messages) in [(300, 4), (600, 2), (1 << 24, 1)] {
+        for r in inversion_in_messages(None, Some(pairs)) {
+            let (out, messages) = r.unwrap();
+            for (v, y) in out.iter().enumerate() {
+                assert_eq!(*y, Gf2p8(v as u8).pow(254), "{v:#04x}");
+            }
+            // On the channel to P_{i-1}: the ρ, σ messages sent, and the compare-view's digests
+            // sent and received.
+            assert_eq!(
+                messages,
+                rho_sigma_messages + 2,
+                "{pairs} pairs per message"
+            );
+        }
+        for (k, e) in [(0, 1), (300, 0x80), (600, 0x11), (1023, 0x5a)] {
+            for r in inversion_in_messages(Some((k, e)), Some(pairs)) {
+                assert!(
+                    matches!(r, Err(EngineError::Abort(_))),
+                    "{pairs} pairs per message, product {k}, error {e:#04x}: {r:?}"
+                );
+            }
+        }
+    }
 }
 
 #[test]

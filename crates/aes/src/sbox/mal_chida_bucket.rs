@@ -68,7 +68,9 @@
 //! **Finalize**: every online product, in the order above, is sacrificed against the next
 //! unused verified triple (step 6 with buckets of size 1), its triple rebuilt block by block
 //! from the kept values; then a compare-view. Any failure makes every honest party return
-//! [`EngineError::Abort`] before outputs are opened.
+//! [`EngineError::Abort`] before outputs are opened. The `ρ`, `σ` of at most
+//! [`SACRIFICE_MESSAGE_PAIRS`]` = 2^24` products go in one message (whole blocks of `2^18`;
+//! more products take more messages, one round each).
 //!
 //! # Communication (per party, as implemented)
 //!
@@ -76,7 +78,11 @@
 //! |---|---|---|---|---|
 //! | preprocessing, per run | `128` | `M + 3C + 2N(B-1) + 128` | 7 | 11 |
 //! | online | 0 | 4 per inversion (AES-128: 640 per block) | 3 per layer | 3 per layer |
-//! | finalize | 32 | 8 per inversion + 32 (AES-128: 1280 per block + 32) | 2 | 3 |
+//! | finalize | 32 | 8 per inversion + 32 (AES-128: 1280 per block + 32) | `m + 1` | `m + 2` |
+//!
+//! `m` is the number of `ρ, σ` messages of the finalize: 1 up to `2^24` products (about 26,000
+//! AES-128 blocks), then one more per `2^24` (at 100,000 AES-128 blocks, `6.4 · 10^7` products in
+//! blocks of `2^18`: 4).
 //!
 //! Preprocessing rounds: multiplication, commitments, seed parts, compare-view, opening of the
 //! `C` triples, opening of `ρ, σ`, compare-view. Each compare-view is 32 bytes to each
@@ -85,6 +91,11 @@
 //!
 //! # Deviations
 //!
+//! * \[DEV\] The finalize's `ρ, σ` travel in messages of at most 32 MiB
+//!   ([`SACRIFICE_MESSAGE_PAIRS`]) instead of one: the same bytes and zero checks, one round
+//!   per message; the views absorb each message's openings and zero checks in turn (all
+//!   parties alike). At 100,000 AES-128 blocks the one message and the one received were 128
+//!   MB each per party, the finalize's largest memory.
 //! * \[DEV\] The bucket size is looked up by `log2 N` (PROTOCOLS.md §5.3, §8 item 4); the
 //!   reference indexes its table by the lowest set bit of `n >> 10`, which for `2^10 < N <
 //!   2^20` can pick a smaller bucket than intended.
@@ -361,7 +372,18 @@ pub struct MalChida {
     run_log2: u32,
     /// The online chains since the last finalize, one entry per `invert` call, in order.
     chain: Vec<ChainLayer>,
+    /// The most pairs whose `ρ`, `σ` the finalize sends in one message
+    /// ([`SACRIFICE_MESSAGE_PAIRS`]).
+    message_pairs: usize,
 }
+
+/// The most pairs whose `ρ` and `σ` (2 bytes per pair) one message of the finalize's sacrifice
+/// carries: 32 MiB. \[DEV\] PROTOCOLS.md §5.3 sends all of them in one message; a batch of
+/// more than `2^24` products (about 26,000 AES-128 blocks) sends them in several, one round
+/// each, so that this party's message and the one it receives stay within 32 MiB each instead
+/// of growing with the batch (at 100,000 blocks they were 128 MB each, on top of the 384 MB of
+/// verified triples and 160 MB of chain values the finalize holds).
+pub const SACRIFICE_MESSAGE_PAIRS: usize = 1 << 24;
 
 /// What one `invert` call keeps for the finalize (10 bytes per inversion and party instead of
 /// the 24 of four recorded triples): the input and the products of the chain; the other
@@ -457,7 +479,17 @@ impl MalChida {
             checked: 0,
             run_log2,
             chain: Vec::new(),
+            message_pairs: SACRIFICE_MESSAGE_PAIRS,
         }
+    }
+
+    /// The protocol with at most `pairs` (at least 1) sacrificed pairs per message of the
+    /// finalize instead of [`SACRIFICE_MESSAGE_PAIRS`] (tests run small batches through
+    /// several messages).
+    #[doc(hidden)]
+    pub fn with_message_pairs(mut self, pairs: usize) -> Self {
+        self.message_pairs = pairs.max(1);
+        self
     }
 
     /// Test hook (a corrupt party's consistent error in an online product): adds `first` and
@@ -554,13 +586,13 @@ impl SboxProtocol<Malicious> for MalChida {
         }
         if online > 0 {
             let kept = TripleSlices::of(&self.pool, self.checked..self.reserved)?;
-            sacrifice_chain(party, &self.chain, kept)?;
+            sacrifice_chain(party, &self.chain, kept, self.message_pairs)?;
             self.checked = self.reserved;
         }
         self.chain.clear();
         if self.checked == self.pool.len() {
             // Everything preprocessed has been used and checked: free it.
-            *self = MalChida::with_run_log2(self.run_log2);
+            *self = MalChida::with_run_log2(self.run_log2).with_message_pairs(self.message_pairs);
         }
         party.compare_view()
     }
@@ -1501,6 +1533,7 @@ fn sacrifice_chain(
     party: &mut Party<Malicious>,
     chain: &[ChainLayer],
     kept: TripleSlices<'_>,
+    message_pairs: usize,
 ) -> Result<(), EngineError> {
     let total = kept.len();
     let mut blocks = Vec::new();
@@ -1528,7 +1561,19 @@ fn sacrifice_chain(
             got: at,
         });
     }
-    sacrifice(party, &[blocks])
+    // Consecutive blocks, at most `message_pairs` pairs per message (a block larger than
+    // that alone), each message with its own zero checks.
+    let mut group = Vec::new();
+    let mut pairs = 0;
+    for block in blocks {
+        if pairs > 0 && pairs + block.len() > message_pairs {
+            sacrifice(party, &[core::mem::take(&mut group)])?;
+            pairs = 0;
+        }
+        pairs += block.len();
+        group.push(block);
+    }
+    sacrifice(party, &[group])
 }
 
 #[cfg(test)]
