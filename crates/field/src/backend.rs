@@ -13,7 +13,7 @@
 //! an illegal instruction. All backends give bit-identical results.
 //!
 //! Files: `portable.rs` (any CPU; the portable `GF(2^4)` kernels are `crate::gf2p4::portable`),
-//! `avx2.rs` (AVX2, PCLMULQDQ, VPCLMULQDQ), `gfni.rs` (GFNI on 256- and 512-bit vectors; tested
+//! `avx2.rs` (AVX2, PCLMULQDQ, VPCLMULQDQ, and the SSE2 streaming scatter), `gfni.rs` (GFNI on 256- and 512-bit vectors; tested
 //! against the portable code on CPUs that have GFNI), `fp_ifma.rs` (the `F_p` slice kernels on
 //! AVX-512 IFMA, used by `Gfni512`), `cast.rs` (slice reinterpretation of the `#[repr(transparent)]` element types). The
 //! SIMD code is compiled with `#[target_feature]`; each file that needs `unsafe` allows it

@@ -14,9 +14,12 @@
 //!   `h` the high half and `g = h + (h >> 60) + (h >> 61) + (h >> 63)`,
 //!   `h u^64 ≡ g (1 + u + u^3 + u^4)`. Inner products XOR the unreduced 128-bit
 //!   products and reduce once.
+//! * The streaming scatter of `super::scatter_streaming`: whole cache lines with SSE2
+//!   non-temporal stores.
 //!
-//! Every function here is safe to call only through a token ([`Avx2`], [`Vpclmul`]) whose
-//! existence proves the CPU features; the tokens are created only by run-time detection.
+//! Every function here but the scatter (SSE2 is part of x86-64) is safe to call only through a
+//! token ([`Avx2`], [`Vpclmul`]) whose existence proves the CPU features; the tokens are
+//! created only by run-time detection.
 #![allow(unsafe_code)]
 
 use core::arch::x86_64::*;
