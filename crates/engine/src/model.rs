@@ -22,7 +22,8 @@
 //! parameter mismatch instead of causing an abort. BLAKE3 hashes about four times as fast on
 //! the CPUs we run on (one thread, 256 KiB updates: 7.4-7.9 against 1.8-1.9 GB/s for the `sha2`
 //! crate with SHA-NI on the Intel Xeon VM), and mal-chida's sacrifice absorbs about six bytes
-//! per pair into each view (docs/PERFORMANCE.md, "BLAKE3 views").
+//! per pair into each view (docs/PERFORMANCE.md, "BLAKE3 views, mal-chida's shuffle, and
+//! where the rest goes").
 //!
 //! # Triples
 //!

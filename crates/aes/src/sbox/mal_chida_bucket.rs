@@ -592,7 +592,9 @@ impl SboxProtocol<Malicious> for MalChida {
         self.chain.clear();
         if self.checked == self.pool.len() {
             // Everything preprocessed has been used and checked: free it.
-            *self = MalChida::with_run_log2(self.run_log2).with_message_pairs(self.message_pairs);
+            self.pool = Triples::default();
+            self.reserved = 0;
+            self.checked = 0;
         }
         party.compare_view()
     }

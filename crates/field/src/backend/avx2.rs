@@ -1489,7 +1489,8 @@ pub(crate) fn scatter_streaming(
 ) {
     let k = next.len();
     let base = out.as_ptr() as usize;
-    // Items to the next 64-byte boundary of a bucket's destination (8 once aligned).
+    // Items from a stream's next place to the next 64-byte boundary (8 once aligned, as after
+    // every flush of a whole line).
     let to_line = |pos: usize| -> usize {
         let addr = base.wrapping_add(pos.wrapping_mul(8));
         match (64 - addr % 64) % 64 / 8 {
@@ -1499,7 +1500,6 @@ pub(crate) fn scatter_streaming(
     };
     let mut lines = vec![[0u64; 8]; k];
     let mut fill = vec![0usize; k];
-    let mut want: Vec<usize> = next.iter().map(|&p| to_line(p)).collect();
     for (&l, item) in labels.iter().zip(items) {
         let l = usize::from(l);
         let (Some(line), Some(f)) = (lines.get_mut(l), fill.get_mut(l)) else {
@@ -1507,15 +1507,16 @@ pub(crate) fn scatter_streaming(
         };
         line[*f] = item;
         *f += 1;
-        if *f < want[l] {
+        if *f < to_line(next[l]) {
             continue;
         }
         let pos = next[l];
         if let Some(dst) = out.get_mut(pos..pos.saturating_add(*f)) {
             if *f == 8 {
-                // SAFETY: `dst` is 8 in-bounds u64s whose start is 64-byte aligned (`to_line`
-                // counted the items to the boundary), so each 16-byte store is aligned and
-                // inside `dst`; SSE2 is part of x86-64.
+                // SAFETY: `dst` is 8 in-bounds u64s whose start is 64-byte aligned (a line is
+                // flushed once it holds `to_line(pos)` items, so it holds 8 only when `pos` is
+                // at a boundary), so each 16-byte store is aligned and inside `dst`; SSE2 is
+                // part of x86-64.
                 unsafe {
                     let d = dst.as_mut_ptr().cast::<__m128i>();
                     let s = line.as_ptr().cast::<__m128i>();
@@ -1531,7 +1532,6 @@ pub(crate) fn scatter_streaming(
         }
         next[l] = pos.saturating_add(*f);
         *f = 0;
-        want[l] = 8;
     }
     for l in 0..k {
         let (pos, f) = (next[l], fill[l]);
