@@ -8,8 +8,10 @@ use super::{Coeffs, VerifyField};
 pub const COEFF_CHUNK: usize = 1 << 11;
 
 /// Elements per sub-block of the fused kernels: every buffer of a sub-block (lifted triples,
-/// coefficients, products) stays in the first- or second-level cache.
-pub(super) const SUB: usize = 1024;
+/// coefficients, products) stays in the second-level cache. 4096 rather than 1024 since the
+/// k-ary first level (many kernel calls per sub-block, each with a fixed cost): 4-15% off the
+/// finalize of the Verify-based variants (docs/PERFORMANCE.md, "Sub-blocks of 4096").
+pub(super) const SUB: usize = 4096;
 
 /// `SHA-256(label ‖ seed ‖ suffix)`, first 16 bytes: an AES-128 key drawn from the seed.
 fn seed_key(label: &[u8], seed: &[u8; 16], suffix: &[u8]) -> [u8; 16] {
