@@ -118,36 +118,45 @@ fn expected(target: Target, size: KeySize) -> Expected {
 /// §6.4's one 8-byte coin), to prev `16ℓ + 16 + 32` (§6.4's `16ℓ + 16` plus the digest sent
 /// back in the two-way compare-view), `2ℓ + 8` messages on each channel. Logarithmic in `L`.
 /// A run of at least `OCTAL_MIN_LEN` triples that all have a byte or word form (every
-/// variant here: bytes, bit-sliced bits, packed relations, gf4p4 relations as words) starts with the k-ary first level instead: with
-/// `ℓ' = ⌈log2 ⌈L/8⌉⌉`, to next `16 + 8 + 8ℓ' + 24 + 32`, to prev `56 + 16ℓ' + 16 + 32`,
-/// `2ℓ' + 10` messages.
+/// variant here: bytes, bit-sliced bits, packed relations, gf4p4 relations as words) starts
+/// with the k-ary first level instead: with blocks of `k` (32 for runs of bytes only, 8 for
+/// the others) and `ℓ' = ⌈log2 ⌈L/k⌉⌉`, to next `16 + 8 + 8ℓ' + 24 + 32`, to prev `8 (k - 1)
+/// + 16ℓ' + 16 + 32`, `2ℓ' + 10` messages.
 fn finalize_expected(target: Target, size: KeySize, simd: usize) -> (u64, u64, u64) {
-    let (triples_per_sbox, bytes) = match target {
-        Target::MalChidaRecCheck => (4, true),
-        Target::MalGf4Circuit => (5, true),
+    // The arity of the k-ary first level: 32 for runs of bytes only, 8 for runs that also hold
+    // words or packed bits.
+    let (triples_per_sbox, k) = match target {
+        Target::MalChidaRecCheck => (4, 32),
+        Target::MalGf4Circuit => (5, 32),
         // The gf4p4 relation and the norm relation per S-box (both in GF(2^16), taken in the
         // pair form; [DEV] PROTOCOLS.md §6.4 counts 3: the norm products as two triples).
-        Target::MalGf4CircuitOpt => (2, true),
+        Target::MalGf4CircuitOpt => (2, 8),
         // 2 packed ohv relations resp. 2 bit × bit-string relations (steps 2 and 3, step 1
         // inside step 2's; [DEV] PROTOCOLS.md §6.4 counts 3) per one-hot vector and one gf4p4
         // relation per S-box; exact here because a benchmark layer is a multiple of 16
         // S-boxes (no padding lanes; see mal_lut16_verifies_exactly_the_recorded_relations).
-        Target::MalLut16Ohv | Target::MalLut16Bitstring => (3, true),
-        // 22 bit triples (or 4 packed relations) of the preprocessing + 2 VerifySbox triples.
-        Target::MalLut256Ss => (24, true),
-        Target::MalLut256SsOpt => (6, true),
+        Target::MalLut16Ohv | Target::MalLut16Bitstring => (3, 8),
+        // 22 bit triples (or 4 packed relations) of the preprocessing + 2 VerifySbox triples:
+        // bits next to bytes (blocks of eight), resp. bytes only (blocks of 32).
+        Target::MalLut256Ss => (24, 8),
+        Target::MalLut256SsOpt => (6, 32),
         _ => return (0, 0, 0),
     };
-    verify_cost(triples_per_sbox * size.sboxes_per_block() * simd, bytes)
+    verify_cost(triples_per_sbox * size.sboxes_per_block() * simd, k)
 }
 
-/// [`finalize_expected`] for `Verify` over exactly `l` triples (`bytes`: all with a byte
-/// form).
-fn verify_cost(l: usize, bytes: bool) -> (u64, u64, u64) {
+/// [`finalize_expected`] for `Verify` over exactly `l` triples that all have a byte or word
+/// form, whose k-ary first level has blocks of `k`.
+fn verify_cost(l: usize, k: usize) -> (u64, u64, u64) {
     use triskele_engine::verify::{levels, OCTAL_MIN_LEN};
-    if bytes && l >= OCTAL_MIN_LEN {
-        let l = u64::from(levels(l.div_ceil(8)));
-        return (16 + 8 + 8 * l + 24 + 32, 56 + 16 * l + 16 + 32, 2 * l + 10);
+    if l >= OCTAL_MIN_LEN {
+        let reshared = 8 * (k as u64 - 1);
+        let l = u64::from(levels(l.div_ceil(k)));
+        return (
+            16 + 8 + 8 * l + 24 + 32,
+            reshared + 16 * l + 16 + 32,
+            2 * l + 10,
+        );
     }
     let l = u64::from(levels(l));
     (16 + 8 * l + 24 + 32, 16 * l + 16 + 32, 2 * l + 8)
@@ -291,15 +300,16 @@ fn mal_chida_rec_check_is_640_bytes_per_block_to_prev_and_logarithmic_finalize()
     let e = expected(Target::MalChidaRecCheck, KeySize::Aes128);
     assert_eq!(e.online_prev, 640);
     assert_eq!(e.online_messages_prev, 30);
-    // S = 1: L = 640, ℓ = 10; S = 1000: L = 640 000, the k-ary first level and ℓ' = 17
-    // (three halvings would send (232, 368, 48)).
+    // S = 1: L = 640, ℓ = 10; S = 1000: L = 640 000, the k-ary first level with blocks of 32
+    // and ℓ' = 15 (with blocks of eight, ℓ' = 17: (216, 376, 44); five halvings instead:
+    // (248, 400, 52)).
     assert_eq!(
         finalize_expected(Target::MalChidaRecCheck, KeySize::Aes128, 1),
         (152, 208, 28)
     );
     assert_eq!(
         finalize_expected(Target::MalChidaRecCheck, KeySize::Aes128, 1000),
-        (216, 376, 44)
+        (200, 536, 40)
     );
 }
 
@@ -314,14 +324,14 @@ fn mal_gf4_circuit_is_400_bytes_per_block_to_prev_and_logarithmic_finalize() {
         assert_eq!(e.online_messages_prev, 40);
     }
     // mal-gf4-circuit: S = 1: L = 800, ℓ = 10; S = 1000: L = 800 000, the k-ary first level
-    // and ℓ' = 17.
+    // with blocks of 32 and ℓ' = 15.
     assert_eq!(
         finalize_expected(Target::MalGf4Circuit, KeySize::Aes128, 1),
         (152, 208, 28)
     );
     assert_eq!(
         finalize_expected(Target::MalGf4Circuit, KeySize::Aes128, 1000),
-        (216, 376, 44)
+        (200, 536, 40)
     );
     // mal-gf4-circuit-gf4p4: S = 1: L = 320, ℓ = 9; S = 1000: L = 320 000, the k-ary first
     // level (on words) and ℓ' = 16 (the same bytes as PROTOCOLS.md's L = 480 per block).
@@ -358,14 +368,14 @@ fn mal_lut256_ss_is_440_prep_and_160_160_online_bytes_per_block_and_logarithmic_
         (232, 408, 48)
     );
     // mal-lut256-ss-opt: S = 1: L = 960, ℓ = 10; S = 1000: L = 960 000, the k-ary first level
-    // and ℓ' = 17.
+    // with blocks of 32 and ℓ' = 15.
     assert_eq!(
         finalize_expected(Target::MalLut256SsOpt, KeySize::Aes128, 1),
         (152, 208, 28)
     );
     assert_eq!(
         finalize_expected(Target::MalLut256SsOpt, KeySize::Aes128, 1000),
-        (216, 376, 44)
+        (200, 536, 40)
     );
 }
 
@@ -443,7 +453,7 @@ fn mal_lut16_verifies_exactly_the_recorded_relations() {
                 (input, out, recorded, stats)
             });
             let l = 2 * 16 * n.div_ceil(16) + n;
-            let (fin_next, fin_prev, fin_msgs) = verify_cost(l, true);
+            let (fin_next, fin_prev, fin_msgs) = verify_cost(l, 8);
             for (input, out, recorded, stats) in runs {
                 let want: Vec<Gf2p8> = input.iter().map(|v| v.inverse()).collect();
                 assert_eq!(out, want, "{prep:?} n = {n}");

@@ -215,16 +215,17 @@ abort_matrix!(mal_lut256_ss, Target::MalLut256Ss);
 abort_matrix!(mal_lut256_ss_opt, Target::MalLut256SsOpt);
 
 /// The abort matrix runs one block, whose check halves from the start. From `2^16` products
-/// on, a run of the check starts with the level that folds by 8 (by 32 for bit products
-/// only): its reshare is the first finalize message to the previous party, its coin the
-/// second to the next one; the reshare of the first halving after it, whose sums its fold
-/// forms, is the second to the previous party. Tampered end to end in batches that take it: bytes
-/// (mal-chida-rec-check, 128 blocks: 82,080 products), words (mal-lut16-ohv, 160 blocks), and
-/// the bit products of mal-lut256-ss's preprocessing with its VerifySbox bytes (32 blocks).
+/// on, a run of the check starts with the level that folds by 8 (by 32 for bit products only
+/// and for byte products only): its reshare is the first finalize message to the previous
+/// party, its coin the second to the next one; the reshare of the first halving after it,
+/// whose sums its fold forms, is the second to the previous party. Tampered end to end in
+/// batches that take it: bytes only (mal-chida-rec-check, 128 blocks: 82,080 products; blocks
+/// of 32, 248 bytes reshared), words (mal-lut16-ohv, 160 blocks), and the bit products of
+/// mal-lut256-ss's preprocessing with its VerifySbox bytes (32 blocks).
 #[test]
 fn tampered_first_level_of_a_large_check_aborts() {
     for (target, blocks, reshare_len) in [
-        (Target::MalChidaRecCheck, 128, 56),
+        (Target::MalChidaRecCheck, 128, 248),
         (Target::MalLut16Ohv, 160, 56),
         (Target::MalLut256Ss, 32, 56),
     ] {

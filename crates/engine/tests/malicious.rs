@@ -120,14 +120,15 @@ fn octal_cost_k(n: usize, k: usize) -> [u64; 4] {
     ]
 }
 
-/// [`octal_cost_k`] with blocks of eight (every run but those of bits only).
+/// [`octal_cost_k`] with blocks of eight (runs that mix bytes with words or packed bits).
 fn octal_cost(n: usize) -> [u64; 4] {
     octal_cost_k(n, 8)
 }
 
-/// Runs of at least `OCTAL_MIN_LEN` triples with bytes take the k-ary first level (fewer
-/// messages, 8 more bytes to prev than three halvings); shorter ones and triples without
-/// bytes halve from the start.
+/// Runs of at least `OCTAL_MIN_LEN` triples with bytes take the k-ary first level: runs of
+/// bytes only with blocks of 32 (31 reshared values, 248 bytes to prev, two halvings fewer
+/// than with blocks of eight), runs of bits next to bytes with blocks of eight; shorter ones
+/// and triples without bytes halve from the start.
 #[test]
 fn honest_byte_runs_take_the_octal_level_with_the_documented_bytes() {
     use triskele_engine::verify::OCTAL_MIN_LEN;
@@ -135,7 +136,7 @@ fn honest_byte_runs_take_the_octal_level_with_the_documented_bytes() {
         let t = dealt_triples::<Gf2p8>(n, &[], n as u64);
         for (r, st) in run_verify(&t) {
             r.unwrap();
-            assert_eq!(st, octal_cost(n), "n = {n}");
+            assert_eq!(st, octal_cost_k(n, 32), "n = {n}");
         }
     }
     let n = OCTAL_MIN_LEN - 1;
@@ -241,17 +242,26 @@ fn planted_errors_in_octal_runs_abort() {
 /// makes every honest party abort, with honest triples.
 #[test]
 fn tampered_octal_level_aborts() {
+    // Bytes only: the level with blocks of 32 (31 reshared values).
     let t = dealt_triples::<Gf2p8>(70_001, &[], 31);
-    tampered_level_aborts(&t, 56);
-    // Bits only: the level with blocks of 32 (31 reshared values).
+    tampered_level_aborts(&t, None, 248);
+    // Bits next to bytes: blocks of eight (7 reshared values).
+    let bits = dealt_triples::<Bits16>(5_000, &[], 33);
+    let t8 = dealt_triples::<Gf2p8>(1_000, &[], 34);
+    tampered_level_aborts(&bits, Some(&t8), 56);
+    // Bits only: blocks of 32.
     let t = dealt_triples::<Bits16>(5_000, &[], 32);
-    tampered_level_aborts(&t, 248);
+    tampered_level_aborts(&t, None, 248);
 }
 
-/// [`tampered_octal_level_aborts`] for one set of honest triples whose level reshares
-/// `reshare` bytes.
+/// Each party's shares of dealt triples.
+type Dealt<F> = [(RssVec<F>, RssVec<F>, RssVec<F>); 3];
+
+/// [`tampered_octal_level_aborts`] for one set of honest triples (and `GF(2^8)` triples
+/// recorded after them, if given) whose level reshares `reshare` bytes.
 fn tampered_level_aborts<F: Lift + Random>(
-    t: &[(RssVec<F>, RssVec<F>, RssVec<F>); 3],
+    t: &Dealt<F>,
+    t8: Option<&Dealt<Gf2p8>>,
     reshare: usize,
 ) {
     for cheater in PartyId::ALL {
@@ -261,7 +271,15 @@ fn tampered_level_aborts<F: Lift + Random>(
                 tamper: Some(tamper.clone()),
                 ..NetOptions::default()
             };
-            let res = run_verify_with(&opts, t);
+            let res = three_with(&opts, |mut p| {
+                let i = p.id().index();
+                p.model().record(&t[i].0, &t[i].1, &t[i].2);
+                if let Some(t8) = t8 {
+                    p.model().record(&t8[i].0, &t8[i].1, &t8[i].2);
+                }
+                p.set_phase(Phase::Finalize);
+                (p.verify_recorded(), ())
+            });
             let len = tamper.tampered().map(|f| f.len);
             assert_eq!(len, Some(if msg == 0 { reshare } else { 8 }), "{dir:?}");
             for (i, (r, _)) in res.iter().enumerate() {

@@ -391,6 +391,25 @@ pub(crate) fn linear_apply(be: Backend, map: &LinearMap8, src: &[u8], dst: &mut 
     }
 }
 
+/// [`crate::subspace::CosetShift`] on the whole 64-byte columns of the first `n` bytes (one
+/// column at a time in registers) on the 512-bit GFNI backend; returns how many bytes it did
+/// (0 elsewhere: the caller does the rest by byte maps).
+pub(crate) fn coset_shift(
+    be: Backend,
+    t: &crate::subspace::CosetShift,
+    src: [&[u8]; crate::subspace::POINTS],
+    dst: &mut [u8],
+    stride: usize,
+    n: usize,
+) -> usize {
+    #[cfg(target_arch = "x86_64")]
+    if let ByteOps::Gfni512(g) = byte_ops(be) {
+        return gfni::coset_shift_512(g, t, src, dst, stride, n);
+    }
+    let _ = (be, t, src, dst, stride, n);
+    0
+}
+
 /// `dst[k] = f(a[k]) ^ g(b[k])` on the common prefix: one fused pass on the GFNI backends,
 /// two maps and a XOR by chunks elsewhere.
 pub(crate) fn linear_apply_pair(

@@ -87,6 +87,7 @@ mod linear;
 mod macros;
 mod onehot;
 pub mod prime;
+pub mod subspace;
 mod tower;
 
 pub use bits::Bits16;

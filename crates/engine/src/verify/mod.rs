@@ -45,7 +45,12 @@
 //!    as one packed byte (module `octal`); a run of bits only takes blocks of **32**
 //!    (`k = 32`, module `wide`: four packed bytes per block, `Q` of degree 62 at the nodes
 //!    `E_8(0) .. E_8(62)`, 31 values reshared, 248 bytes to `P_{i-1}`), so its halvings start
-//!    from `L/32` entries.
+//!    from `L/32` entries. A run of bytes only (neither words nor bits: mal-chida-rec-check,
+//!    mal-gf4-circuit, mal-lut256-ss-opt) takes blocks of 32 too (module `wide_bytes`: the
+//!    same nodes and messages, 32 bytes per block; the values at the 31 extra nodes by the
+//!    additive FFT of `triskele_field::subspace`, since the data nodes `0 .. 31` are a
+//!    subspace of `GF(2^8)` and the extra nodes its coset), two halvings fewer than with
+//!    blocks of eight.
 //! 3. **CheckTriple** (Protocol 1) on the last triple: random `[[x*]]`, `[[τ]]`;
 //!    `[[z*]] = [[x*]][[y]]` (8 B to prev); coin `t`; open `ρ = x + t x*`;
 //!    `[[δ]] = ρ[[y]] - [[z]] - t[[z*]]`; `[[σ]] = [[δ]][[τ]]` (8 B to prev); open `σ`; the
@@ -245,6 +250,7 @@ mod fold;
 mod octal;
 mod source;
 mod wide;
+mod wide_bytes;
 
 pub use bytes::{ByteRows, ByteSource};
 pub use coeffs::COEFF_CHUNK;

@@ -1,6 +1,9 @@
 //! The k-ary first level of `Verify` (`k = 8`), for large runs whose triples all have a
 //! byte form (`GF(2^8)` and the fields embedded in it; [`TripleSource::load_bytes`]) or a word
-//! form (`GF(2^16)`, which contains `GF(2^8)`; [`TripleSource::load_words`]).
+//! form (`GF(2^16)`, which contains `GF(2^8)`; [`TripleSource::load_words`]). Runs of bytes
+//! only take blocks of 32 instead (module `wide_bytes`), runs of packed bits only too (module
+//! `wide`); this module takes the runs that mix bytes with words or bits. (Before module
+//! `wide_bytes`, it took the runs of bytes only as well, in the layout below.)
 //!
 //! # The step
 //!
@@ -119,7 +122,7 @@ fn nodes64() -> [Gf2p64; NODES] {
 /// The entries per block of a run of `src` that takes a k-ary first level: 32 if all its
 /// triples are packed bits (module `wide`), else 8.
 pub(super) fn arity(src: &dyn TripleSource<Gf2p64>) -> usize {
-    if super::wide::applies(src) {
+    if super::wide::applies(src) || super::wide_bytes::applies(src) {
         super::wide::K
     } else {
         K
@@ -339,6 +342,9 @@ pub(super) fn entry(src: &dyn TripleSource<Gf2p64>, block: usize, m: usize) -> u
     if super::wide::applies(src) {
         return super::wide::entry(src.len(), block, m);
     }
+    if super::wide_bytes::applies(src) {
+        return super::wide_bytes::entry(src.len(), block, m);
+    }
     let len = src.len();
     let blocks = len.div_ceil(K);
     if !chunked(src) {
@@ -478,6 +484,9 @@ pub(super) fn sums(
 ) -> Option<Vec<Gf2p64>> {
     if super::wide::applies(src) {
         return super::wide::sums(src, seed, blocks);
+    }
+    if super::wide_bytes::applies(src) {
+        return super::wide_bytes::sums(src, seed, blocks);
     }
     let words = as_words(src);
     let extra = extra_node_maps();
@@ -640,6 +649,9 @@ pub(super) fn fold(
 ) -> Option<Sums<Gf2p64>> {
     if super::wide::applies(src) {
         return super::wide::fold(src, seed, s, out, half);
+    }
+    if super::wide_bytes::applies(src) {
+        return super::wide_bytes::fold(src, seed, s, out, half);
     }
     let blocks = out[0].len();
     let nodes = nodes64();

@@ -1,7 +1,8 @@
 //! The k-ary first level of `Verify` with blocks of 32 (`k = 32`), for large runs whose
 //! triples are all `GF(2)` triples packed by eight ([`TripleSource::load_bits`]): the step of
 //! module `octal` with `k = 32`, where a block is four packed bytes. (Blocks of 16 and of 64
-//! measured slower: see docs/PERFORMANCE.md, "Packed bits".)
+//! measured slower: see docs/PERFORMANCE.md, "Packed bits".) Runs of bytes only take the same
+//! step with its nodes and passes (module `wide_bytes`).
 //!
 //! # The step
 //!

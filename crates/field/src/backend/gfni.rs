@@ -323,6 +323,69 @@ fn linear_apply_sum_512_impl<const N: usize>(
     n
 }
 
+/// [`crate::subspace::CosetShift`] on the whole 64-byte columns of the first `n` bytes of
+/// every plane (`n ≤` each `src[m].len()`, `31 · stride + n ≤ dst.len()`, else less is
+/// done): the 32 values of a column stay in registers through all ten levels. Returns the
+/// bytes done.
+pub(crate) fn coset_shift_512(
+    _t: Gfni512,
+    t: &crate::subspace::CosetShift,
+    src: [&[u8]; crate::subspace::POINTS],
+    dst: &mut [u8],
+    stride: usize,
+    n: usize,
+) -> usize {
+    // SAFETY: the token proves GFNI, AVX2, AVX-512F and AVX-512BW.
+    unsafe { coset_shift_512_impl(t, src, dst, stride, n) }
+}
+
+#[target_feature(enable = "gfni,avx2,avx512f,avx512bw")]
+fn coset_shift_512_impl(
+    t: &crate::subspace::CosetShift,
+    src: [&[u8]; crate::subspace::POINTS],
+    dst: &mut [u8],
+    stride: usize,
+    n: usize,
+) -> usize {
+    use crate::subspace::{DIM, POINTS};
+    let n = src.iter().fold(n.min(stride), |n, s| n.min(s.len()));
+    let n = n.min(dst.len().saturating_sub((POINTS - 1) * stride)) / 64 * 64;
+    let mul =
+        |x: __m512i, m: u64| _mm512_gf2p8affine_epi64_epi8::<0>(x, _mm512_set1_epi64(m as i64));
+    for c in (0..n).step_by(64) {
+        let mut v: [__m512i; POINTS] = core::array::from_fn(|m| {
+            load64(src[m][c..c + 64].first_chunk::<64>().unwrap_or(&[0; 64]))
+        });
+        for l in 0..DIM {
+            let h = 1 << l;
+            for p in (0..POINTS).filter(|p| p & h == 0) {
+                v[p + h] = _mm512_xor_si512(v[p + h], v[p]);
+                let m = t.down[l][p >> (l + 1)];
+                if m != 0 {
+                    v[p] = _mm512_xor_si512(v[p], mul(v[p + h], m));
+                }
+            }
+        }
+        for l in (0..DIM).rev() {
+            let h = 1 << l;
+            for p in (0..POINTS).filter(|p| p & h == 0) {
+                v[p] = _mm512_xor_si512(v[p], mul(v[p + h], t.up[l][p >> (l + 1)]));
+                v[p + h] = _mm512_xor_si512(v[p + h], v[p]);
+            }
+        }
+        for (m, x) in v.into_iter().enumerate() {
+            let at = m * stride + c;
+            if let Some(d) = dst
+                .get_mut(at..at + 64)
+                .and_then(|d| d.first_chunk_mut::<64>())
+            {
+                store64(d, x);
+            }
+        }
+    }
+    n
+}
+
 /// `dst[k] = Σ_i f_i(src_i[k])` into `GF(2^64)` words over the whole 64-byte chunks of the
 /// common prefix (one `vgf2p8affineqb` per map and byte plane, one transpose per chunk);
 /// returns how many elements it did (the caller does the tail).

@@ -1,0 +1,248 @@
+//! The k-ary first level of `Verify` with blocks of 32 (`k = 32`) for large runs whose triples
+//! all have a byte form and neither words nor packed bits (`GF(2^8)` and `GF(2^4)` products:
+//! mal-chida-rec-check, mal-gf4-circuit): the step of module `wide` on bytes instead of
+//! packed bits, with the nodes of module `wide` (`α_n = n`, `n < 63`).
+//!
+//! # Layout and passes
+//!
+//! With `L` triples and `B = ⌈L/32⌉` blocks, the blocks are taken in chunks of [`CHUNK`]: the
+//! chunk of blocks `c CHUNK ..` with `k` blocks holds the `32 k` triples from `32 c CHUNK`
+//! (zero from `L` on), entry `m` of its block `i` being triple `32 c CHUNK + m k + i` (`entry`).
+//! A chunk's part is then one run of triples, read once per pass (in place where the source
+//! stores it as bytes) and held in the second-level cache while the kernels take its 32 rows
+//! side by side. (With the rows of module `octal`'s bytes, entry `m` of block `J` at `m B +
+//! J`, the kernels read 32 streams far apart: the sums and the fold took 1.5-2 times as
+//! long.) The passes:
+//!
+//! * **sums**: `x_1, x_2, y_1, y_1 + y_2` at the 31 extra nodes `32 .. 62` by the additive FFT
+//!   of `triskele_field::subspace` (the data nodes `0 .. 31` are the subspace `S` of
+//!   `GF(2^8)` spanned by `1, 2, .., 16`, the extra nodes its coset `32 + S` less 63: 129
+//!   products by constants per part and 32 entries, against 31 · 32 for the Lagrange
+//!   coefficients), the local products there, and the bit sums of their embeddings against the
+//!   block coefficients; at the data nodes the bit sums of `z`;
+//! * **fold**: per part one pass of 32 byte maps into `GF(2^64)` (`E_8` scaled by the Lagrange
+//!   coefficients `ℓ_m(s)` of the data nodes), times `a_J` for `x`.
+//!
+//! # Cost
+//!
+//! The messages are those of module `wide` (31 values reshared, 248 bytes to `P_{i-1}`); the
+//! halvings start from `L/32` entries instead of the `L/8` of module `octal`, two halvings
+//! (four rounds, 32 bytes to `P_{i-1}` and 16 to `P_{i+1}`) fewer, and the level's fold writes
+//! a quarter of the words. Per entry, the extrapolation costs about as much as module
+//! `octal`'s seven nodes by Lagrange coefficients (`129/32` against `56/8` products per part),
+//! and the sums and the fold the same per triple. Soundness as in module `wide`.
+
+use triskele_field::embed::{e8, ByteEmbedding, E8_TABLES};
+use triskele_field::subspace::{COSET_SHIFT, POINTS};
+use triskele_field::{Bulk, Field, Gf2p64};
+
+use super::bytes::lp8;
+use super::coeffs::SUB;
+use super::fold::Sums;
+use super::wide::{fold_sub_blocks, nodes, sum_sub_blocks, K};
+use super::{lagrange_slice, TripleSource};
+
+/// Blocks per chunk of a sub-block: the rows, extrapolated values and products of a chunk
+/// (about 400 KiB) stay in the second-level cache.
+pub(super) const CHUNK: usize = 1024;
+
+/// Extra nodes.
+const EXTRA: usize = K - 1;
+
+/// Bit-sum sources per call (the instance module `octal` uses for its data nodes).
+const G: usize = 16;
+
+/// Whether a run of `src` takes this level: every triple has a byte form, none is a packed
+/// bit, and no triple needs words (module `octal`'s byte layout).
+pub(super) fn applies(src: &dyn TripleSource<Gf2p64>) -> bool {
+    !src.has_bits() && src.load_bytes(0, 0, &mut [])
+}
+
+/// The index of entry `m` of block `J` of a run of `len` triples (module docs).
+#[cfg(test)]
+pub(super) fn entry(len: usize, block: usize, m: usize) -> usize {
+    let blocks = len.div_ceil(K);
+    let (c, i) = (block / CHUNK, block % CHUNK);
+    let k = CHUNK.min(blocks - c * CHUNK);
+    K * c * CHUNK + m * k + i
+}
+
+/// One job's rows where they must be loaded: part `p` of a chunk at `raw[p]` (`K · CHUNK`
+/// bytes).
+struct Raw {
+    raw: Vec<Vec<u8>>,
+}
+
+impl Raw {
+    fn new(parts: usize) -> Self {
+        Raw {
+            raw: vec![vec![0; K * CHUNK]; parts],
+        }
+    }
+
+    /// Parts `0 .. count` of the chunk of blocks `j .. j + k` (`j` a multiple of [`CHUNK`],
+    /// `k` its blocks): `rows[p][m]` holds entry `m` of its blocks, the triples `K j + m k ..
+    /// K j + (m + 1) k` (zero past the source), borrowed where the source stores them as bytes;
+    /// `None` if some triple has no byte form.
+    fn load<'a>(
+        &'a mut self,
+        src: &'a dyn TripleSource<Gf2p64>,
+        j: usize,
+        k: usize,
+        count: usize,
+    ) -> Option<Vec<[&'a [u8]; K]>> {
+        let first = K * j;
+        let n = (K * k).min(src.len().saturating_sub(first));
+        for (p, buf) in self.raw[..count].iter_mut().enumerate() {
+            // A copy even where the source stores the bytes: one sequential read, after
+            // which the kernels take the 32 rows side by side from the cache (read in place,
+            // the rows are 32 streams that the prefetchers miss).
+            if n > 0 && !src.load_bytes(p, first, &mut buf[..n]) {
+                return None;
+            }
+            buf[n..K * k].fill(0);
+        }
+        Some(
+            self.raw[..count]
+                .iter()
+                .map(|v| core::array::from_fn(|m| &v[m * k..(m + 1) * k]))
+                .collect(),
+        )
+    }
+}
+
+/// One job's scratch for the sums: the rows, `y_1 + y_2` per entry, the four parts at the
+/// nodes of the coset (32 planes each, stride [`CHUNK`]) and the local products at the extra
+/// nodes.
+struct Scratch {
+    rows: Raw,
+    y12: Vec<[u8; CHUNK]>,
+    at: Vec<u8>,
+    w: Vec<[u8; CHUNK]>,
+}
+
+/// This party's local part of the step before the coin over `B = blocks` blocks: returns
+/// `[D_{0,1}, D_{0,2}, .., D_{31,2}, Q_32, .., Q_62]` (module `wide`); `None` if some triple
+/// has no byte form.
+pub(super) fn sums(
+    src: &dyn TripleSource<Gf2p64>,
+    seed: &[u8; 16],
+    blocks: usize,
+) -> Option<Vec<Gf2p64>> {
+    let init = || Scratch {
+        rows: Raw::new(6),
+        y12: vec![[0; CHUNK]; K],
+        at: vec![0; 4 * POINTS * CHUNK],
+        w: vec![[0; CHUNK]; EXTRA],
+    };
+    sum_sub_blocks(seed, blocks, 3 * K - 1, init, |sc, j, a, acc| {
+        for c in (0..a.len()).step_by(CHUNK) {
+            let a = &a[c..a.len().min(c + CHUNK)];
+            chunk_sums(sc, src, j + c, a, acc)?;
+        }
+        Some(())
+    })
+}
+
+/// The sums of the blocks `j .. j + a.len()` added to `acc`.
+fn chunk_sums(
+    sc: &mut Scratch,
+    src: &dyn TripleSource<Gf2p64>,
+    j: usize,
+    a: &[Gf2p64],
+    acc: &mut [Gf2p64],
+) -> Option<()> {
+    let k = a.len();
+    let Scratch { rows, y12, at, w } = sc;
+    let rows = rows.load(src, j, k, 6)?;
+    for (m, o) in y12.iter_mut().enumerate() {
+        for ((o, a), b) in o[..k].iter_mut().zip(rows[2][m]).zip(rows[3][m]) {
+            *o = a ^ b;
+        }
+    }
+    let y12: [&[u8]; K] = core::array::from_fn(|m| &y12[m][..k]);
+    for (t, part) in [rows[0], rows[1], rows[2], y12].into_iter().enumerate() {
+        let dst = &mut at[t * POINTS * CHUNK..(t + 1) * POINTS * CHUNK];
+        COSET_SHIFT.shift(part, dst, CHUNK);
+    }
+    // Node 32 + e of part t at at[(t · 32 + e) · CHUNK ..].
+    let node = |t: usize, e: usize| &at[(t * POINTS + e) * CHUNK..][..k];
+    for (e, o) in w.iter_mut().enumerate() {
+        lp8(&mut o[..k], node(0, e), node(1, e), node(2, e), node(3, e));
+    }
+    // Σ_J a_J E_8(w) at the extra nodes, sixteen planes at a time (the last group repeats its
+    // first plane and ignores its sums).
+    for (e0, group) in (0..EXTRA).step_by(G).zip(w.chunks(G)) {
+        let planes: [&[u8]; G] = core::array::from_fn(|i| &group.get(i).unwrap_or(&group[0])[..k]);
+        let q = ByteEmbedding::inner_products(a, planes.map(|p| (&E8_TABLES, p)));
+        for (o, v) in acc[2 * K + e0..].iter_mut().zip(&q[..group.len()]) {
+            *o += *v;
+        }
+    }
+    // The data nodes: D_{m,t} = Σ_J a_J z_{J,m,t} (index 2m + t), sixteen sums at a time.
+    for g in 0..2 * K / G {
+        let planes: [&[u8]; G] = core::array::from_fn(|i| {
+            let n = G * g + i;
+            rows[4 + n % 2][n / 2]
+        });
+        let z = ByteEmbedding::inner_products(a, planes.map(|p| (&E8_TABLES, p)));
+        for (o, v) in acc[G * g..G * (g + 1)].iter_mut().zip(z) {
+            *o += v;
+        }
+    }
+    Some(())
+}
+
+/// The fold with the coin `s`: `out = [x'_1, x'_2, y'_1, y'_2]` (length `B` each) with `x'_J =
+/// a_J F_J(s)`, `y'_J = G_J(s)`, and the sums of the halving that pairs `j` with `j + half`
+/// (`wide::fold_sub_blocks`); `None` if some triple has no byte form.
+pub(super) fn fold(
+    src: &dyn TripleSource<Gf2p64>,
+    seed: &[u8; 16],
+    s: Gf2p64,
+    out: [&mut [Gf2p64]; 4],
+    half: usize,
+) -> Option<Sums<Gf2p64>> {
+    let data: Vec<Gf2p64> = nodes()[..K].iter().map(|n| e8(*n)).collect();
+    let ell = lagrange_slice(&data, s);
+    let maps: [ByteEmbedding; K] = core::array::from_fn(|m| E8_TABLES.scaled_by(ell[m]));
+    const { assert!(SUB.is_multiple_of(CHUNK)) };
+    fold_sub_blocks(
+        seed,
+        out,
+        half,
+        || (Raw::new(4), vec![Gf2p64::ZERO; CHUNK]),
+        |(raw, part), j, a, out, acc| {
+            let k = a.len();
+            let mut out = out;
+            for c in (0..k).step_by(CHUNK) {
+                let n = CHUNK.min(k - c);
+                let Some(rows) = raw.load(src, j + c, n, 4) else {
+                    return false;
+                };
+                let a = &a[c..c + n];
+                for (t, o) in out.iter_mut().enumerate() {
+                    let o = &mut o[c..c + n];
+                    let dst = if t < 2 { &mut acc[..n] } else { &mut o[..] };
+                    // Eight entries at a time (the instance module `octal` uses), summed.
+                    for g in 0..K / 8 {
+                        let m: [&ByteEmbedding; 8] = core::array::from_fn(|i| &maps[8 * g + i]);
+                        let r: [&[u8]; 8] = core::array::from_fn(|i| rows[t][8 * g + i]);
+                        if g == 0 {
+                            ByteEmbedding::apply_sum_slice(m, r, dst);
+                        } else {
+                            ByteEmbedding::apply_sum_slice(m, r, &mut part[..n]);
+                            for (d, v) in dst.iter_mut().zip(&part[..n]) {
+                                *d += *v;
+                            }
+                        }
+                    }
+                    if t < 2 {
+                        Gf2p64::mul_slice(o, &acc[..n], a);
+                    }
+                }
+            }
+            true
+        },
+    )
+}
