@@ -1008,7 +1008,8 @@ impl SecurityModel for Malicious {
         self.segment.filter(|_| self.segments < MAX_SEGMENTS)
     }
 
-    /// The segment size in `GF(2^8)` triples (6 bytes each), at least [`MIN_RUN`].
+    /// The segment size in `GF(2^8)` triples (6 bytes each), at least [`MIN_RUN`] (runs of
+    /// bytes only take four times as many, `verify::run_size_for`).
     fn run_size(&self) -> Option<usize> {
         self.run
             .or_else(|| self.segment.map(|b| (b / 6).max(MIN_RUN)))

@@ -771,7 +771,8 @@ impl<M: SecurityModel> Party<M> {
                 .filter(|s| !s.is_empty())
                 .collect(),
         );
-        for pieces in paired_runs(&binary, self.model.run_size()) {
+        let max = crate::verify::run_size_for(&binary, self.model.run_size());
+        for pieces in paired_runs(&binary, max) {
             match &pieces[..] {
                 [] => {}
                 [one] => ok &= verify(self, one)?,

@@ -664,13 +664,23 @@ fn ragged_in_place_records_are_refused() {
 /// A check over more binary triples than the run size runs over consecutive windows, each a
 /// run of Protocol 2 with its own seed: honest records pass with one run's bytes per window
 /// (then the compare-view), and an error in any window, the last one too, aborts at every
-/// party.
+/// party. Records of bytes only take windows of four times the run size (their first level
+/// folds by 32: a quarter of the working memory per triple), others the run size.
 #[test]
 fn large_checks_run_in_windows() {
     let (n, run) = (5000usize, 1000usize);
+    // GF(2^64) triples: five windows of 1000.
+    large_check_in_windows(n, run, 5, Gf2p64(0x11));
+    // Bytes only: windows of up to 4000, balanced: two of 2500.
+    large_check_in_windows(n, run, 2, Gf2p8(0x11));
+}
+
+/// [`large_checks_run_in_windows`] for triples over `F`, expecting `runs` windows of equal
+/// length; a planted error adds `e` to a product.
+fn large_check_in_windows<F: Lift + Random + Copy>(n: usize, run: usize, runs: usize, e: F) {
     for error_at in [None, Some(3500usize), Some(n - 1)] {
-        let errors: Vec<_> = error_at.map(|k| (k, Gf2p8(0x11))).into_iter().collect();
-        let dealt = dealt_triples::<Gf2p8>(n, &errors, 37);
+        let errors: Vec<_> = error_at.map(|k| (k, e)).into_iter().collect();
+        let dealt = dealt_triples::<F>(n, &errors, 37);
         let res = three(|mut p| {
             p.model().set_segment(None);
             p.model().set_run_size(Some(run));
@@ -681,8 +691,8 @@ fn large_checks_run_in_windows() {
             let st = p.net().stats().get(Phase::Finalize);
             (r, [st.next.bytes_sent, st.prev.bytes_sent])
         });
-        let l = u64::from(levels(run));
-        let runs = (n / run) as u64;
+        let l = u64::from(levels(n / runs));
+        let runs = runs as u64;
         for (r, st) in res {
             match error_at {
                 None => {

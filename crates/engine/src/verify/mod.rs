@@ -217,7 +217,8 @@
 //! and a wrong triple passes only if the run that contains it fails to notice. The binary
 //! records of one segment (or of the finalize check) that exceed the run size
 //! ([`crate::SecurityModel::run_size`]: the segment size in `GF(2^8)` triples, at least
-//! [`crate::MIN_RUN`]` = 2^20`) are verified in several runs over consecutive windows of them
+//! [`crate::MIN_RUN`]` = 2^20`; four times that for records of bytes only, whose first level
+//! folds by 32: `run_size_for`) are verified in several runs over consecutive windows of them
 //! (the fewest windows within the run size, of balanced lengths: a segment of 6.4M products
 //! with a run size of 5.6M runs as two windows of 3.2M, which took mal-chida-rec-check's
 //! finalize at 100,000 blocks from 0.81-0.84 s to 0.76-0.83 s in three alternating pairs),
@@ -581,6 +582,23 @@ fn toss_seed<V: VerifyField, M: SecurityModel>(
     let mut seed = [0u8; 16];
     seed.copy_from_slice(&digest[..16]);
     Ok(seed)
+}
+
+/// The most binary triples one run over the records `src` checks, from the model's run size
+/// `max` ([`crate::SecurityModel::run_size`]): four times `max` if every triple has a byte
+/// form and none is a packed bit. Such a run takes the k-ary first level with blocks of 32
+/// (module `wide_bytes`), whose folded vectors, the check's working memory, take `L` bytes
+/// per party against `4L` with blocks of eight; so the memory still follows the segment size,
+/// and a segment runs as fewer runs (fewer rounds: mal-chida-rec-check at 10,000 blocks in one
+/// run instead of two).
+pub(crate) fn run_size_for(src: &dyn TripleSource<Gf2p64>, max: Option<usize>) -> Option<usize> {
+    max.map(|m| {
+        if wide_bytes::applies(src) {
+            m.saturating_mul(wide::K / octal::K)
+        } else {
+            m
+        }
+    })
 }
 
 /// The number of halving levels for `len` triples: `⌈log2 max(len, 1)⌉`.
