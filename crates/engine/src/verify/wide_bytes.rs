@@ -43,7 +43,8 @@ use super::wide::{fold_sub_blocks, nodes, sum_sub_blocks, K};
 use super::{lagrange_slice, TripleSource};
 
 /// Blocks per chunk of a sub-block: the rows, extrapolated values and products of a chunk
-/// (about 400 KiB) stay in the second-level cache.
+/// (about 400 KiB) stay in the second-level cache. (512 measured slower, 2048 the same:
+/// docs/PERFORMANCE.md, "Runs of bytes fold by 32".)
 pub(super) const CHUNK: usize = 1024;
 
 /// Extra nodes.
