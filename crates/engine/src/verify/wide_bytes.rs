@@ -1,18 +1,20 @@
 //! The k-ary first level of `Verify` with blocks of 32 (`k = 32`) for large runs whose triples
 //! all have a byte form and neither words nor packed bits (`GF(2^8)` and `GF(2^4)` products:
-//! mal-chida-rec-check, mal-gf4-circuit): the step of module `wide` on bytes instead of
-//! packed bits, with the nodes of module `wide` (`α_n = n`, `n < 63`).
+//! mal-chida-rec-check, mal-gf4-circuit, mal-lut256-ss-opt): the step of module `wide` on
+//! bytes instead of packed bits, with the nodes of module `wide` (`α_n = n`, `n < 63`).
 //!
 //! # Layout and passes
 //!
 //! With `L` triples and `B = ⌈L/32⌉` blocks, the blocks are taken in chunks of [`CHUNK`]: the
 //! chunk of blocks `c CHUNK ..` with `k` blocks holds the `32 k` triples from `32 c CHUNK`
 //! (zero from `L` on), entry `m` of its block `i` being triple `32 c CHUNK + m k + i` (`entry`).
-//! A chunk's part is then one run of triples, read once per pass (in place where the source
-//! stores it as bytes) and held in the second-level cache while the kernels take its 32 rows
-//! side by side. (With the rows of module `octal`'s bytes, entry `m` of block `J` at `m B +
-//! J`, the kernels read 32 streams far apart: the sums and the fold took 1.5-2 times as
-//! long.) The passes:
+//! A chunk's part is then one run of triples, copied once per pass into the job's buffer (one
+//! sequential read, also where the source stores it as bytes) and held in the second-level
+//! cache while the kernels take its 32 rows side by side. (With the rows of module `octal`'s
+//! bytes, entry `m` of block `J` at `m B + J`, read in place, the kernels read 32 streams far
+//! apart that the prefetchers miss: for mal-gf4-circuit the fold's embedding took four times
+//! the samples, and the finalize did not improve; docs/PERFORMANCE.md, "Runs of bytes fold by
+//! 32".) The passes:
 //!
 //! * **sums**: `x_1, x_2, y_1, y_1 + y_2` at the 31 extra nodes `32 .. 62` by the additive FFT
 //!   of `triskele_field::subspace` (the data nodes `0 .. 31` are the subspace `S` of
