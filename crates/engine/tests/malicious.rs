@@ -56,22 +56,29 @@ fn is_abort(r: &Result<(), EngineError>) -> bool {
     matches!(r, Err(EngineError::Abort(_)))
 }
 
+/// Each party's shares of dealt triples.
+type Dealt<F> = [(RssVec<F>, RssVec<F>, RssVec<F>); 3];
+
 /// Records the dealt triples at each party, runs the finalize check; returns the results and
 /// each party's finalize stats `(to next, to prev, messages next, messages prev)`.
-fn run_verify<F: Lift + Random>(
-    triples: &[(RssVec<F>, RssVec<F>, RssVec<F>); 3],
-) -> [(Result<(), EngineError>, [u64; 4]); 3] {
-    run_verify_with(&NetOptions::default(), triples)
+fn run_verify<F: Lift + Random>(triples: &Dealt<F>) -> [(Result<(), EngineError>, [u64; 4]); 3] {
+    run_verify_with(&NetOptions::default(), triples, None)
 }
 
-/// [`run_verify`] over links with `opts` (a tamper).
+/// [`run_verify`] over links with `opts` (a tamper), with the `GF(2^8)` triples `also`
+/// recorded after `triples` if given.
 fn run_verify_with<F: Lift + Random>(
     opts: &NetOptions,
-    triples: &[(RssVec<F>, RssVec<F>, RssVec<F>); 3],
+    triples: &Dealt<F>,
+    also: Option<&Dealt<Gf2p8>>,
 ) -> [(Result<(), EngineError>, [u64; 4]); 3] {
     three_with(opts, |mut p| {
         let (x, y, z) = &triples[p.id().index()];
         p.model().record(x, y, z);
+        if let Some(t8) = also {
+            let (x, y, z) = &t8[p.id().index()];
+            p.model().record(x, y, z);
+        }
         p.set_phase(Phase::Finalize);
         let r = p.verify_recorded();
         let st = p.net().stats().get(Phase::Finalize);
@@ -156,18 +163,10 @@ fn honest_byte_runs_take_the_octal_level_with_the_documented_bytes() {
     }
     // Bits next to bytes: blocks of eight.
     let t8 = dealt_triples::<Gf2p8>(1000, &[], 5);
-    let res = three(|mut p| {
-        let i = p.id().index();
-        p.model().record(&t[i].0, &t[i].1, &t[i].2);
-        p.model().record(&t8[i].0, &t8[i].1, &t8[i].2);
-        p.set_phase(Phase::Finalize);
-        p.verify_recorded()?;
-        let f = p.net().stats().get(Phase::Finalize);
-        Ok::<_, EngineError>([f.next.bytes_sent, f.prev.bytes_sent])
-    });
     let want = octal_cost(5000 * 16 + 1000);
-    for r in res {
-        assert_eq!(r.expect("honest"), [want[0], want[1]]);
+    for (r, st) in run_verify_with(&NetOptions::default(), &t, Some(&t8)) {
+        r.expect("honest");
+        assert_eq!([st[0], st[1]], [want[0], want[1]]);
     }
 }
 
@@ -254,9 +253,6 @@ fn tampered_octal_level_aborts() {
     tampered_level_aborts(&t, None, 248);
 }
 
-/// Each party's shares of dealt triples.
-type Dealt<F> = [(RssVec<F>, RssVec<F>, RssVec<F>); 3];
-
 /// [`tampered_octal_level_aborts`] for one set of honest triples (and `GF(2^8)` triples
 /// recorded after them, if given) whose level reshares `reshare` bytes.
 fn tampered_level_aborts<F: Lift + Random>(
@@ -271,15 +267,7 @@ fn tampered_level_aborts<F: Lift + Random>(
                 tamper: Some(tamper.clone()),
                 ..NetOptions::default()
             };
-            let res = three_with(&opts, |mut p| {
-                let i = p.id().index();
-                p.model().record(&t[i].0, &t[i].1, &t[i].2);
-                if let Some(t8) = t8 {
-                    p.model().record(&t8[i].0, &t8[i].1, &t8[i].2);
-                }
-                p.set_phase(Phase::Finalize);
-                (p.verify_recorded(), ())
-            });
+            let res = run_verify_with(&opts, t, t8);
             let len = tamper.tampered().map(|f| f.len);
             assert_eq!(len, Some(if msg == 0 { reshare } else { 8 }), "{dir:?}");
             for (i, (r, _)) in res.iter().enumerate() {

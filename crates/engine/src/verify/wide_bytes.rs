@@ -70,33 +70,31 @@ pub(super) fn entry(len: usize, block: usize, m: usize) -> usize {
     K * c * CHUNK + m * k + i
 }
 
-/// One job's rows where they must be loaded: part `p` of a chunk at `raw[p]` (`K · CHUNK`
-/// bytes).
-struct Raw {
-    raw: Vec<Vec<u8>>,
+/// One job's copy of parts `0 .. N` of a chunk: part `p` at `raw[p]` (`K · CHUNK` bytes).
+struct Raw<const N: usize> {
+    raw: [Vec<u8>; N],
 }
 
-impl Raw {
-    fn new(parts: usize) -> Self {
+impl<const N: usize> Raw<N> {
+    fn new() -> Self {
         Raw {
-            raw: vec![vec![0; K * CHUNK]; parts],
+            raw: core::array::from_fn(|_| vec![0; K * CHUNK]),
         }
     }
 
-    /// Parts `0 .. count` of the chunk of blocks `j .. j + k` (`j` a multiple of [`CHUNK`],
-    /// `k` its blocks): `rows[p][m]` holds entry `m` of its blocks, the triples `K j + m k ..
-    /// K j + (m + 1) k` (zero past the source), borrowed where the source stores them as bytes;
-    /// `None` if some triple has no byte form.
-    fn load<'a>(
-        &'a mut self,
-        src: &'a dyn TripleSource<Gf2p64>,
+    /// Parts `0 .. N` of the chunk of blocks `j .. j + k` (`j` a multiple of [`CHUNK`], `k ≤
+    /// CHUNK` its blocks), copied into the buffers: `rows[p][m]` holds entry `m` of its
+    /// blocks, the triples `K j + m k .. K j + (m + 1) k` (zero past the source); `None` if
+    /// some triple has no byte form.
+    fn load(
+        &mut self,
+        src: &dyn TripleSource<Gf2p64>,
         j: usize,
         k: usize,
-        count: usize,
-    ) -> Option<Vec<[&'a [u8]; K]>> {
+    ) -> Option<[[&[u8]; K]; N]> {
         let first = K * j;
         let n = (K * k).min(src.len().saturating_sub(first));
-        for (p, buf) in self.raw[..count].iter_mut().enumerate() {
+        for (p, buf) in self.raw.iter_mut().enumerate() {
             // A copy even where the source stores the bytes: one sequential read, after
             // which the kernels take the 32 rows side by side from the cache (read in place,
             // the rows are 32 streams that the prefetchers miss).
@@ -105,12 +103,10 @@ impl Raw {
             }
             buf[n..K * k].fill(0);
         }
-        Some(
-            self.raw[..count]
-                .iter()
-                .map(|v| core::array::from_fn(|m| &v[m * k..(m + 1) * k]))
-                .collect(),
-        )
+        let raw = &self.raw;
+        Some(core::array::from_fn(|p| {
+            core::array::from_fn(|m| &raw[p][m * k..(m + 1) * k])
+        }))
     }
 }
 
@@ -118,7 +114,7 @@ impl Raw {
 /// nodes of the coset (32 planes each, stride [`CHUNK`]) and the local products at the extra
 /// nodes.
 struct Scratch {
-    rows: Raw,
+    rows: Raw<6>,
     y12: Vec<[u8; CHUNK]>,
     at: Vec<u8>,
     w: Vec<[u8; CHUNK]>,
@@ -133,7 +129,7 @@ pub(super) fn sums(
     blocks: usize,
 ) -> Option<Vec<Gf2p64>> {
     let init = || Scratch {
-        rows: Raw::new(6),
+        rows: Raw::new(),
         y12: vec![[0; CHUNK]; K],
         at: vec![0; 4 * POINTS * CHUNK],
         w: vec![[0; CHUNK]; EXTRA],
@@ -157,7 +153,7 @@ fn chunk_sums(
 ) -> Option<()> {
     let k = a.len();
     let Scratch { rows, y12, at, w } = sc;
-    let rows = rows.load(src, j, k, 6)?;
+    let rows = rows.load(src, j, k)?;
     for (m, o) in y12.iter_mut().enumerate() {
         for ((o, a), b) in o[..k].iter_mut().zip(rows[2][m]).zip(rows[3][m]) {
             *o = a ^ b;
@@ -214,13 +210,13 @@ pub(super) fn fold(
         seed,
         out,
         half,
-        || (Raw::new(4), vec![Gf2p64::ZERO; CHUNK]),
+        || (Raw::<4>::new(), vec![Gf2p64::ZERO; CHUNK]),
         |(raw, part), j, a, out, acc| {
             let k = a.len();
             let mut out = out;
             for c in (0..k).step_by(CHUNK) {
                 let n = CHUNK.min(k - c);
-                let Some(rows) = raw.load(src, j + c, n, 4) else {
+                let Some(rows) = raw.load(src, j + c, n) else {
                     return false;
                 };
                 let a = &a[c..c + n];
