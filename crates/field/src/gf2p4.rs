@@ -94,6 +94,13 @@ impl Gf2p4 {
         Self(x & 0x0f)
     }
 
+    /// The elements of packed pairs (the wire encoding, [`Encode::encode_slice`]) as bytes,
+    /// on the active backend: `out[2k] = packed[k] >> 4`, `out[2k + 1] = packed[k] & 15` for
+    /// `k < min(packed.len(), out.len() / 2)`.
+    pub fn unpack_pairs(packed: &[u8], out: &mut [u8]) {
+        backend::gf2p4_unpack(backend::active(), packed, out);
+    }
+
     /// Product, usable in constant expressions (same as `*`).
     #[inline]
     pub const fn const_mul(self, rhs: Self) -> Self {

@@ -280,6 +280,16 @@ fn gf2p4_encoding_agrees() {
             src,
             "active, n = {n}"
         );
+        // The pairs as bytes (an odd count's last element is not unpacked).
+        let mut bytes = vec![0x5a; n];
+        Gf2p4::unpack_pairs(&want, &mut bytes);
+        let pairs = n / 2 * 2;
+        assert_eq!(
+            bytes[..pairs],
+            *Gf2p4::slice_as_bytes(&src[..pairs]),
+            "n = {n}"
+        );
+        assert!(bytes[pairs..].iter().all(|b| *b == 0x5a), "n = {n}");
         for be in Backend::ALL {
             // Appends after what is already in the vector.
             let mut out = vec![0xee, 0x11];

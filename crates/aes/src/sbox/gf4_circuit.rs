@@ -40,9 +40,10 @@
 //!
 //! Every product is computed with [`Party::mul_covered`] (the messages of [`Party::mul`]).
 //! mal-gf4-circuit records its `GF(2^4)` triples as the layer's own vectors (`Layer::relations`:
-//! the operands and products it computed anyway, in their byte form `ψ` mapped in place, read
-//! by `Verify` where they are; `super::stored`), in the order `Party::mul` would have
-//! recorded them, instead of copies of each product's six share vectors. mal-gf4-circuit-opt
+//! the operands and products it computed anyway, packed two per byte, 11 bytes per inversion
+//! and party, and taken to their byte form `ψ` as `Verify` reads them; `super::stored`), in
+//! the order `Party::mul` would have recorded them, instead of copies of each product's six
+//! share vectors. mal-gf4-circuit-opt
 //! keeps less (`NormRelations`): its norm relation as `d ‖ d^6` and the gf4p4 packing's
 //! `d^-1` (the squares of `d` are byte maps of it, applied as `Verify` reads them), and `p`
 //! inside the gf4p4 packing as byte maps of `d`, `a_h` and `a_l`: 8 bytes per inversion and
@@ -63,7 +64,7 @@ use triskele_field::embed::{pair_of_nibbles, word_maps, ByteEmbedding, PairSlot,
 use triskele_field::{Gf2p4, Gf2p64, Gf2p8, LinearMap8};
 use triskele_share::RssVec;
 
-use super::stored::{at, gf2p4_bytes, At, StoredRelations};
+use super::stored::{at, At, StoredRelations};
 use super::SboxProtocol;
 use crate::sbox::tower::{from_halves, split_tower, square_powers, NibbleLinear};
 
@@ -790,7 +791,7 @@ const fn all_products(n: usize) -> [[At; 3]; 5] {
 }
 
 /// What a layer records: mal-gf4-circuit its five products as stored `GF(2^4)` triples of
-/// the layer's own vectors (their byte form `ψ`, mapped in place; nothing copied);
+/// the layer's own vectors (packed two per byte; nothing else copied);
 /// mal-gf4-circuit-opt the two norm products packed ([`NormRelations`]) and the packed gf4p4
 /// relations of the other three (`p` as byte maps of `d`, `a_h` and `a_l`).
 enum LayerRelations {
@@ -815,8 +816,8 @@ impl Layer {
                 squares: [d2, d4, d8],
             } => {
                 // Moved, not cloned (`to_vec` would copy every vector).
-                let v = Vec::from([d2, d4, d6, d8, dinv, left, a_l, p, b].map(gf2p4_bytes));
-                LayerRelations::Products(StoredRelations::new(n, v, &all_products(n))?)
+                let v = Vec::from([d2, d4, d6, d8, dinv, left, a_l, p, b]);
+                LayerRelations::Products(StoredRelations::nibbles(n, v, &all_products(n))?)
             }
             Kept::Norm { d } => {
                 fn comp(v: &RssVec<Gf2p4>, c: usize) -> &[u8] {
@@ -855,6 +856,7 @@ impl Layer {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::sbox::stored::gf2p4_bytes;
     use triskele_engine::verify::ByteRows;
     use triskele_field::{Field, Gf2p4};
 

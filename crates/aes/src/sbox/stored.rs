@@ -11,8 +11,8 @@
 use std::sync::Arc;
 
 use triskele_engine::verify::{ByteRows, ByteSource};
-use triskele_engine::{gf2p4_as_check_bytes, EngineError, Party, SecurityModel};
-use triskele_field::{Gf2p4, Gf2p8, LinearMap8};
+use triskele_engine::{EngineError, Party, SecurityModel, GF2P4_TO_GF2P8};
+use triskele_field::{Encode, Gf2p4, Gf2p8, LinearMap8};
 use triskele_share::RssVec;
 
 use super::ohv16::relation_runs;
@@ -36,29 +36,77 @@ pub(crate) const fn at(vector: usize) -> At {
     }
 }
 
-/// Relations of `n` products each, stored as vectors of `GF(2^8)` bytes (the elements
-/// themselves, or the byte form `ψ` of `GF(2^4)` elements, whose lift it is): relation `k`
-/// of instance `j` is triple `k n + j`, its parts entries `offset + j` of the vectors that
-/// `parts[k]` names (mapped where the part says so).
+/// How the vectors of [`StoredRelations`] hold their entries.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Form {
+    /// One byte per entry: the element of `GF(2^8)` itself.
+    Bytes,
+    /// `GF(2^4)` elements two per byte, as on the wire (entry `2i` in the high nibble of
+    /// byte `i`, entry `2i + 1` in the low; `Encode`), taken to their byte form `ψ` as they
+    /// are loaded: half the memory for the check to read.
+    Nibbles,
+}
+
+/// Relations of `n` products each, stored as vectors of `GF(2^8)` bytes, or of `GF(2^4)`
+/// elements packed two per byte (whose byte form `ψ`, their lift, the check reads): relation
+/// `k` of instance `j` is triple `k n + j`, its parts entries `offset + j` of the vectors
+/// that `parts[k]` names (mapped where the part says so).
 pub(crate) struct StoredRelations {
     n: usize,
-    vectors: Vec<RssVec<Gf2p8>>,
+    form: Form,
+    /// Both components of each vector, in `form`.
+    vectors: Vec<[Vec<u8>; 2]>,
     parts: Vec<[At; 3]>,
 }
 
 impl StoredRelations {
-    /// The relations of `n` instances over `vectors`; refused if a part reaches past the
-    /// end of its vector (in either component) or names no vector.
+    /// The relations of `n` instances over `vectors` of bytes; refused if a part reaches
+    /// past the end of its vector (in either component) or names no vector.
     pub(crate) fn new(
         n: usize,
         vectors: Vec<RssVec<Gf2p8>>,
         parts: &[[At; 3]],
     ) -> Result<Self, EngineError> {
+        let entries = vectors.iter().map(|v| v.first.len().min(v.second.len()));
+        Self::checked(n, parts, entries.collect())?;
+        let vectors = vectors
+            .into_iter()
+            .map(|v| [v.first, v.second].map(Gf2p8::vec_into_bytes))
+            .collect();
+        Ok(StoredRelations {
+            n,
+            form: Form::Bytes,
+            vectors,
+            parts: parts.to_vec(),
+        })
+    }
+
+    /// The relations of `n` instances over `vectors` of `GF(2^4)` elements, packed two per
+    /// byte (each vector's memory given back); refused as by [`StoredRelations::new`].
+    pub(crate) fn nibbles(
+        n: usize,
+        vectors: Vec<RssVec<Gf2p4>>,
+        parts: &[[At; 3]],
+    ) -> Result<Self, EngineError> {
+        let entries = vectors.iter().map(|v| v.first.len().min(v.second.len()));
+        Self::checked(n, parts, entries.collect())?;
+        let vectors = vectors
+            .into_iter()
+            .map(|v| [v.first, v.second].map(|c| Gf2p4::encode_to_vec(&c)))
+            .collect();
+        Ok(StoredRelations {
+            n,
+            form: Form::Nibbles,
+            vectors,
+            parts: parts.to_vec(),
+        })
+    }
+
+    /// Whether every part of `parts` lies inside its vector (`entries` per vector).
+    fn checked(n: usize, parts: &[[At; 3]], entries: Vec<usize>) -> Result<(), EngineError> {
         for a in parts.iter().flatten() {
             let need = a.offset.saturating_add(n);
-            let got = vectors
-                .get(a.vector)
-                .map_or(0, |v| v.first.len().min(v.second.len()));
+            let got = entries.get(a.vector).copied().unwrap_or(0);
             if got < need {
                 return Err(EngineError::LengthMismatch {
                     expected: need,
@@ -66,11 +114,7 @@ impl StoredRelations {
                 });
             }
         }
-        Ok(StoredRelations {
-            n,
-            vectors,
-            parts: parts.to_vec(),
-        })
+        Ok(())
     }
 
     /// Keeps the relations for the finalize check (a no-op for models without checks).
@@ -79,22 +123,33 @@ impl StoredRelations {
             party.model().record_source(Arc::new(ByteSource(self)));
         }
     }
+}
 
-    /// Component `c` (0: first, 1: second) of part `p` of relation `k`.
-    fn part(&self, k: usize, p: usize, c: usize) -> &[Gf2p8] {
-        let a = self.parts[k][p];
-        let v = &self.vectors[a.vector];
-        let v = if c == 0 { &v.first } else { &v.second };
-        &v[a.offset..a.offset + self.n]
+/// `GF(2^4)` shares as the bytes `ψ` in which the check takes them (the same allocations,
+/// mapped in place).
+#[cfg(test)]
+pub(crate) fn gf2p4_bytes(v: RssVec<Gf2p4>) -> RssVec<Gf2p8> {
+    RssVec {
+        first: triskele_engine::gf2p4_as_check_bytes(v.first),
+        second: triskele_engine::gf2p4_as_check_bytes(v.second),
     }
 }
 
-/// `GF(2^4)` shares as the bytes `ψ` in which [`StoredRelations`] keep them (the same
-/// allocations, mapped in place).
-pub(crate) fn gf2p4_bytes(v: RssVec<Gf2p4>) -> RssVec<Gf2p8> {
-    RssVec {
-        first: gf2p4_as_check_bytes(v.first),
-        second: gf2p4_as_check_bytes(v.second),
+/// Entries `first .. first + out.len()` of `GF(2^4)` elements packed two per byte
+/// ([`Form::Nibbles`]), one per byte of `out`.
+fn unpack(packed: &[u8], first: usize, out: &mut [u8]) {
+    let (i, out) = match out.split_first_mut() {
+        Some((o, rest)) if first % 2 == 1 => {
+            *o = packed[first / 2] & 0x0f;
+            (first + 1, rest)
+        }
+        _ => (first, out),
+    };
+    let pairs = out.len() / 2;
+    let (head, tail) = out.split_at_mut(2 * pairs);
+    Gf2p4::unpack_pairs(&packed[i / 2..i / 2 + pairs], head);
+    if let Some(o) = tail.first_mut() {
+        *o = packed[i / 2 + pairs] >> 4;
     }
 }
 
@@ -106,33 +161,44 @@ impl ByteRows for StoredRelations {
     fn load(&self, part: usize, start: usize, out: &mut [u8]) {
         let (c, p) = (part % 2, part / 2);
         for (k, r, at) in relation_runs(self.parts.len(), self.n, start, out.len()) {
-            let src = Gf2p8::slice_as_bytes(&self.part(k, p, c)[r.clone()]);
+            let a = self.parts[k][p];
+            let v = &self.vectors[a.vector][c];
             let out = &mut out[at..at + r.len()];
-            match self.parts[k][p].map {
-                Some(map) => map.apply_bytes(src, out),
-                None => out.copy_from_slice(src),
+            let first = a.offset + r.start;
+            match self.form {
+                Form::Bytes => {
+                    let src = &v[first..first + r.len()];
+                    match a.map {
+                        Some(map) => map.apply_bytes(src, out),
+                        None => out.copy_from_slice(src),
+                    }
+                }
+                Form::Nibbles => {
+                    unpack(v, first, out);
+                    let map = a.map.map_or(GF2P4_TO_GF2P8, |m| m.compose(&GF2P4_TO_GF2P8));
+                    map.apply_bytes_in_place(out);
+                }
             }
         }
     }
 
-    /// Unmapped parts only.
+    /// Unmapped parts of bytes only.
     fn bytes(&self, part: usize, start: usize, len: usize) -> Option<&[u8]> {
         let (k, j) = (start.checked_div(self.n)?, start % self.n);
-        if k >= self.parts.len() || part >= 6 || self.parts[k][part / 2].map.is_some() {
+        if self.form != Form::Bytes || k >= self.parts.len() || part >= 6 {
             return None;
         }
-        let v = self.part(k, part / 2, part % 2);
-        v.get(j..j.checked_add(len)?).map(Gf2p8::slice_as_bytes)
+        let a = self.parts[k][part / 2];
+        if a.map.is_some() || j.checked_add(len)? > self.n {
+            return None;
+        }
+        let first = a.offset + j;
+        self.vectors[a.vector][part % 2].get(first..first + len)
     }
 
     /// Every vector of both components (shared vectors counted once).
     fn stored_bytes(&self) -> Option<usize> {
-        Some(
-            self.vectors
-                .iter()
-                .map(|v| v.first.len() + v.second.len())
-                .sum(),
-        )
+        Some(self.vectors.iter().flatten().map(Vec::len).sum())
     }
 }
 
@@ -212,6 +278,84 @@ mod tests {
         ]];
         assert!(StoredRelations::new(n, vectors.clone(), &past).is_err());
         assert!(StoredRelations::new(n, vectors, &[[at(0), at(1), at(3)]]).is_err());
+    }
+
+    /// Packed `GF(2^4)` vectors load as the byte form `ψ` of their entries (then the part's
+    /// map), from any entry on, odd or even, within a relation and across relations; they take
+    /// half a byte per entry and are never borrowed in place.
+    #[test]
+    fn nibble_parts_load_as_their_byte_form() {
+        let n = 41;
+        let nibbles = |len: usize, seed: usize| {
+            let v = |s: usize| {
+                (0..len)
+                    .map(|i| Gf2p4(((i * 7 + s * 3 + i / 16) % 16) as u8))
+                    .collect()
+            };
+            RssVec {
+                first: v(seed),
+                second: v(seed + 5),
+            }
+        };
+        let vectors = vec![nibbles(n, 1), nibbles(2 * n + 1, 2), nibbles(n, 3)];
+        let parts = [
+            [at(0), at(1), at(2)],
+            [
+                At {
+                    vector: 1,
+                    offset: n,
+                    map: None,
+                },
+                At {
+                    vector: 0,
+                    offset: 0,
+                    map: Some(&LinearMap8::POW4),
+                },
+                At {
+                    vector: 1,
+                    offset: 1,
+                    map: None,
+                },
+            ],
+        ];
+        let rel = StoredRelations::nibbles(n, vectors.clone(), &parts).unwrap();
+        assert_eq!(ByteRows::len(&rel), 2 * n);
+        assert_eq!(rel.stored_bytes(), Some(2 * (21 + 42 + 21)));
+        // Part `p`, component `c` of all `2 n` triples, as the check takes them.
+        let want = |p: usize, c: usize| -> Vec<u8> {
+            parts
+                .iter()
+                .flat_map(|ps| {
+                    let a = ps[p];
+                    let v = gf2p4_bytes(vectors[a.vector].clone());
+                    let v = if c == 0 { v.first } else { v.second };
+                    v[a.offset..a.offset + n]
+                        .iter()
+                        .map(|x| a.map.map_or(*x, |m| m.apply(*x)).0)
+                        .collect::<Vec<u8>>()
+                })
+                .collect()
+        };
+        for part in 0..6 {
+            let all = want(part / 2, part % 2);
+            for (start, len) in [(0, 2 * n), (1, 2), (3, 7), (n - 4, 9), (n - 3, 8), (n, n)] {
+                let mut got = vec![0xa5u8; len];
+                rel.load(part, start, &mut got);
+                assert_eq!(got, all[start..start + len], "part {part}, {start}+{len}");
+            }
+            assert_eq!(rel.bytes(part, 0, 1), None);
+        }
+        // A part past the end of its vector.
+        let past = [[
+            at(0),
+            at(0),
+            At {
+                vector: 1,
+                offset: n + 2,
+                map: None,
+            },
+        ]];
+        assert!(StoredRelations::nibbles(n, vectors, &past).is_err());
     }
 
     /// The byte form of `GF(2^4)` shares is multiplicative: a product of nibbles stays the
