@@ -10,6 +10,8 @@
 
 use std::sync::Arc;
 
+use rayon::prelude::*;
+
 use triskele_engine::verify::{ByteRows, ByteSource};
 use triskele_engine::{EngineError, Party, SecurityModel, GF2P4_TO_GF2P8};
 use triskele_field::{Encode, Gf2p4, Gf2p8, LinearMap8};
@@ -90,8 +92,9 @@ impl StoredRelations {
     ) -> Result<Self, EngineError> {
         let entries = vectors.iter().map(|v| v.first.len().min(v.second.len()));
         Self::checked(n, parts, entries.collect())?;
+        // One vector per task: the layer's online phase waits for this.
         let vectors = vectors
-            .into_iter()
+            .into_par_iter()
             .map(|v| [v.first, v.second].map(|c| Gf2p4::encode_to_vec(&c)))
             .collect();
         Ok(StoredRelations {
