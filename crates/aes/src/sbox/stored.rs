@@ -288,11 +288,16 @@ mod tests {
     /// half a byte per entry and are never borrowed in place.
     #[test]
     fn nibble_parts_load_as_their_byte_form() {
-        let n = 41;
+        for n in [41, 8195] {
+            nibble_parts_of_length(n);
+        }
+    }
+
+    fn nibble_parts_of_length(n: usize) {
         let nibbles = |len: usize, seed: usize| {
             let v = |s: usize| {
                 (0..len)
-                    .map(|i| Gf2p4(((i * 7 + s * 3 + i / 16) % 16) as u8))
+                    .map(|i| Gf2p4(((((i + 1) * 0x9e37_79b9 + s * 0x85eb_ca6b) >> 17) % 16) as u8))
                     .collect()
             };
             RssVec {
@@ -323,7 +328,8 @@ mod tests {
         ];
         let rel = StoredRelations::nibbles(n, vectors.clone(), &parts).unwrap();
         assert_eq!(ByteRows::len(&rel), 2 * n);
-        assert_eq!(rel.stored_bytes(), Some(2 * (21 + 42 + 21)));
+        let packed = n.div_ceil(2) + (2 * n + 1).div_ceil(2) + n.div_ceil(2);
+        assert_eq!(rel.stored_bytes(), Some(2 * packed));
         // Part `p`, component `c` of all `2 n` triples, as the check takes them.
         let want = |p: usize, c: usize| -> Vec<u8> {
             parts
@@ -341,7 +347,8 @@ mod tests {
         };
         for part in 0..6 {
             let all = want(part / 2, part % 2);
-            for (start, len) in [(0, 2 * n), (1, 2), (3, 7), (n - 4, 9), (n - 3, 8), (n, n)] {
+            let starts = [(0, 2 * n), (1, 2), (3, 7), (n - 4, 9), (n - 3, 8), (n, n)];
+            for (start, len) in starts {
                 let mut got = vec![0xa5u8; len];
                 rel.load(part, start, &mut got);
                 assert_eq!(got, all[start..start + len], "part {part}, {start}+{len}");
