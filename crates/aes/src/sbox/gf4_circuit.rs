@@ -41,9 +41,9 @@
 //! Every product is computed with [`Party::mul_covered`] (the messages of [`Party::mul`]).
 //! mal-gf4-circuit records its `GF(2^4)` triples as the layer's own vectors (`Layer::relations`:
 //! the operands and products it computed anyway, packed two per byte, 11 bytes per inversion
-//! and party, and taken to their byte form `ψ` as `Verify` reads them; `super::stored`), in
-//! the order `Party::mul` would have recorded them, instead of copies of each product's six
-//! share vectors. mal-gf4-circuit-opt
+//! and party, and taken to their byte form `ψ` as `Verify` reads them; `super::stored`), the
+//! triples `Party::mul` would have recorded (in blocks of instances, see `super::stored`),
+//! instead of copies of each product's six share vectors. mal-gf4-circuit-opt
 //! keeps less (`NormRelations`): its norm relation as `d ‖ d^6` and the gf4p4 packing's
 //! `d^-1` (the squares of `d` are byte maps of it, applied as `Verify` reads them), and `p`
 //! inside the gf4p4 packing as byte maps of `d`, `a_h` and `a_l`: 8 bytes per inversion and

@@ -144,7 +144,8 @@ pub(crate) const CHAIN_X254: usize = 4;
 /// The four products of one layer's chains (the table above) over the five vectors
 /// [`CHAIN_FACTORS`] names, `x`, `x^3`, `x^15`, `x^14`, `x^254`, the other factors as their
 /// maps (10 bytes per inversion and party, against 16 for all eight values of the chain and 24
-/// for four `GF(2^8)` triples copied into the record store), which `Verify` reads in place;
+/// for four `GF(2^8)` triples copied into the record store), which `Verify` reads in place,
+/// in blocks of inversions (`super::stored`): with `n` up to `stored::BLOCK` inversions,
 /// relation `k` of inversion `j` is triple `k n + j`, the order in which [`Party::mul`] would
 /// record them.
 const CHAIN_PARTS: [[At; 3]; 4] = {
