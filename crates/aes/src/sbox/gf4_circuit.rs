@@ -40,8 +40,9 @@
 //!
 //! Every product is computed with [`Party::mul_covered`] (the messages of [`Party::mul`]).
 //! mal-gf4-circuit records its `GF(2^4)` triples as the layer's own vectors (`Layer::relations`:
-//! the operands and products it computed anyway, packed two per byte, 11 bytes per inversion
-//! and party, and taken to their byte form `ψ` as `Verify` reads them; `super::stored`), the
+//! the operands and products it computed anyway, the squares of `d` as byte maps of `d`, packed
+//! two per byte, 9 bytes per inversion and party, and taken to their byte form `ψ` as `Verify`
+//! reads them; `super::stored`), the
 //! triples `Party::mul` would have recorded (in blocks of instances, see `super::stored`),
 //! instead of copies of each product's six share vectors. mal-gf4-circuit-opt
 //! keeps less (`NormRelations`): its norm relation as `d ‖ d^6` and the gf4p4 packing's
@@ -667,9 +668,9 @@ fn invert<M: SecurityModel>(
     let p = products.then(|| d.clone());
     add_norm_terms(&mut d, &a_h, &a_l);
     let [d2, d4, d8] = square_powers(&d);
-    // mal-gf4-circuit-opt keeps `d` for its records (`p` and `d^2`, `d^4`, `d^8` are maps of
-    // it).
-    let d = (M::MALICIOUS && record == Record::Gf4p4).then_some(d);
+    // The malicious variants keep `d` for their records (`d^2`, `d^4`, `d^8` are maps of it,
+    // and for mal-gf4-circuit-opt `p` too).
+    let d = M::MALICIOUS.then_some(d);
 
     // Round 2: d^6 = d^2 d^4. Round 3: d^14 = d^6 d^8 = d^-1.
     let d6 = party.mul_covered(&d2, &d4)?;
@@ -683,13 +684,11 @@ fn invert<M: SecurityModel>(
     drop(right);
     *x = from_halves(&b, n);
 
+    drop((d2, d4, d8));
     let kept = match (p, d) {
-        (Some(p), _) => Some(Kept::Products {
-            p,
-            squares: [d2, d4, d8],
-        }),
+        (Some(p), Some(d)) => Some(Kept::Products { p, d }),
         (None, Some(d)) => Some(Kept::Norm { d }),
-        (None, None) => None,
+        _ => None,
     };
     if let Some(kept) = kept {
         let layer = Layer {
@@ -744,11 +743,8 @@ struct Layer {
 
 /// What else a variant keeps of a layer for its records.
 enum Kept {
-    /// mal-gf4-circuit: `p = a_h a_l` and `[d^2, d^4, d^8]`, all products stored.
-    Products {
-        p: RssVec<Gf2p4>,
-        squares: [RssVec<Gf2p4>; 3],
-    },
+    /// mal-gf4-circuit: `p = a_h a_l` and the norm `d` (`d^2`, `d^4`, `d^8` are maps of it).
+    Products { p: RssVec<Gf2p4>, d: RssVec<Gf2p4> },
     /// mal-gf4-circuit-opt: the norm `d` (`p`, `d^2`, `d^4`, `d^8` are maps of it and of
     /// `a_h`, `a_l`).
     Norm { d: RssVec<Gf2p4> },
@@ -756,37 +752,40 @@ enum Kept {
 
 /// Indices of the stored vectors of mal-gf4-circuit's relations ([`Layer::relations`]), in
 /// its order.
-const D2: usize = 0;
-const D4: usize = 1;
-const D6: usize = 2;
-const D8: usize = 3;
-const DINV: usize = 4;
-const LEFT: usize = 5;
-const A_L: usize = 6;
-const P: usize = 7;
-const B: usize = 8;
+const D: usize = 0;
+const D6: usize = 1;
+const DINV: usize = 2;
+const LEFT: usize = 3;
+const A_L: usize = 4;
+const P: usize = 5;
+const B: usize = 6;
+
+/// `x ↦ x^8` on the byte form `ψ` (a ring homomorphism, so that the Frobenius powers of
+/// `ψ(d)` are `ψ` of those of `d`: `d^2`, `d^4` and `d^8` are byte maps of `d`).
+const POW8: LinearMap8 = LinearMap8::frobenius_power(3);
+
+/// Entries `offset ..` of vector `vector`, mapped by `map`.
+const fn part(vector: usize, offset: usize, map: Option<&'static LinearMap8>) -> At {
+    At {
+        vector,
+        offset,
+        map,
+    }
+}
 
 /// All five products in the order [`Party::mul`] records them: `p = a_h · a_l`, `d^6 = d^2 ·
-/// d^4`, `d^-1 = d^6 · d^8`, then `b_h = a_h · d^-1` and `b_l = (a_h + a_l) · d^-1`.
+/// d^4`, `d^-1 = d^6 · d^8`, then `b_h = a_h · d^-1` and `b_l = (a_h + a_l) · d^-1`; the
+/// squares of `d` as maps of it.
 const fn all_products(n: usize) -> [[At; 3]; 5] {
+    let d2 = part(D, 0, Some(&LinearMap8::SQUARE));
+    let d4 = part(D, 0, Some(&LinearMap8::POW4));
+    let d8 = part(D, 0, Some(&POW8));
     [
         [at(LEFT), at(A_L), at(P)],
-        [at(D2), at(D4), at(D6)],
-        [at(D6), at(D8), at(DINV)],
+        [d2, d4, at(D6)],
+        [at(D6), d8, at(DINV)],
         [at(LEFT), at(DINV), at(B)],
-        [
-            At {
-                vector: LEFT,
-                offset: n,
-                map: None,
-            },
-            at(DINV),
-            At {
-                vector: B,
-                offset: n,
-                map: None,
-            },
-        ],
+        [part(LEFT, n, None), at(DINV), part(B, n, None)],
     ]
 }
 
@@ -811,12 +810,9 @@ impl Layer {
             kept,
         } = self;
         Ok(match kept {
-            Kept::Products {
-                p,
-                squares: [d2, d4, d8],
-            } => {
+            Kept::Products { p, d } => {
                 // Moved, not cloned (`to_vec` would copy every vector).
-                let v = Vec::from([d2, d4, d6, d8, dinv, left, a_l, p, b]);
+                let v = Vec::from([d, d6, dinv, left, a_l, p, b]);
                 LayerRelations::Products(StoredRelations::nibbles(n, v, &all_products(n))?)
             }
             Kept::Norm { d } => {
@@ -885,10 +881,7 @@ mod tests {
         right.extend(&dinv);
         let b = mul(&left, &right);
         let kept = match record {
-            Record::Products => Kept::Products {
-                p: p.clone(),
-                squares: [d2, d4, d8],
-            },
+            Record::Products => Kept::Products { p: p.clone(), d },
             Record::Gf4p4 => Kept::Norm { d },
         };
         let layer = Layer {

@@ -260,6 +260,15 @@ impl ByteRows for StoredRelations {
 mod tests {
     use super::*;
 
+    /// Entries from `offset` of vector `vector`, mapped by `map`.
+    const fn part(vector: usize, offset: usize, map: Option<&'static LinearMap8>) -> At {
+        At {
+            vector,
+            offset,
+            map,
+        }
+    }
+
     fn vector(len: usize, seed: usize) -> RssVec<Gf2p8> {
         let v = |s: usize| (0..len).map(|i| Gf2p8((i * 37 + s * 101) as u8)).collect();
         RssVec {
@@ -277,19 +286,7 @@ mod tests {
         let vectors = vec![vector(n, 1), vector(2 * n, 2), vector(n, 3)];
         let parts = [
             [at(0), at(1), at(2)],
-            [
-                At {
-                    vector: 1,
-                    offset: n,
-                    map: None,
-                },
-                At {
-                    vector: 0,
-                    offset: 0,
-                    map: Some(&LinearMap8::POW4),
-                },
-                at(1),
-            ],
+            [part(1, n, None), part(0, 0, Some(&LinearMap8::POW4)), at(1)],
         ];
         let rel = StoredRelations::new(n, vectors.clone(), &parts).unwrap();
         assert_eq!(ByteRows::len(&rel), 2 * n);
@@ -321,15 +318,7 @@ mod tests {
         assert_eq!(rel.bytes(6, 0, 1), None);
         assert_eq!(rel.bytes(0, 2 * n, 1), None);
         // A part past the end of its vector, or of a vector that is not there.
-        let past = [[
-            at(0),
-            at(1),
-            At {
-                vector: 0,
-                offset: 1,
-                map: None,
-            },
-        ]];
+        let past = [[at(0), at(1), part(0, 1, None)]];
         assert!(StoredRelations::new(n, vectors.clone(), &past).is_err());
         assert!(StoredRelations::new(n, vectors, &[[at(0), at(1), at(3)]]).is_err());
     }
@@ -341,16 +330,8 @@ mod tests {
     fn triples_follow_the_blocks_of_instances() {
         let n = 2 * BLOCK + 7;
         let vectors = vec![vector(n, 1), vector(n + 3, 2), vector(n, 3)];
-        let shifted = At {
-            vector: 1,
-            offset: 3,
-            map: None,
-        };
-        let mapped = At {
-            vector: 2,
-            offset: 0,
-            map: Some(&LinearMap8::SQUARE),
-        };
+        let shifted = part(1, 3, None);
+        let mapped = part(2, 0, Some(&LinearMap8::SQUARE));
         let parts = [
             [at(0), at(1), at(2)],
             [shifted, mapped, at(0)],
@@ -443,21 +424,9 @@ mod tests {
         let parts = [
             [at(0), at(1), at(2)],
             [
-                At {
-                    vector: 1,
-                    offset: n,
-                    map: None,
-                },
-                At {
-                    vector: 0,
-                    offset: 0,
-                    map: Some(&LinearMap8::POW4),
-                },
-                At {
-                    vector: 1,
-                    offset: 1,
-                    map: None,
-                },
+                part(1, n, None),
+                part(0, 0, Some(&LinearMap8::POW4)),
+                part(1, 1, None),
             ],
         ];
         let rel = StoredRelations::nibbles(n, vectors.clone(), &parts).unwrap();
@@ -490,15 +459,7 @@ mod tests {
             assert_eq!(rel.bytes(part, 0, 1), None);
         }
         // A part past the end of its vector.
-        let past = [[
-            at(0),
-            at(0),
-            At {
-                vector: 1,
-                offset: n + 2,
-                map: None,
-            },
-        ]];
+        let past = [[at(0), at(0), part(1, n + 2, None)]];
         assert!(StoredRelations::nibbles(n, vectors, &past).is_err());
     }
 
