@@ -65,7 +65,7 @@ use triskele_field::embed::{pair_of_nibbles, word_maps, ByteEmbedding, PairSlot,
 use triskele_field::{Gf2p4, Gf2p64, Gf2p8, LinearMap8};
 use triskele_share::RssVec;
 
-use super::stored::{at, At, StoredRelations};
+use super::stored::{at, part, At, StoredRelations};
 use super::SboxProtocol;
 use crate::sbox::tower::{from_halves, split_tower, square_powers, NibbleLinear};
 
@@ -763,15 +763,6 @@ const B: usize = 6;
 /// `x ↦ x^8` on the byte form `ψ` (a ring homomorphism, so that the Frobenius powers of
 /// `ψ(d)` are `ψ` of those of `d`: `d^2`, `d^4` and `d^8` are byte maps of `d`).
 const POW8: LinearMap8 = LinearMap8::frobenius_power(3);
-
-/// Entries `offset ..` of vector `vector`, mapped by `map`.
-const fn part(vector: usize, offset: usize, map: Option<&'static LinearMap8>) -> At {
-    At {
-        vector,
-        offset,
-        map,
-    }
-}
 
 /// All five products in the order [`Party::mul`] records them: `p = a_h · a_l`, `d^6 = d^2 ·
 /// d^4`, `d^-1 = d^6 · d^8`, then `b_h = a_h · d^-1` and `b_l = (a_h + a_l) · d^-1`; the

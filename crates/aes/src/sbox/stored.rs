@@ -41,6 +41,15 @@ pub(crate) struct At {
     pub(crate) map: Option<&'static LinearMap8>,
 }
 
+/// Shorthand for [`At`]: entries from `offset` of vector `vector`, mapped by `map`.
+pub(crate) const fn part(vector: usize, offset: usize, map: Option<&'static LinearMap8>) -> At {
+    At {
+        vector,
+        offset,
+        map,
+    }
+}
+
 /// Shorthand for [`At`] at offset 0, unmapped.
 pub(crate) const fn at(vector: usize) -> At {
     At {
@@ -85,18 +94,7 @@ impl StoredRelations {
         vectors: Vec<RssVec<Gf2p8>>,
         parts: &[[At; 3]],
     ) -> Result<Self, EngineError> {
-        let entries = vectors.iter().map(|v| v.first.len().min(v.second.len()));
-        Self::checked(n, parts, entries.collect())?;
-        let vectors = vectors
-            .into_iter()
-            .map(|v| [v.first, v.second].map(Gf2p8::vec_into_bytes))
-            .collect();
-        Ok(StoredRelations {
-            n,
-            form: Form::Bytes,
-            vectors,
-            parts: parts.to_vec(),
-        })
+        Self::stored(n, vectors, parts, Form::Bytes, Gf2p8::vec_into_bytes)
     }
 
     /// The relations of `n` instances over `vectors` of `GF(2^4)` elements, packed two per
@@ -106,16 +104,29 @@ impl StoredRelations {
         vectors: Vec<RssVec<Gf2p4>>,
         parts: &[[At; 3]],
     ) -> Result<Self, EngineError> {
+        Self::stored(n, vectors, parts, Form::Nibbles, |c| {
+            Gf2p4::encode_to_vec(&c)
+        })
+    }
+
+    /// The relations over `vectors`, each component kept in `form` by `store`.
+    fn stored<F: Send>(
+        n: usize,
+        vectors: Vec<RssVec<F>>,
+        parts: &[[At; 3]],
+        form: Form,
+        store: impl Fn(Vec<F>) -> Vec<u8> + Sync,
+    ) -> Result<Self, EngineError> {
         let entries = vectors.iter().map(|v| v.first.len().min(v.second.len()));
         Self::checked(n, parts, entries.collect())?;
         // One vector per task: the layer's online phase waits for this.
         let vectors = vectors
             .into_par_iter()
-            .map(|v| [v.first, v.second].map(|c| Gf2p4::encode_to_vec(&c)))
+            .map(|v| [v.first, v.second].map(&store))
             .collect();
         Ok(StoredRelations {
             n,
-            form: Form::Nibbles,
+            form,
             vectors,
             parts: parts.to_vec(),
         })
@@ -259,15 +270,6 @@ impl ByteRows for StoredRelations {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    /// Entries from `offset` of vector `vector`, mapped by `map`.
-    const fn part(vector: usize, offset: usize, map: Option<&'static LinearMap8>) -> At {
-        At {
-            vector,
-            offset,
-            map,
-        }
-    }
 
     fn vector(len: usize, seed: usize) -> RssVec<Gf2p8> {
         let v = |s: usize| (0..len).map(|i| Gf2p8((i * 37 + s * 101) as u8)).collect();
