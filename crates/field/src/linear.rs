@@ -102,6 +102,8 @@ impl LinearMap8 {
     pub const SQUARE: Self = Self::frobenius_power(1);
     /// `x ↦ x^4`.
     pub const POW4: Self = Self::frobenius_power(2);
+    /// `x ↦ x^8`.
+    pub const POW8: Self = Self::frobenius_power(3);
     /// `x ↦ x^16`.
     pub const POW16: Self = Self::frobenius_power(4);
     /// The linear part `A` of the AES S-box affine map: `S(x) = A(x^(-1)) + 63`.

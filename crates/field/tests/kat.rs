@@ -125,6 +125,7 @@ fn frobenius_and_constant_maps() {
         let e = g8(x);
         assert_eq!(LinearMap8::SQUARE.apply(e), e * e);
         assert_eq!(LinearMap8::POW4.apply(e), e.pow(4));
+        assert_eq!(LinearMap8::POW8.apply(e), e.pow(8));
         assert_eq!(LinearMap8::POW16.apply(e), e.pow(16));
         assert_eq!(LinearMap8::IDENTITY.apply(e), e);
         assert_eq!(LinearMap8::ZERO.apply(e), Gf2p8(0));

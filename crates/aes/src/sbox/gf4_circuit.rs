@@ -675,6 +675,7 @@ fn invert<M: SecurityModel>(
     // Round 2: d^6 = d^2 d^4. Round 3: d^14 = d^6 d^8 = d^-1.
     let d6 = party.mul_covered(&d2, &d4)?;
     let dinv = party.mul_covered(&d6, &d8)?;
+    drop((d2, d4, d8));
 
     // Round 4: (a_h, a_h + a_l) * (d^-1, d^-1) in one multiplication.
     let left = left_operand(a_h, &a_l);
@@ -684,7 +685,6 @@ fn invert<M: SecurityModel>(
     drop(right);
     *x = from_halves(&b, n);
 
-    drop((d2, d4, d8));
     let kept = match (p, d) {
         (Some(p), Some(d)) => Some(Kept::Products { p, d }),
         (None, Some(d)) => Some(Kept::Norm { d }),
@@ -760,17 +760,14 @@ const A_L: usize = 4;
 const P: usize = 5;
 const B: usize = 6;
 
-/// `x ↦ x^8` on the byte form `ψ` (a ring homomorphism, so that the Frobenius powers of
-/// `ψ(d)` are `ψ` of those of `d`: `d^2`, `d^4` and `d^8` are byte maps of `d`).
-const POW8: LinearMap8 = LinearMap8::frobenius_power(3);
-
 /// All five products in the order [`Party::mul`] records them: `p = a_h · a_l`, `d^6 = d^2 ·
 /// d^4`, `d^-1 = d^6 · d^8`, then `b_h = a_h · d^-1` and `b_l = (a_h + a_l) · d^-1`; the
-/// squares of `d` as maps of it.
+/// squares of `d` as Frobenius maps of it (`ψ` is a ring homomorphism, so that the powers of
+/// `ψ(d)` are `ψ` of those of `d`).
 const fn all_products(n: usize) -> [[At; 3]; 5] {
     let d2 = part(D, 0, Some(&LinearMap8::SQUARE));
     let d4 = part(D, 0, Some(&LinearMap8::POW4));
-    let d8 = part(D, 0, Some(&POW8));
+    let d8 = part(D, 0, Some(&LinearMap8::POW8));
     [
         [at(LEFT), at(A_L), at(P)],
         [d2, d4, at(D6)],

@@ -339,22 +339,31 @@ impl PerInstance<2> {
     }
 }
 
-/// The runs of the triples `start .. start + count` inside a per-instance store of
-/// `relations` relations over `n` instances (relation `k` of instance `j` is triple `k n +
-/// j`): relation `k`, instances `j .. j + len`, and the run's offset in the range.
+/// The runs of the triples `start .. start + count` inside a per-instance store of `R =
+/// relations` relations over `n` instances, taken in blocks of `block` instances: block `b`
+/// holds the triples of instances `b block ..` (`q` of them, `block` but in the last block)
+/// of all relations, relation after relation, so that relation `k` of instance `j` is triple
+/// `R b block + k q + (j - b block)` (with `block ≥ n`: `k n + j`). Yields relation `k`,
+/// instances `j .. j + len`, and the run's offset in the range.
 pub(crate) fn relation_runs(
     relations: usize,
     n: usize,
+    block: usize,
     start: usize,
     count: usize,
 ) -> impl Iterator<Item = (usize, Range<usize>, usize)> {
     let end = start.saturating_add(count).min(relations * n);
+    let block = block.clamp(1, n.max(1));
     let mut t = start;
     core::iter::from_fn(move || {
         (t < end).then(|| {
-            let (k, j) = (t / n, t % n);
-            let len = (n - j).min(end - t);
-            let run = (k, j..j + len, t - start);
+            // Block `t / (R block)`: every block before it is whole.
+            let first = t / (relations * block) * block;
+            let q = block.min(n - first);
+            let u = t - relations * first;
+            let (k, i) = (u / q, u % q);
+            let len = (q - i).min(end - t);
+            let run = (k, first + i..first + i + len, t - start);
             t += len;
             run
         })
@@ -483,7 +492,7 @@ impl<const R: usize> ByteRows for PerInstance<R> {
         } else {
             &self.e.second
         };
-        for (k, r, at) in relation_runs(R, self.instances, start, out.len()) {
+        for (k, r, at) in relation_runs(R, self.instances, self.instances, start, out.len()) {
             let [f, g] = &self.maps[k][p];
             let o = &mut out[at..at + r.len()];
             let stored = r.start.min(v.len())..r.end.min(v.len());

@@ -20,6 +20,7 @@
 //! relation `k` before relation `k + 1` each shared vector came from memory again (for
 //! mal-chida-rec-check's chain, 24 bytes read per inversion and pass against 10 stored).
 
+use std::ops::Range;
 use std::sync::Arc;
 
 use rayon::prelude::*;
@@ -29,7 +30,7 @@ use triskele_engine::{EngineError, Party, SecurityModel, GF2P4_TO_GF2P8};
 use triskele_field::{Encode, Gf2p4, Gf2p8, LinearMap8};
 use triskele_share::RssVec;
 
-use std::ops::Range;
+use super::ohv16::relation_runs;
 
 /// Where a part (`X`, `Y` or `Z`) of a relation lies: entries `offset .. offset + n` of
 /// vector `vector`, with `map` applied if it is given (a local `GF(2)`-linear map of a stored
@@ -76,8 +77,9 @@ enum Form {
 
 /// Relations of `n` products each, stored as vectors of `GF(2^8)` bytes, or of `GF(2^4)`
 /// elements packed two per byte (whose byte form `ψ`, their lift, the check reads): relation
-/// `k` of instance `j` is triple `k n + j` within blocks of [`BLOCK`] instances (module docs), its parts entries `offset + j` of the vectors
-/// that `parts[k]` names (mapped where the part says so).
+/// `k` of instance `j` is one triple (in blocks of [`BLOCK`] instances, module docs), its
+/// parts entries `offset + j` of the vectors that `parts[k]` names (mapped where the part
+/// says so).
 pub(crate) struct StoredRelations {
     n: usize,
     form: Form,
@@ -155,22 +157,7 @@ impl StoredRelations {
         start: usize,
         count: usize,
     ) -> impl Iterator<Item = (usize, Range<usize>, usize)> {
-        let (r, n) = (self.parts.len(), self.n);
-        let end = start.saturating_add(count).min(r * n);
-        let mut t = start;
-        core::iter::from_fn(move || {
-            (t < end).then(|| {
-                // Block `t / (R BLOCK)`: every block before it is whole.
-                let first = t / (r * BLOCK) * BLOCK;
-                let q = BLOCK.min(n - first);
-                let u = t - r * first;
-                let (k, i) = (u / q, u % q);
-                let len = (q - i).min(end - t);
-                let run = (k, first + i..first + i + len, t - start);
-                t += len;
-                run
-            })
-        })
+        relation_runs(self.parts.len(), self.n, BLOCK, start, count)
     }
 
     /// The index of relation `k` of instance `j` (the order of the module docs).
