@@ -150,7 +150,8 @@ pub trait TripleSource<V>: Sync {
     /// and returns `true`; `false` (the default): no such form, nothing written. For relations
     /// in `GF(2^16)` whose `x` and `y` have `A`-degree at most 1 (the gf4p4 relations), with
     /// [`TripleSource::z_planes`]: the k-ary first level of `Verify` then takes them nearly as
-    /// bytes. A concatenation answers for a range inside one of its parts.
+    /// bytes. A concatenation answers for a range inside one of its parts, or across parts
+    /// that all have the form.
     fn load_pairs(&self, part: usize, start: usize, out: &mut [u8]) -> bool {
         let _ = (part, start, out);
         false
@@ -781,10 +782,26 @@ impl<V: VerifyField> TripleSource<V> for Concat<'_, V> {
             .all(|(s, offset, r)| s.range_has_bytes(offset, r.len()))
     }
 
-    /// From the part holding the range.
+    /// From the part holding the range, else pieced together from the parts it covers if
+    /// each of them has the pair form there (a sub-block of the k-ary level across the end of
+    /// one layer's relations and the start of the next's).
     fn load_pairs(&self, part: usize, start: usize, out: &mut [u8]) -> bool {
-        self.holder(start, None, out.len())
-            .is_some_and(|(s, base)| s.load_pairs(part, start - base, out))
+        if let Some((s, base)) = self.holder(start, None, out.len()) {
+            return s.load_pairs(part, start - base, out);
+        }
+        // Probe every part first (empty ranges), so that nothing is written on `false`.
+        let mut covered = 0;
+        for (s, offset, r) in self.overlaps(start, out.len()) {
+            covered += r.len();
+            if !s.load_pairs(part, offset, &mut []) {
+                return false;
+            }
+        }
+        if covered != out.len() {
+            return false;
+        }
+        self.overlaps(start, out.len())
+            .all(|(s, offset, r)| s.load_pairs(part, offset, &mut out[r]))
     }
 
     fn z_planes(&self, part: usize, start: usize, k: usize) -> Option<ZPlanes<'_>> {

@@ -1262,8 +1262,9 @@ fn octal_level_on_words_matches_the_naive_reference() {
 
 /// The pair form of the k-ary first level (relations in `GF(2^16)` whose `x` and `y` have
 /// `A`-degree at most 1, as the gf4p4 relations) equals the naive reference: alone, next to
-/// bytes, words and bits (sub-blocks across two sources take the words), and in a window
-/// that starts inside a sub-block.
+/// bytes, words and bits (sub-blocks across a source without the pair form take the words),
+/// across sources that all have it (an entry across two or three of them: `x`, `y` pieced
+/// together, `z` loaded as words), and in a window that starts inside a sub-block.
 #[test]
 fn octal_level_on_pairs_matches_the_naive_reference() {
     let check = check_octal;
@@ -1281,6 +1282,24 @@ fn octal_level_on_pairs_matches_the_naive_reference() {
         len: 50_000,
     };
     check(&Concat::new(vec![&win, &g8]), 47);
+    // Pair sources only: the entries across their ends keep the pair form.
+    let (pa, ps, pb) = (
+        random_pairs(40_003, 48),
+        random_pairs(100, 49),
+        random_pairs(50_001, 50),
+    );
+    let cat = Concat::new(vec![&pa, &pb]);
+    let mut buf = [0u8; 10];
+    assert!(cat.load_pairs(1, 39_998, &mut buf));
+    assert!(buf[..5] == pa.xy[1][39_998..] && buf[5..] == pb.xy[1][..5]);
+    assert!(cat.z_planes(4, 39_998, 10).is_none());
+    assert!(!cat.load_pairs(4, 39_998, &mut buf) && !cat.load_pairs(0, 90_000, &mut buf));
+    check(&cat, 48);
+    check(&Concat::new(vec![&pa, &ps, &pb]), 49);
+    // Next to a source without the pair form, nothing is written.
+    let mixed = Concat::new(vec![&pa, &w]);
+    buf.fill(7);
+    assert!(!mixed.load_pairs(0, 39_998, &mut buf) && buf == [7; 10]);
 }
 
 /// `planes[0][k] ^= e_0`, `planes[1][k] ^= e_1` for each `(k, (e_0, e_1))` of `errors`.
