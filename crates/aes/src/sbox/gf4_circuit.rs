@@ -205,14 +205,14 @@ pub(crate) type Gf4p4Relations = PairRelations<3>;
 static GF4P4_SPEC: PairSpec = PairSpec {
     x: Term {
         plane: 0,
-        lift: X_OF_A,
-        pair: X_PAIR,
+        lift: lift_after(&X_OF_A, &GF4P4_LOAD),
+        pair: LinearMap8::IDENTITY,
     },
     y: [
         Term {
             plane: 0,
-            lift: Y_OF_A,
-            pair: Y_PAIR_OF_A,
+            lift: lift_after(&Y_OF_A, &GF4P4_LOAD),
+            pair: Y_PAIR_OF_A.compose(&GF4P4_LOAD),
         },
         Term {
             plane: 1,
@@ -304,31 +304,44 @@ const fn nibble_powers(high: [Option<u32>; 2], low: Option<u32>) -> LinearMap8 {
 static NORM_SPEC: PairSpec = PairSpec {
     x: Term {
         plane: 0,
-        lift: ByteEmbedding::from_nibble_tables(
-            gf4p4_table([None, Some(0), None]),
-            gf4p4_table([Some(1), None, None]),
+        lift: lift_after(
+            &ByteEmbedding::from_nibble_tables(
+                gf4p4_table([None, Some(0), None]),
+                gf4p4_table([Some(1), None, None]),
+            ),
+            &NORM_LOAD,
         ),
-        pair: pair_of_nibbles(PairSlot::First, PairSlot::Second)
-            .compose(&nibble_powers([Some(1), None], Some(0))),
+        pair: LinearMap8::IDENTITY,
     },
     y: [
         Term {
             plane: 0,
-            lift: ByteEmbedding::from_nibble_tables([0; 16], gf4p4_table([Some(2), None, None])),
+            lift: lift_after(
+                &ByteEmbedding::from_nibble_tables([0; 16], gf4p4_table([Some(2), None, None])),
+                &NORM_LOAD,
+            ),
             pair: pair_of_nibbles(PairSlot::First, PairSlot::Second)
-                .compose(&nibble_powers([Some(2), None], None)),
+                .compose(&nibble_powers([Some(2), None], None))
+                .compose(&NORM_LOAD),
         },
         Term {
             plane: 0,
-            lift: ByteEmbedding::from_nibble_tables([0; 16], gf4p4_table([None, Some(3), None])),
+            lift: lift_after(
+                &ByteEmbedding::from_nibble_tables([0; 16], gf4p4_table([None, Some(3), None])),
+                &NORM_LOAD,
+            ),
             pair: pair_of_nibbles(PairSlot::First, PairSlot::Second)
-                .compose(&nibble_powers([None, Some(3)], None)),
+                .compose(&nibble_powers([None, Some(3)], None))
+                .compose(&NORM_LOAD),
         },
     ],
     z: [
         (
             0,
-            ByteEmbedding::from_nibble_tables(gf4p4_table([Some(0), None, None]), [0; 16]),
+            lift_after(
+                &ByteEmbedding::from_nibble_tables(gf4p4_table([Some(0), None, None]), [0; 16]),
+                &NORM_LOAD,
+            ),
         ),
         (
             1,
@@ -386,9 +399,9 @@ impl Gf4p4Relations {
             // One pass over the instances for the three planes, so that each input is read
             // from memory once.
             written(n, |r, [x, y, z]| {
-                // `(h << 4) | (l & 15)`.
-                NIBBLE_HIGH.apply_pair_bytes(
-                    &NIBBLE_LOW,
+                // `X_PAIR((h << 4) | (l & 15))`.
+                GF4P4_X_HIGH.apply_pair_bytes(
+                    &GF4P4_X_LOW,
                     bytes(a_h, r.clone()),
                     bytes(a_l, r.clone()),
                     x,
@@ -425,7 +438,7 @@ impl NormRelations {
         let pack = |d: &[Gf2p4], d6: &[Gf2p4], dinv_p: Arc<Vec<u8>>| {
             let bytes = Gf2p4::slice_as_bytes;
             let [dd6] = written(dinv_p.len(), |r, [out]| {
-                NIBBLE_HIGH.apply_pair_bytes(&NIBBLE_LOW, &bytes(d)[r.clone()], &bytes(d6)[r], out);
+                NORM_X_HIGH.apply_pair_bytes(&NORM_X_LOW, &bytes(d)[r.clone()], &bytes(d6)[r], out);
             });
             [Arc::new(dd6), dinv_p]
         };
@@ -549,6 +562,15 @@ impl<const P: usize> TripleSource<Gf2p64> for PairRelations<P> {
         true
     }
 
+    /// `x` in the pair form, in place: the first plane stores it so.
+    fn pairs_in_place(&self, part: usize, start: usize, k: usize) -> Option<&[u8]> {
+        let x = &self.spec.x;
+        if part >= 2 || x.pair != LinearMap8::IDENTITY {
+            return None;
+        }
+        self.planes[part][x.plane].get(start..start.checked_add(k)?)
+    }
+
     /// `z`'s two planes and their lifts, in place.
     fn z_planes(&self, part: usize, start: usize, k: usize) -> Option<ZPlanes<'_>> {
         if !(4..6).contains(&part) {
@@ -653,6 +675,42 @@ const Z_OF_W: ByteEmbedding = ByteEmbedding::from_nibble_tables(GF4P4_TABLES[2],
 const X_PAIR: LinearMap8 = pair_of_nibbles(PairSlot::First, PairSlot::Second);
 const Y_PAIR_OF_A: LinearMap8 = pair_of_nibbles(PairSlot::None, PairSlot::First);
 const Y_PAIR_OF_D: LinearMap8 = pair_of_nibbles(PairSlot::Second, PairSlot::None);
+
+/// The first plane of each relation kind holds `x` in the pair form, so that `Verify` reads
+/// it in place ([`TripleSource::pairs_in_place`]) instead of mapping it in both passes of its
+/// k-ary level: the gf4p4 relations store `X_PAIR(a_h ‖ a_l)`, the norm relations the pair
+/// form of `d^2 + α d^6` ([`NORM_X_PAIR`] of `d ‖ d^6`). The other terms that read the plane
+/// go through the inverse map (`*_LOAD`) back to the nibbles.
+const GF4P4_LOAD: LinearMap8 = inverse(&X_PAIR);
+const NORM_X_PAIR: LinearMap8 = pair_of_nibbles(PairSlot::First, PairSlot::Second)
+    .compose(&nibble_powers([Some(1), None], Some(0)));
+const NORM_LOAD: LinearMap8 = inverse(&NORM_X_PAIR);
+/// The packing of those planes from two nibble vectors (high, low).
+const GF4P4_X_HIGH: LinearMap8 = X_PAIR.compose(&NIBBLE_HIGH);
+const GF4P4_X_LOW: LinearMap8 = X_PAIR.compose(&NIBBLE_LOW);
+const NORM_X_HIGH: LinearMap8 = NORM_X_PAIR.compose(&NIBBLE_HIGH);
+const NORM_X_LOW: LinearMap8 = NORM_X_PAIR.compose(&NIBBLE_LOW);
+
+/// The inverse of a byte map, zero if it has none (the two above have one: checked at
+/// compile time below, and through the lifts in the tests).
+const fn inverse(m: &LinearMap8) -> LinearMap8 {
+    match m.inverse() {
+        Some(i) => i,
+        None => LinearMap8::ZERO,
+    }
+}
+const _: () = assert!(X_PAIR.inverse().is_some() && NORM_X_PAIR.inverse().is_some());
+
+/// `lift ∘ m`: the lift of the bytes that `m` maps to what `lift` takes.
+const fn lift_after(lift: &ByteEmbedding, m: &LinearMap8) -> ByteEmbedding {
+    let mut images = [Gf2p64(0); 8];
+    let mut j = 0;
+    while j < 8 {
+        images[j] = lift.apply(m.apply_byte(1 << j));
+        j += 1;
+    }
+    ByteEmbedding::new(&images)
+}
 
 fn invert<M: SecurityModel>(
     party: &mut Party<M>,
@@ -1088,6 +1146,9 @@ mod tests {
                 let got: Vec<Gf2p64> = if part < 4 {
                     let mut b = vec![0xa5u8; k];
                     assert!(rel.load_pairs(part, start, &mut b));
+                    // `x` is stored in the pair form, `y` is not.
+                    let direct = rel.pairs_in_place(part, start, k);
+                    assert_eq!(direct, (part < 2).then_some(&b[..]), "part {part}");
                     b.iter().map(|v| PAIR_EMBEDDING.apply(*v)).collect()
                 } else {
                     let [(f, a), (g, b)] = rel.z_planes(part, start, k).expect("z planes");

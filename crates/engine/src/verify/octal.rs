@@ -229,8 +229,9 @@ impl Rows {
     }
 
     /// Parts `0 .. count` of the blocks `j .. j + k` (a sub-block of a run with words, wholly
-    /// inside the source, whose triples are not all bytes) in the pair form (`x`, `y` by
-    /// [`TripleSource::load_pairs`] into this job's planes, `z` by [`TripleSource::z_planes`]
+    /// inside the source, whose triples are not all bytes) in the pair form (`x`, `y` in
+    /// place by [`TripleSource::pairs_in_place`] or by [`TripleSource::load_pairs`] into this
+    /// job's planes, `z` by [`TripleSource::z_planes`]
     /// in place, or loaded here as words for an entry across sources), if every source the
     /// sub-block covers has the pair form; `None` otherwise (the caller takes bytes or words).
     fn load_pairs<'a>(
@@ -249,10 +250,13 @@ impl Rows {
         // The parts `z` of an entry across two sources (no planes in place) are loaded here
         // as words (`lift = E_8(lo) + E_8(hi) T`), into the slots of parts 4 and 5.
         let mut loaded = [[false; 2]; K];
-        for (m, zm) in z.iter_mut().enumerate() {
+        // Parts the source stores in the pair form are borrowed.
+        let mut direct: [[Option<&'a [u8]>; 4]; K] = [[None; 4]; K];
+        for ((m, zm), dm) in z.iter_mut().enumerate().zip(direct.iter_mut()) {
             let start = first + m * k;
-            for p in 0..count.min(4) {
-                if !src.load_pairs(p, start, &mut self.buf[m * 6 + p][..k]) {
+            for (p, d) in dm.iter_mut().enumerate().take(count.min(4)) {
+                *d = src.pairs_in_place(p, start, k);
+                if d.is_none() && !src.load_pairs(p, start, &mut self.buf[m * 6 + p][..k]) {
                     return None;
                 }
             }
@@ -280,7 +284,11 @@ impl Rows {
         }
         Some(PairViews {
             xy: core::array::from_fn(|m| {
-                core::array::from_fn(|p| if p < count { &buf[m * 6 + p][..k] } else { &[] })
+                core::array::from_fn(|p| match direct[m][p] {
+                    Some(d) => d,
+                    None if p < count => &buf[m * 6 + p][..k],
+                    None => &[],
+                })
             }),
             z,
         })

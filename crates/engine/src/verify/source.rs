@@ -157,6 +157,15 @@ pub trait TripleSource<V>: Sync {
         false
     }
 
+    /// Optional, with [`TripleSource::load_pairs`]: part `part` (`x_1, x_2, y_1, y_2` for
+    /// 0..4) of the triples `start .. start + k`, all inside the source, in the pair form,
+    /// borrowed from the source where it stores them so; `None` (the default) where it does
+    /// not (then [`TripleSource::load_pairs`] forms them).
+    fn pairs_in_place(&self, part: usize, start: usize, k: usize) -> Option<&[u8]> {
+        let _ = (part, start, k);
+        None
+    }
+
     /// Optional, with [`TripleSource::load_pairs`]: part `part` (`z_1`, `z_2` for 4, 5) of the
     /// triples `start .. start + k`, all inside the source, as two byte planes borrowed from
     /// the source and the maps that lift them (the lift of `z` is the sum of both); `None`
@@ -804,6 +813,11 @@ impl<V: VerifyField> TripleSource<V> for Concat<'_, V> {
             .all(|(s, offset, r)| s.load_pairs(part, offset, &mut out[r]))
     }
 
+    fn pairs_in_place(&self, part: usize, start: usize, k: usize) -> Option<&[u8]> {
+        let (s, base) = self.holder(start, None, k)?;
+        s.pairs_in_place(part, start - base, k)
+    }
+
     fn z_planes(&self, part: usize, start: usize, k: usize) -> Option<ZPlanes<'_>> {
         let (s, base) = self.holder(start, None, k)?;
         s.z_planes(part, start - base, k)
@@ -1087,6 +1101,12 @@ impl<V: VerifyField> TripleSource<V> for Window<'_, V> {
 
     fn load_pairs(&self, part: usize, start: usize, out: &mut [u8]) -> bool {
         self.inside(start, out.len()) && self.src.load_pairs(part, self.off + start, out)
+    }
+
+    fn pairs_in_place(&self, part: usize, start: usize, k: usize) -> Option<&[u8]> {
+        self.inside(start, k)
+            .then(|| self.src.pairs_in_place(part, self.off + start, k))
+            .flatten()
     }
 
     fn z_planes(&self, part: usize, start: usize, k: usize) -> Option<ZPlanes<'_>> {

@@ -1138,6 +1138,13 @@ impl TripleSource<Gf2p64> for Pairs {
         }
     }
 
+    /// `x` in place (as the gf4p4 and norm relations store it), `y` loaded.
+    fn pairs_in_place(&self, part: usize, start: usize, k: usize) -> Option<&[u8]> {
+        (part < 2)
+            .then(|| self.xy[part].get(start..start.checked_add(k)?))
+            .flatten()
+    }
+
     fn z_planes(&self, part: usize, start: usize, k: usize) -> Option<ZPlanes<'_>> {
         let [a, b] = self.z.get(part.checked_sub(4)?)?;
         let r = start..start.checked_add(k)?;
@@ -1292,7 +1299,11 @@ fn octal_level_on_pairs_matches_the_naive_reference() {
     let mut buf = [0u8; 10];
     assert!(cat.load_pairs(1, 39_998, &mut buf));
     assert!(buf[..5] == pa.xy[1][39_998..] && buf[5..] == pb.xy[1][..5]);
-    assert!(cat.z_planes(4, 39_998, 10).is_none());
+    assert!(cat.z_planes(4, 39_998, 10).is_none() && cat.pairs_in_place(0, 39_998, 10).is_none());
+    assert_eq!(
+        cat.pairs_in_place(0, 39_990, 10),
+        Some(&pa.xy[0][39_990..40_000])
+    );
     assert!(!cat.load_pairs(4, 39_998, &mut buf) && !cat.load_pairs(0, 90_000, &mut buf));
     check(&cat, 48);
     check(&Concat::new(vec![&pa, &ps, &pb]), 49);
