@@ -325,8 +325,8 @@ fn linear_apply_sum_512_impl<const N: usize>(
 
 /// [`crate::subspace::CosetShift`] on the whole 64-byte columns of the first `n` bytes of
 /// every plane (`n ≤` each `src[m].len()`, `31 · stride + n ≤ dst.len()`, else less is
-/// done): the 32 values of a column stay in registers through all ten levels. Returns the
-/// bytes done.
+/// done), one 64-byte column at a time, in straight-line code per level (a loop over the
+/// levels kept the 32 values on the stack: 2.5 times the samples). Returns the bytes done.
 pub(crate) fn coset_shift_512(
     _t: Gfni512,
     t: &crate::subspace::CosetShift,
@@ -350,40 +350,97 @@ fn coset_shift_512_impl(
     use crate::subspace::{DIM, POINTS};
     let n = src.iter().fold(n.min(stride), |n, s| n.min(s.len()));
     let n = n.min(dst.len().saturating_sub((POINTS - 1) * stride)) / 64 * 64;
-    let mul =
-        |x: __m512i, m: u64| _mm512_gf2p8affine_epi64_epi8::<0>(x, _mm512_set1_epi64(m as i64));
+    const _: () = assert!(DIM == 5);
+    const HALF: usize = POINTS / 2;
     for c in (0..n).step_by(64) {
-        let mut v: [__m512i; POINTS] = core::array::from_fn(|m| {
-            load64(src[m][c..c + 64].first_chunk::<64>().unwrap_or(&[0; 64]))
-        });
-        for l in 0..DIM {
-            let h = 1 << l;
-            for p in (0..POINTS).filter(|p| p & h == 0) {
-                v[p + h] = _mm512_xor_si512(v[p + h], v[p]);
-                let m = t.down[l][p >> (l + 1)];
-                if m != 0 {
-                    v[p] = _mm512_xor_si512(v[p], mul(v[p + h], m));
+        let load = |base: usize| -> [__m512i; HALF] {
+            let mut v = [_mm512_setzero_si512(); HALF];
+            for (v, s) in v.iter_mut().zip(&src[base..]) {
+                if let Some(s) = s.get(c..c + 64).and_then(|s| s.first_chunk::<64>()) {
+                    *v = load64(s);
                 }
             }
-        }
-        for l in (0..DIM).rev() {
-            let h = 1 << l;
-            for p in (0..POINTS).filter(|p| p & h == 0) {
-                v[p] = _mm512_xor_si512(v[p], mul(v[p + h], t.up[l][p >> (l + 1)]));
-                v[p + h] = _mm512_xor_si512(v[p + h], v[p]);
+            v
+        };
+        // Levels 0-3 pair values within a half, level 4 the two halves value by value: so
+        // each half's 16 values go through levels 0-3 on registers (all 32 values and the
+        // products do not fit in the 32 vector registers), and the last level's pairs meet
+        // one at a time.
+        let mut lo = load(0);
+        coset_down_half::<0, 0>(&mut lo, &t.down[0]);
+        coset_down_half::<1, 0>(&mut lo, &t.down[1]);
+        coset_down_half::<2, 0>(&mut lo, &t.down[2]);
+        coset_down_half::<3, 0>(&mut lo, &t.down[3]);
+        let mut hi = load(HALF);
+        coset_down_half::<0, HALF>(&mut hi, &t.down[0]);
+        coset_down_half::<1, HALF>(&mut hi, &t.down[1]);
+        coset_down_half::<2, HALF>(&mut hi, &t.down[2]);
+        coset_down_half::<3, HALF>(&mut hi, &t.down[3]);
+        // Level 4, down then up: pair `p` with `p + 16`, one constant each.
+        let (d4, u4) = (t.down[DIM - 1][0], t.up[DIM - 1][0]);
+        for (a, b) in lo.iter_mut().zip(hi.iter_mut()) {
+            *b = _mm512_xor_si512(*b, *a);
+            if d4 != 0 {
+                *a = _mm512_xor_si512(*a, coset_mul(*b, d4));
             }
+            *a = _mm512_xor_si512(*a, coset_mul(*b, u4));
+            *b = _mm512_xor_si512(*b, *a);
         }
-        for (m, x) in v.into_iter().enumerate() {
+        coset_up_half::<3, HALF>(&mut hi, &t.up[3]);
+        coset_up_half::<2, HALF>(&mut hi, &t.up[2]);
+        coset_up_half::<1, HALF>(&mut hi, &t.up[1]);
+        coset_up_half::<0, HALF>(&mut hi, &t.up[0]);
+        coset_up_half::<3, 0>(&mut lo, &t.up[3]);
+        coset_up_half::<2, 0>(&mut lo, &t.up[2]);
+        coset_up_half::<1, 0>(&mut lo, &t.up[1]);
+        coset_up_half::<0, 0>(&mut lo, &t.up[0]);
+        for (m, x) in lo.iter().chain(&hi).enumerate() {
             let at = m * stride + c;
             if let Some(d) = dst
                 .get_mut(at..at + 64)
                 .and_then(|d| d.first_chunk_mut::<64>())
             {
-                store64(d, x);
+                store64(d, *x);
             }
         }
     }
     n
+}
+
+/// `v ↦ c v` by the `GFNI` matrix `m` of `c`.
+#[inline]
+#[target_feature(enable = "gfni,avx512f")]
+fn coset_mul(x: __m512i, m: u64) -> __m512i {
+    _mm512_gf2p8affine_epi64_epi8::<0>(x, _mm512_set1_epi64(m as i64))
+}
+
+/// The down step of level `L < 4` of [`crate::subspace::CosetShift`] on the 16 values of
+/// positions `B ..` (a half): position `p` (bit `L` clear) with `p + 2^L`, constant
+/// `down[p >> (L + 1)]` (skipped where zero).
+#[inline]
+#[target_feature(enable = "gfni,avx512f")]
+fn coset_down_half<const L: usize, const B: usize>(v: &mut [__m512i; 16], down: &[u64]) {
+    let h = 1 << L;
+    for q in 0..8 {
+        let i = ((q >> L) << (L + 1)) | (q & (h - 1));
+        v[i + h] = _mm512_xor_si512(v[i + h], v[i]);
+        let m = down[(B + i) >> (L + 1)];
+        if m != 0 {
+            v[i] = _mm512_xor_si512(v[i], coset_mul(v[i + h], m));
+        }
+    }
+}
+
+/// The up step of level `L < 4` (as [`coset_down_half`], constants `up`).
+#[inline]
+#[target_feature(enable = "gfni,avx512f")]
+fn coset_up_half<const L: usize, const B: usize>(v: &mut [__m512i; 16], up: &[u64]) {
+    let h = 1 << L;
+    for q in 0..8 {
+        let i = ((q >> L) << (L + 1)) | (q & (h - 1));
+        v[i] = _mm512_xor_si512(v[i], coset_mul(v[i + h], up[(B + i) >> (L + 1)]));
+        v[i + h] = _mm512_xor_si512(v[i + h], v[i]);
+    }
 }
 
 /// `dst[k] = Σ_i f_i(src_i[k])` into `GF(2^64)` words over the whole 64-byte chunks of the
