@@ -36,7 +36,7 @@
 
 use triskele_field::embed::{e8, ByteEmbedding, E8_TABLES};
 use triskele_field::subspace::{COSET_SHIFT, POINTS};
-use triskele_field::{Bulk, Field, Gf2p64};
+use triskele_field::{Bulk, Gf2p64};
 
 use super::bytes::lp8;
 use super::coeffs::SUB;
@@ -206,42 +206,26 @@ pub(super) fn fold(
     let ell = lagrange_slice(&data, s);
     let maps: [ByteEmbedding; K] = core::array::from_fn(|m| E8_TABLES.scaled_by(ell[m]));
     const { assert!(SUB.is_multiple_of(CHUNK)) };
-    fold_sub_blocks(
-        seed,
-        out,
-        half,
-        || (Raw::<4>::new(), vec![Gf2p64::ZERO; CHUNK]),
-        |(raw, part), j, a, out, acc| {
-            let k = a.len();
-            let mut out = out;
-            for c in (0..k).step_by(CHUNK) {
-                let n = CHUNK.min(k - c);
-                let Some(rows) = raw.load(src, j + c, n) else {
-                    return false;
-                };
-                let a = &a[c..c + n];
-                for (t, o) in out.iter_mut().enumerate() {
-                    let o = &mut o[c..c + n];
-                    let dst = if t < 2 { &mut acc[..n] } else { &mut o[..] };
-                    // Eight entries at a time (the instance module `octal` uses), summed.
-                    for g in 0..K / 8 {
-                        let m: [&ByteEmbedding; 8] = core::array::from_fn(|i| &maps[8 * g + i]);
-                        let r: [&[u8]; 8] = core::array::from_fn(|i| rows[t][8 * g + i]);
-                        if g == 0 {
-                            ByteEmbedding::apply_sum_slice(m, r, dst);
-                        } else {
-                            ByteEmbedding::apply_sum_slice(m, r, &mut part[..n]);
-                            for (d, v) in dst.iter_mut().zip(&part[..n]) {
-                                *d += *v;
-                            }
-                        }
-                    }
-                    if t < 2 {
-                        Gf2p64::mul_slice(o, &acc[..n], a);
-                    }
+    fold_sub_blocks(seed, out, half, Raw::<4>::new, |raw, j, a, out, acc| {
+        let k = a.len();
+        let mut out = out;
+        for c in (0..k).step_by(CHUNK) {
+            let n = CHUNK.min(k - c);
+            let Some(rows) = raw.load(src, j + c, n) else {
+                return false;
+            };
+            let a = &a[c..c + n];
+            for (t, o) in out.iter_mut().enumerate() {
+                let o = &mut o[c..c + n];
+                let dst = if t < 2 { &mut acc[..n] } else { &mut o[..] };
+                // All 32 entries in one pass (one transpose per 64 blocks, no partial
+                // sums to add).
+                ByteEmbedding::apply_sum_slice(maps.each_ref(), rows[t], dst);
+                if t < 2 {
+                    Gf2p64::mul_slice(o, &acc[..n], a);
                 }
             }
-            true
-        },
-    )
+        }
+        true
+    })
 }
