@@ -165,8 +165,6 @@ struct Rows {
     buf: Vec<[u8; SUB]>,
     hi: Vec<[u8; SUB]>,
     packed: Vec<[u8; SUB]>,
-    /// `E_8` times the tower's `T`: the lift of the words' high bytes.
-    e8_hi: ByteEmbedding,
 }
 
 /// Part `p` of entry `m` at `[m][p]`: the bytes or the words' low bytes, and the words'
@@ -191,7 +189,6 @@ impl Rows {
             buf: planes(K * 6, true),
             hi: planes(K * 6, as_words(src)),
             packed: planes(6, src.has_bits()),
-            e8_hi: E8_TABLES.scaled_by(TOWER_T),
         }
     }
 
@@ -231,9 +228,9 @@ impl Rows {
     /// Parts `0 .. count` of the blocks `j .. j + k` (a sub-block of a run with words, wholly
     /// inside the source, whose triples are not all bytes) in the pair form (`x`, `y` in
     /// place by [`TripleSource::pairs_in_place`] or by [`TripleSource::load_pairs`] into this
-    /// job's planes, `z` by [`TripleSource::z_planes`]
-    /// in place, or loaded here as words for an entry across sources), if every source the
-    /// sub-block covers has the pair form; `None` otherwise (the caller takes bytes or words).
+    /// job's planes, `z` by [`TripleSource::z_planes`] in place, or loaded here as words for
+    /// an entry across sources), if every source the sub-block covers has the pair form;
+    /// `None` otherwise (the caller takes bytes or words).
     fn load_pairs<'a>(
         &'a mut self,
         src: &'a dyn TripleSource<Gf2p64>,
@@ -273,12 +270,12 @@ impl Rows {
                 }
             }
         }
-        let (buf, hi, e8_hi) = (&self.buf, &self.hi, &self.e8_hi);
+        let (buf, hi) = (&self.buf, &self.hi);
         for (m, zm) in z.iter_mut().enumerate() {
             for (t, zt) in zm.iter_mut().enumerate() {
                 if loaded[m][t] {
                     let at = m * 6 + 4 + t;
-                    *zt = [(&E8_TABLES, &buf[at][..k]), (e8_hi, &hi[at][..k])];
+                    *zt = [(&E8_TABLES, &buf[at][..k]), (&E8_HI, &hi[at][..k])];
                 }
             }
         }
@@ -463,6 +460,9 @@ fn lp8_planes(out: &mut [u8], planes: &[[u8; SUB]]) {
     );
 }
 
+/// `E_8` times the tower's `T` ([`TOWER_T`]): the lift of the words' high bytes.
+const E8_HI: ByteEmbedding = E8_TABLES.scaled(TOWER_T);
+
 /// Multiplication by the tower's `c` ([`TOWER_C`]).
 const TIMES_C: LinearMap8 = LinearMap8::mul_by(Gf2p8(TOWER_C));
 
@@ -526,7 +526,6 @@ pub(super) fn sums(
     }
     let words = as_words(src);
     let extra = extra_node_maps();
-    let e8_hi = E8_TABLES.scaled_by(TOWER_T);
     // Sub-blocks of bits: blocks of one packed byte (module `wide` with one byte per block).
     let bit_maps = super::wide::extra_node_maps::<1>(&byte_nodes());
     let init = || {
@@ -593,7 +592,7 @@ pub(super) fn sums(
         if words {
             let w_hi: [&[u8]; NODES - K] = core::array::from_fn(|e| &w_hi[e][..k]);
             let q8: [Gf2p64; NODES - K] =
-                ByteEmbedding::inner_products(a, w_hi.map(|p| (&e8_hi, p)));
+                ByteEmbedding::inner_products(a, w_hi.map(|p| (&E8_HI, p)));
             for (o, v) in q.iter_mut().zip(q8) {
                 *o += v;
             }
@@ -609,7 +608,7 @@ pub(super) fn sums(
         if words {
             let z: [Gf2p64; 2 * K] = ByteEmbedding::inner_products(
                 a,
-                core::array::from_fn(|i| (&e8_hi, part_hi(i / 2, 4 + i % 2))),
+                core::array::from_fn(|i| (&E8_HI, part_hi(i / 2, 4 + i % 2))),
             );
             for (o, v) in data.iter_mut().zip(z) {
                 *o += v;

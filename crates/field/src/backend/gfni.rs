@@ -414,6 +414,12 @@ fn coset_mul(x: __m512i, m: u64) -> __m512i {
     _mm512_gf2p8affine_epi64_epi8::<0>(x, _mm512_set1_epi64(m as i64))
 }
 
+/// The lower position of pair `q` of level `L`: `q` with a zero inserted at bit `L`.
+#[inline]
+const fn coset_pair<const L: usize>(q: usize) -> usize {
+    ((q >> L) << (L + 1)) | (q & ((1 << L) - 1))
+}
+
 /// The down step of level `L < 4` of [`crate::subspace::CosetShift`] on the 16 values of
 /// positions `B ..` (a half): position `p` (bit `L` clear) with `p + 2^L`, constant
 /// `down[p >> (L + 1)]` (skipped where zero).
@@ -421,8 +427,7 @@ fn coset_mul(x: __m512i, m: u64) -> __m512i {
 #[target_feature(enable = "gfni,avx512f")]
 fn coset_down_half<const L: usize, const B: usize>(v: &mut [__m512i; 16], down: &[u64]) {
     let h = 1 << L;
-    for q in 0..8 {
-        let i = ((q >> L) << (L + 1)) | (q & (h - 1));
+    for i in (0..8).map(coset_pair::<L>) {
         v[i + h] = _mm512_xor_si512(v[i + h], v[i]);
         let m = down[(B + i) >> (L + 1)];
         if m != 0 {
@@ -436,8 +441,7 @@ fn coset_down_half<const L: usize, const B: usize>(v: &mut [__m512i; 16], down: 
 #[target_feature(enable = "gfni,avx512f")]
 fn coset_up_half<const L: usize, const B: usize>(v: &mut [__m512i; 16], up: &[u64]) {
     let h = 1 << L;
-    for q in 0..8 {
-        let i = ((q >> L) << (L + 1)) | (q & (h - 1));
+    for i in (0..8).map(coset_pair::<L>) {
         v[i] = _mm512_xor_si512(v[i], coset_mul(v[i + h], up[(B + i) >> (L + 1)]));
         v[i + h] = _mm512_xor_si512(v[i + h], v[i]);
     }
