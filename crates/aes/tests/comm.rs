@@ -120,8 +120,11 @@ fn expected(target: Target, size: KeySize) -> Expected {
 /// A run of at least `OCTAL_MIN_LEN` triples that all have a byte or word form (every
 /// variant here: bytes, bit-sliced bits, packed relations, gf4p4 relations as words) starts
 /// with the k-ary first level instead: with blocks of `k` (32 for runs of bytes only, 8 for
-/// the others) and `ℓ' = ⌈log2 ⌈L/k⌉⌉`, to next `16 + 8 + 8ℓ' + 24 + 32`, to prev `8 (k - 1)
-/// + 16ℓ' + 16 + 32`, `2ℓ' + 10` messages.
+/// the others) and `ℓ' = ⌈log2 ⌈L/k⌉⌉` levels after it, of which the last (up to) twelve go
+/// in steps of eight (`verify` module `tail`): `h = ℓ' - min(ℓ', 12)` halvings and `q` steps
+/// (`⌈min(ℓ', 12)/3⌉`, the last of `2^r` if `3` does not divide the rest), to next `16 + 8 +
+/// 8 (h + q) + 24 + 32`, to prev `8 (k - 1) + 16h + Σ 8 (2k_i - 2) + 16 + 32`, `2 (h + q) + 10`
+/// messages.
 fn finalize_expected(target: Target, size: KeySize, simd: usize) -> (u64, u64, u64) {
     // The arity of the k-ary first level: 32 for runs of bytes only, 8 for runs that also hold
     // words or packed bits.
@@ -148,14 +151,14 @@ fn finalize_expected(target: Target, size: KeySize, simd: usize) -> (u64, u64, u
 /// [`finalize_expected`] for `Verify` over exactly `l` triples that all have a byte or word
 /// form, whose k-ary first level has blocks of `k`.
 fn verify_cost(l: usize, k: usize) -> (u64, u64, u64) {
-    use triskele_engine::verify::{levels, OCTAL_MIN_LEN};
+    use triskele_engine::verify::{later_levels, levels, OCTAL_MIN_LEN};
     if l >= OCTAL_MIN_LEN {
-        let reshared = 8 * (k as u64 - 1);
-        let l = u64::from(levels(l.div_ceil(k)));
+        let first = 8 * (k as u64 - 1);
+        let (steps, later) = later_levels(levels(l.div_ceil(k)));
         return (
-            16 + 8 + 8 * l + 24 + 32,
-            reshared + 16 * l + 16 + 32,
-            2 * l + 10,
+            16 + 8 + 8 * steps + 24 + 32,
+            first + later + 16 + 32,
+            2 * steps + 10,
         );
     }
     let l = u64::from(levels(l));
@@ -301,15 +304,15 @@ fn mal_chida_rec_check_is_640_bytes_per_block_to_prev_and_logarithmic_finalize()
     assert_eq!(e.online_prev, 640);
     assert_eq!(e.online_messages_prev, 30);
     // S = 1: L = 640, ℓ = 10; S = 1000: L = 640 000, the k-ary first level with blocks of 32
-    // and ℓ' = 15 (with blocks of eight, ℓ' = 17: (216, 376, 44); five halvings instead:
-    // (248, 400, 52)).
+    // and ℓ' = 15 levels after it: three halvings and four steps of eight (with halvings
+    // only: (200, 536, 40)).
     assert_eq!(
         finalize_expected(Target::MalChidaRecCheck, KeySize::Aes128, 1),
         (152, 208, 28)
     );
     assert_eq!(
         finalize_expected(Target::MalChidaRecCheck, KeySize::Aes128, 1000),
-        (200, 536, 40)
+        (136, 792, 24)
     );
 }
 
@@ -324,24 +327,25 @@ fn mal_gf4_circuit_is_400_bytes_per_block_to_prev_and_logarithmic_finalize() {
         assert_eq!(e.online_messages_prev, 40);
     }
     // mal-gf4-circuit: S = 1: L = 800, ℓ = 10; S = 1000: L = 800 000, the k-ary first level
-    // with blocks of 32 and ℓ' = 15.
+    // with blocks of 32 and ℓ' = 15 (three halvings, four steps of eight).
     assert_eq!(
         finalize_expected(Target::MalGf4Circuit, KeySize::Aes128, 1),
         (152, 208, 28)
     );
     assert_eq!(
         finalize_expected(Target::MalGf4Circuit, KeySize::Aes128, 1000),
-        (200, 536, 40)
+        (136, 792, 24)
     );
     // mal-gf4-circuit-gf4p4: S = 1: L = 320, ℓ = 9; S = 1000: L = 320 000, the k-ary first
-    // level (on words) and ℓ' = 16 (the same bytes as PROTOCOLS.md's L = 480 per block).
+    // level (on words) and ℓ' = 16: four halvings, four steps of eight (S = 1: the same bytes
+    // as PROTOCOLS.md's L = 480 per block).
     assert_eq!(
         finalize_expected(Target::MalGf4CircuitOpt, KeySize::Aes128, 1),
         (144, 192, 26)
     );
     assert_eq!(
         finalize_expected(Target::MalGf4CircuitOpt, KeySize::Aes128, 1000),
-        (208, 360, 42)
+        (144, 616, 26)
     );
 }
 
@@ -358,24 +362,24 @@ fn mal_lut256_ss_is_440_prep_and_160_160_online_bytes_per_block_and_logarithmic_
         assert_eq!((e.prep_prev, e.online_next, e.online_prev), (616, 224, 224));
     }
     // mal-lut256-ss: S = 1: L = 3840, ℓ = 12; S = 1000: L = 3 840 000, the k-ary first level
-    // and ℓ' = 19.
+    // and ℓ' = 19 (seven halvings, four steps of eight).
     assert_eq!(
         finalize_expected(Target::MalLut256Ss, KeySize::Aes128, 1),
         (168, 240, 32)
     );
     assert_eq!(
         finalize_expected(Target::MalLut256Ss, KeySize::Aes128, 1000),
-        (232, 408, 48)
+        (168, 664, 32)
     );
     // mal-lut256-ss-opt: S = 1: L = 960, ℓ = 10; S = 1000: L = 960 000, the k-ary first level
-    // with blocks of 32 and ℓ' = 15.
+    // with blocks of 32 and ℓ' = 15 (three halvings, four steps of eight).
     assert_eq!(
         finalize_expected(Target::MalLut256SsOpt, KeySize::Aes128, 1),
         (152, 208, 28)
     );
     assert_eq!(
         finalize_expected(Target::MalLut256SsOpt, KeySize::Aes128, 1000),
-        (200, 536, 40)
+        (136, 792, 24)
     );
 }
 
@@ -400,14 +404,14 @@ fn mal_lut16_is_220_prep_and_80_240_online_bytes_per_block_and_logarithmic_final
         3
     );
     // mal-lut16-ohv: S = 1: L = 480, ℓ = 9; S = 1000: L = 480 000, the k-ary first level (on
-    // words) and ℓ' = 16.
+    // words) and ℓ' = 16 (four halvings, four steps of eight).
     assert_eq!(
         finalize_expected(Target::MalLut16Ohv, KeySize::Aes128, 1),
         (144, 192, 26)
     );
     assert_eq!(
         finalize_expected(Target::MalLut16Ohv, KeySize::Aes128, 1000),
-        (208, 360, 42)
+        (144, 616, 26)
     );
     // mal-lut16-bitstring: the same L (PROTOCOLS.md §6.4 has L = 640 per block, with step 1
     // of Protocol 5 as a triple of its own).

@@ -6,7 +6,7 @@
 
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha20Rng;
-use triskele_engine::verify::levels;
+use triskele_engine::verify::{later_levels, levels};
 use triskele_engine::{AbortReason, EngineError, Lift, Malicious, Party, Phase};
 use triskele_field::{Bits16, Field, Fp, Gf2p64, Gf2p8, Random};
 use triskele_net::{NetOptions, Network, Tamper};
@@ -113,18 +113,31 @@ fn honest_verify_passes_with_the_documented_bytes() {
 }
 
 /// Finalize `[to next, to prev, messages next, messages prev]` of one run of `Verify` with
-/// the k-ary first level over `n` triples in blocks of `k` (`ℓ' = ⌈log2 ⌈n/k⌉⌉` halvings after
-/// it): to next the seed, the level's coin, `ℓ'` coins, `t`, `ρ`, `σ` and the digest; to prev
-/// its `k - 1` reshared values (the extra nodes), `ℓ'` reshares of two, `z*`, `σ` and the
-/// digest.
+/// the k-ary first level over `n` triples in blocks of `k` (`ℓ' = ⌈log2 ⌈n/k⌉⌉` levels after
+/// it, `later_levels`): to next the seed, the level's coin, one coin per later step,
+/// `t`, `ρ`, `σ` and the digest; to prev its `k - 1` reshared values (the extra nodes), the
+/// later steps' reshares, `z*`, `σ` and the digest.
 fn octal_cost_k(n: usize, k: usize) -> [u64; 4] {
-    let l = u64::from(levels(n.div_ceil(k)));
+    let (steps, reshared) = later_levels(levels(n.div_ceil(k)));
     [
-        16 + 8 + 8 * l + 24 + 32,
-        8 * (k as u64 - 1) + 16 * l + 16 + 32,
-        2 * l + 10,
-        2 * l + 10,
+        16 + 8 + 8 * steps + 24 + 32,
+        8 * (k as u64 - 1) + reshared + 16 + 32,
+        2 * steps + 10,
+        2 * steps + 10,
     ]
+}
+
+/// Halvings while more than twelve levels are left, then steps of three levels (blocks of
+/// eight, 14 values reshared, 112 bytes) and one of the rest (blocks of `2^r`, `2^(r+1) - 2`
+/// values), each with one coin.
+#[test]
+fn the_last_levels_take_steps_of_eight() {
+    assert_eq!(later_levels(14), (6, 2 * 16 + 4 * 112));
+    assert_eq!(later_levels(12), (4, 4 * 112));
+    assert_eq!(later_levels(11), (4, 3 * 112 + 48));
+    assert_eq!(later_levels(7), (3, 2 * 112 + 16));
+    assert_eq!(later_levels(1), (1, 16));
+    assert_eq!(later_levels(0), (0, 0));
 }
 
 /// [`octal_cost_k`] with blocks of eight (runs that mix bytes with words or packed bits).
@@ -273,6 +286,37 @@ fn tampered_level_aborts<F: Lift + Random>(
             for (i, (r, _)) in res.iter().enumerate() {
                 if i != cheater.index() {
                     assert!(is_abort(r), "{cheater:?} {dir:?}: party {i}: {r:?}");
+                }
+            }
+        }
+    }
+}
+
+/// A cheating party that changes its reshare of a step of eight (the last levels after a
+/// k-ary first level) or the coin of one makes every honest party abort. 70,001 byte triples
+/// fold by 32 to 2,188 entries: twelve levels after the first, so the run has no halving
+/// and four steps of eight (messages 1 to 4 to prev, 112 bytes each; their coins are
+/// messages 2 to 5 to next).
+#[test]
+fn tampered_step_of_eight_aborts() {
+    let t = dealt_triples::<Gf2p8>(70_001, &[], 35);
+    assert_eq!(run_verify(&t)[0].1, octal_cost_k(70_001, 32));
+    for cheater in PartyId::ALL {
+        for (dir, msg, len) in [
+            (Direction::Prev, 1, 112),
+            (Direction::Prev, 4, 112),
+            (Direction::Next, 3, 8),
+        ] {
+            let tamper = Tamper::new(cheater, Phase::Finalize, Some(dir), msg, 50 + msg);
+            let opts = NetOptions {
+                tamper: Some(tamper.clone()),
+                ..NetOptions::default()
+            };
+            let res = run_verify_with(&opts, &t, None);
+            assert_eq!(tamper.tampered().map(|f| f.len), Some(len), "{dir:?} {msg}");
+            for (i, (r, _)) in res.iter().enumerate() {
+                if i != cheater.index() {
+                    assert!(is_abort(r), "{cheater:?} {dir:?} {msg}: party {i}: {r:?}");
                 }
             }
         }

@@ -52,9 +52,10 @@
 //! phase).
 //!
 //! Soundness and finalize communication are those of [`triskele_engine::verify`]: a wrong
-//! product survives a run of the check with probability at most `(2ℓ + 12)/2^64`,
-//! `ℓ = ⌈log2 L⌉` (`(2ℓ + 4)/2^64` for runs that halve from the first level), and all segments and runs of a batch of up to `10^6` AES-256 blocks with
-//! less than `2^-44`.
+//! product survives a run of the check with probability at most `(2ℓ + 44)/2^64`,
+//! `ℓ = ⌈log2 L⌉` (`(2ℓ + 88)/2^64` for runs of bytes only, which fold by 32; `(2ℓ + 4)/2^64`
+//! for runs that halve from the first level), and all segments and runs of a batch of up to
+//! `10^6` AES-256 blocks with less than `2^-43`.
 
 use std::ops::Range;
 use std::sync::{Arc, OnceLock};

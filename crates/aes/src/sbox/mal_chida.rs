@@ -22,10 +22,11 @@
 //! Finalize: Protocol 2 `Verify` over the `L = 4 ·` (number of inversions) recorded triples,
 //! lifted by `E_8` to `GF(2^64)`, then a compare-view ([`Party::verify_recorded`]): to next
 //! `16 + 8ℓ + 24 + 32` bytes, to prev `16ℓ + 16 + 32` bytes, `ℓ = ⌈log2 L⌉` (from `L = 2^16`
-//! on the k-ary first level of `Verify` changes these to `16 + 8 + 8ℓ' + 24 + 32` and
-//! `56 + 16ℓ' + 16 + 32`, `ℓ' = ⌈log2 ⌈L/8⌉⌉`). Soundness: a
-//! wrong product survives a run of the check with probability at most `(2ℓ + 12)/2^64`, and
-//! all segments and runs of a batch of up to `10^6` AES-256 blocks with less than `2^-44`
+//! on the k-ary first level of `Verify`, which folds these bytes by 32, and its steps of eight
+//! for the last twelve levels change them; [`triskele_engine::verify`], "Communication").
+//! Soundness: a wrong product survives a run of the check with probability at most
+//! `(2ℓ + 88)/2^64`, and all segments and runs of a batch of up to `10^6` AES-256 blocks with
+//! less than `2^-43`
 //! (see [`triskele_engine::verify`]); any inconsistent opening (coins, `ρ`, `σ`, outputs) is caught
 //! by the compare-views with the collision resistance of BLAKE3 (the views' hash). Outputs are
 //! opened with the hashed opening and a compare-view before any party returns them.

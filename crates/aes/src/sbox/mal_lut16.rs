@@ -55,7 +55,7 @@
 //! preprocessing or in the round-2 reshare, (ii) send a wrong offset share `c^(i)` (the same
 //! to both neighbours, or different ones), (iii) deviate in `Verify` or the compare-view.
 //! (i) and a consistent (ii) make a recorded relation false: `Verify` catches that except with
-//! probability `(2ℓ + 12)/2^64` per run of the check, less than `2^-44` over all segments and
+//! probability `(2ℓ + 44)/2^64` per run of the check, less than `2^-43` over all segments and
 //! runs of a batch of up to `10^6` AES-256 blocks (`triskele_engine::verify`). An inconsistent (ii) makes the
 //! two honest parties hash different shares and the compare-view fails (BLAKE3 collision
 //! resistance); (iii) is covered by `Verify`'s own hashed openings and the compare-view. No

@@ -69,9 +69,10 @@
 //! followed by the compare-view (\[DEV\] §5.7: the reference compares views only after
 //! opening the outputs).
 //! Soundness: a wrong triple survives a run of the check with probability at most
-//! `(2ℓ + 12)/2^64` (`ℓ = ⌈log2 L⌉`; `(2ℓ + 56)/2^64` for a run of bit products only, which
-//! folds by 32, and `(2ℓ + 4)/2^64` below the k-ary first level's `2^16` triples), and all segments and runs of a batch of up to `10^6`
-//! AES-256 blocks with less than `2^-44` ([`triskele_engine::verify`]); any inconsistent opening (layer-1 `c`, the
+//! `(2ℓ + 44)/2^64` (`ℓ = ⌈log2 L⌉`; `(2ℓ + 88)/2^64` for a run of bit or byte products only,
+//! which folds by 32, and `(2ℓ + 4)/2^64` below the k-ary first level's `2^16` triples), and
+//! all segments and runs of a batch of up to `10^6` AES-256 blocks with less than `2^-43`
+//! ([`triskele_engine::verify`]); any inconsistent opening (layer-1 `c`, the
 //! additive `c^(j)`, coins, `ρ`, `σ`, outputs) is caught by the compare-views with the collision
 //! resistance of BLAKE3. Outputs are opened with the hashed opening and a compare-view.
 

@@ -50,7 +50,10 @@
 //!    same nodes and messages, 32 bytes per block; the values at the 31 extra nodes by the
 //!    additive FFT of `triskele_field::subspace`, since the data nodes `0 .. 31` are a
 //!    subspace of `GF(2^8)` and the extra nodes its coset), two halvings fewer than with
-//!    blocks of eight.
+//!    blocks of eight. After a k-ary first level, a claim of at most `2^12` entries (the last
+//!    twelve levels) takes **steps of eight** instead of halvings (module `tail`: blocks of
+//!    eight entries, `P` of degree 14 at 15 nodes, 14 values reshared, one coin): three
+//!    levels in one step of two rounds, sixteen rounds fewer per run.
 //! 3. **CheckTriple** (Protocol 1) on the last triple: random `[[x*]]`, `[[τ]]`;
 //!    `[[z*]] = [[x*]][[y]]` (8 B to prev); coin `t`; open `ρ = x + t x*`;
 //!    `[[δ]] = ρ[[y]] - [[z]] - t[[z*]]`; `[[σ]] = [[δ]][[τ]]` (8 B to prev); open `σ`; the
@@ -161,7 +164,11 @@
 //! 24`, to `P_{i-1}` `56 + 16ℓ' + 16`, rounds `2ℓ' + 8` (for `ℓ = ℓ' + 3`: 16 bytes less to
 //! next, 8 more to prev, four rounds less). With blocks of 32 (runs of bits only) and
 //! `ℓ' = ⌈log2 ⌈L/32⌉⌉`: to `P_{i+1}` `16 + 8 + 8ℓ' + 24`, to `P_{i-1}` `248 + 16ℓ' + 16`,
-//! rounds `2ℓ' + 8`.
+//! rounds `2ℓ' + 8`. Those figures count the `ℓ'` later levels as halvings; the last
+//! `r = min(ℓ', 12)` of them go in `q = ⌈r/3⌉` steps instead (module `tail`: blocks of eight,
+//! and one of `2^(r mod 3)` if 3 does not divide `r`), each one coin to `P_{i+1}` and `2k - 2`
+//! values to `P_{i-1}`: for `ℓ' ≥ 12`, `8 · 8` bytes less to `P_{i+1}`, `4 · 112 - 12 · 16 =
+//! 256` more to `P_{i-1}`, sixteen rounds less.
 //!
 //! # Soundness
 //!
@@ -196,12 +203,17 @@
 //!   `s`), and the claim `Q(s) = P(s)` holds only if `s` is a root of `Q - P`, of degree ≤ 14
 //!   (`≤ 14/|V|`). With blocks of 32 (module `wide`) the degree is 62 (`≤ 62/|V|`) in place
 //!   of five halvings.
+//! * A step of eight of the last levels (module `tail`): if the claim is false, the reshared
+//!   values (fixed before `s`, and at node 0 forced by the claim) define a polynomial of
+//!   degree ≤ 14 other than the true one: `≤ 14/|V|` in place of three halvings (`6/|V|`); at
+//!   most `32/|V|` more per run than with halvings only.
 //!
-//! Union bound: `ε ≤ (2ℓ + 4) / 2^64` in `GF(2^64)` (product coefficients; `(2ℓ' + 18) / 2^64
-//! = (2ℓ + 12) / 2^64` with the k-ary first level, `(2ℓ' + 66) / 2^64 = (2ℓ + 56) / 2^64` with
-//! blocks of 32) and `(2ℓ + 3) / p` in `F_p`. Up to `10^6` AES-256 blocks with every
-//! variant's triple count (at most 24 per S-box, mal-lut256-ss: `L ≤ 24 · (224 · 10^6 + 52)`
-//! plus padding lanes `< 2^33`, `ℓ ≤ 33`): `ε ≤ 122 · 2^-64 < 2^-57`, well below the required
+//! Union bound: `ε ≤ (2ℓ + 4) / 2^64` in `GF(2^64)` (product coefficients; `(2ℓ' + 50) / 2^64
+//! = (2ℓ + 44) / 2^64` with the k-ary first level and the steps of eight, `(2ℓ' + 98) / 2^64 =
+//! (2ℓ + 88) / 2^64` with blocks of 32) and `(2ℓ + 3) / p` in `F_p`. Up to `10^6` AES-256
+//! blocks with every variant's triple count (at most 24 per S-box, mal-lut256-ss: `L ≤ 24 ·
+//! (224 · 10^6 + 52)` plus padding lanes `< 2^33`, `ℓ ≤ 33`): `ε ≤ 154 · 2^-64 < 2^-56`, well
+//! below the required
 //! `2^-40` at every batch size (with powers of one coin step 1 alone would cost
 //! `(L-1)/2^64`, about `2^-38` at `L = 2^26`). The test
 //! `soundness_bounds_of_a_million_aes256_blocks` (`crates/aes/tests/malicious.rs`) redoes
@@ -228,10 +240,10 @@
 //! `⌈L / 2^20⌉ + 257 ≤ 2^13 + 257 = 8449` runs for the `L < 2^33` triples of up to `10^6`
 //! AES-256 blocks (a segment of `T` triples runs as `⌈T / S⌉ ≤ T / S + 1` windows for a run
 //! size `S ≥ 2^20`): with `L_r` triples in run `r`, `ℓ_r ≤ log2 L_r + 1`, so the runs'
-//! bounds add up to at most `Σ_r (2 log2 L_r + 58) ≤ R (2 log2 (L/R) + 58)` for `R` runs
+//! bounds add up to at most `Σ_r (2 log2 L_r + 90) ≤ R (2 log2 (L/R) + 90)` for `R` runs
 //! (`log2` is concave), which grows with `R`; at `R = 8449` and `L = 2^33` it is
-//! `8449 · (2 · 19.96 + 58) < 2^20`: `ε < 2^-44` in `GF(2^64)` at every batch size and
-//! segment size (for AES-128, `L < 2^32`, fewer than `2^12 + 257` runs: `ε < 2^-45`), and
+//! `8449 · (2 · 19.96 + 90) < 2^21`: `ε < 2^-43` in `GF(2^64)` at every batch size and
+//! segment size (for AES-128, `L < 2^32`, fewer than `2^12 + 257` runs: `ε < 2^-44`), and
 //! `257 · (2ℓ + 3) / p`, below `2^-80` for the primes of at least 100 bits of the malicious
 //! PRFs, whose records are not split. Privacy is unchanged: each run opens only coins and the
 //! randomized `σ`.
@@ -250,6 +262,7 @@ mod coeffs;
 mod fold;
 mod octal;
 mod source;
+mod tail;
 mod wide;
 mod wide_bytes;
 
@@ -258,6 +271,7 @@ pub use coeffs::COEFF_CHUNK;
 pub use octal::MIN_LEN as OCTAL_MIN_LEN;
 pub(crate) use source::{paired_runs, source_parts};
 pub use source::{Coeffs, Concat, LiftedTriples, Parts, TripleSource, ZPlanes};
+pub use tail::later_levels;
 
 use coeffs::Coefficients;
 use fold::{
@@ -628,18 +642,24 @@ pub fn verify<V: VerifyField, M: SecurityModel>(
     } else {
         let spare = core::mem::take(&mut party.spare);
         // Current claim: Σ x'_k y'_k = z.
-        let (mut prover, mut sums, mut z) = match octal_sums(src, &seed) {
-            Some(first) => octal_level(party, src, seed, first, spare)?,
+        let ((mut prover, mut sums, mut z), kary) = match octal_sums(src, &seed) {
+            Some(first) => (octal_level(party, src, seed, first, spare)?, true),
             None => {
                 let (prover, sums) = Prover::start(src, seed, spare);
                 let z = RssVec {
                     first: vec![sums.z[0]],
                     second: vec![sums.z[1]],
                 };
-                (prover, sums, z)
+                ((prover, sums, z), false)
             }
         };
-        loop {
+        let tail = loop {
+            // After a k-ary first level, the last levels in steps of eight (module `tail`).
+            if kary && prover.len <= tail::MAX_LEN {
+                if let Some(v) = prover.claim() {
+                    break Some(tail::run(party, v, z.clone())?);
+                }
+            }
             let h = party.additive_to_rss(vec![sums.h1, sums.hu], ReshareTo::Prev)?;
             let (h1, hu) = (
                 RssVec {
@@ -656,22 +676,28 @@ pub fn verify<V: VerifyField, M: SecurityModel>(
             z = interpolate([&h0, &h1, &hu], s);
             match prover.fold(s) {
                 Some(next) => sums = next,
-                None => break,
+                None => break None,
             }
-        }
-        let [x1, x2, y1, y2] = prover.last();
+        };
+        let last = match tail {
+            Some([x, y, z]) => (x, y, z),
+            None => {
+                let [x1, x2, y1, y2] = prover.last();
+                (
+                    RssVec {
+                        first: vec![x1],
+                        second: vec![x2],
+                    },
+                    RssVec {
+                        first: vec![y1],
+                        second: vec![y2],
+                    },
+                    z,
+                )
+            }
+        };
         party.spare = prover.into_spare();
-        (
-            RssVec {
-                first: vec![x1],
-                second: vec![x2],
-            },
-            RssVec {
-                first: vec![y1],
-                second: vec![y2],
-            },
-            z,
-        )
+        last
     };
     check_triple(party, &x, &y, &z)
 }
@@ -948,6 +974,14 @@ impl<'a, V: VerifyField> Prover<'a, V> {
         self.len = half;
         self.half = half.div_ceil(2);
         more.then_some(sums)
+    }
+
+    /// The current claim's vectors `[x_1, x_2, y_1, y_2]` (their first `len` entries, copied),
+    /// if the prover holds them folded.
+    fn claim(&mut self) -> Option<[Vec<V>; 4]> {
+        let len = self.len;
+        let v = self.folded.as_mut().and_then(Folded::views)?;
+        Some(v.map(|w| w.get(..len).map_or_else(Vec::new, <[V]>::to_vec)))
     }
 
     /// The last triple `[x1, x2, y1, y2]` (after the last fold).

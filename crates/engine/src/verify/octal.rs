@@ -80,7 +80,8 @@
 //!
 //! Against three halvings it sends 56 instead of 48 bytes to `P_{i-1}` and one coin instead
 //! of three to `P_{i+1}`, in 2 instead of 6 rounds: per run `16ℓ' + 56 + 16` bytes to
-//! `P_{i-1}`, `16 + 8 + 8ℓ' + 24` to `P_{i+1}` with `ℓ' = ⌈log2 B⌉`, `2ℓ' + 8` rounds. The later
+//! `P_{i-1}`, `16 + 8 + 8ℓ' + 24` to `P_{i+1}` with `ℓ' = ⌈log2 B⌉`, `2ℓ' + 8` rounds (with the
+//! later levels as halvings; the last twelve take steps of eight, module `tail`). The later
 //! levels start from `L/8` instead of `L/2` entries, and level 1 writes four vectors of `L/8`
 //! instead of two of `L/2`. If some triple is wrong, `z_{J,m} = x_{J,m} y_{J,m} + e_{J,m}` with
 //! `e_{J,m} ≠ 0`, then `Q(α_m) - P(α_m) = Σ_J a_J e_{J,m}`, a non-zero polynomial of degree 2 in

@@ -1411,10 +1411,11 @@ fn dealt_relations_verify<S: TripleSource<Gf2p64> + Clone + Send + Sync + 'stati
                     .bytes_sent,
             )
         });
-        // The k-ary level: 80,000 triples, ℓ' = ⌈log2 10,000⌉ = 14 halvings after it.
+        // The k-ary level: 80,000 triples, ℓ' = ⌈log2 10,000⌉ = 14 levels after it: two
+        // halvings, then four steps of eight (module `tail`: 14 values each).
         for r in res {
             match wrong {
-                false => assert_eq!(r.expect("honest"), 56 + 16 * 14 + 16 + 32),
+                false => assert_eq!(r.expect("honest"), 56 + 16 * 2 + 4 * 112 + 16 + 32),
                 true => assert!(matches!(r, Err(EngineError::Abort(_))), "{r:?}"),
             }
         }

@@ -28,7 +28,8 @@
 //! two halvings less. As in module `octal`, a wrong triple makes `Q ≠ P` unless a polynomial
 //! of degree 2 in independent uniform factors vanishes (`≤ 2/2^64`), and then the claim
 //! survives the step only if `s` is a root of `Q - P`, of degree ≤ 62 (`≤ 62/2^64`): with the
-//! `ℓ'` halvings and CheckTriple, `(2ℓ' + 66)/2^64` per run.
+//! `ℓ'` halvings and CheckTriple, `(2ℓ' + 66)/2^64` per run (`(2ℓ' + 98)/2^64` with the last
+//! twelve levels in steps of eight, module `tail`, which also change the bytes and rounds).
 
 use rayon::prelude::*;
 use triskele_field::embed::{bit_plane_sums, e8, ByteEmbedding, E8_TABLES};
