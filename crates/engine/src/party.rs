@@ -755,7 +755,6 @@ impl<M: SecurityModel> Party<M> {
         rec: &Recorder,
         g4: &Triples<triskele_field::Gf2p8>,
     ) -> Result<bool, EngineError> {
-        let mut ok = true;
         // The bits first, so that runs (whose lengths are multiples of 8) start on whole
         // bytes of them: the k-ary first level then reads them in place.
         let fixed: [&dyn TripleSource<triskele_field::Gf2p64>; 5] =
@@ -772,22 +771,25 @@ impl<M: SecurityModel> Party<M> {
                 .collect(),
         );
         let max = crate::verify::run_size_for(&binary, self.model.run_size());
-        for pieces in paired_runs(&binary, max) {
-            match &pieces[..] {
-                [] => {}
-                [one] => ok &= verify(self, one)?,
-                _ => {
-                    let run = Concat::new(
-                        pieces
-                            .iter()
-                            .map(|w| w as &dyn TripleSource<triskele_field::Gf2p64>)
-                            .collect(),
-                    );
-                    ok &= verify(self, &run)?;
-                }
-            }
-        }
-        Ok(ok)
+        // The runs, each a window of the records or a concatenation of pieces; their last
+        // levels and final checks go side by side (`verify_runs`).
+        type Src<'a> = &'a dyn TripleSource<triskele_field::Gf2p64>;
+        let runs = paired_runs(&binary, max);
+        let joined: Vec<Option<Concat<'_, triskele_field::Gf2p64>>> = runs
+            .iter()
+            .map(|pieces| {
+                (pieces.len() > 1).then(|| Concat::new(pieces.iter().map(|w| w as Src).collect()))
+            })
+            .collect();
+        let srcs = runs
+            .iter()
+            .zip(&joined)
+            .filter_map(|(pieces, cat)| match (&pieces[..], cat) {
+                (_, Some(cat)) => Some(cat as Src),
+                ([one], None) => Some(one as Src),
+                _ => None,
+            });
+        crate::verify::verify_runs(self, srcs)
     }
 
     /// One run of Protocol 2 over the non-empty sources among `srcs`, one after the other

@@ -72,7 +72,21 @@ fn run_verify_with<F: Lift + Random>(
     triples: &Dealt<F>,
     also: Option<&Dealt<Gf2p8>>,
 ) -> [(Result<(), EngineError>, [u64; 4]); 3] {
+    run_verify_sized(opts, triples, also, None)
+}
+
+/// [`run_verify_with`] with the run size `run` if given (and then no segments).
+fn run_verify_sized<F: Lift + Random>(
+    opts: &NetOptions,
+    triples: &Dealt<F>,
+    also: Option<&Dealt<Gf2p8>>,
+    run: Option<usize>,
+) -> [(Result<(), EngineError>, [u64; 4]); 3] {
     three_with(opts, |mut p| {
+        if run.is_some() {
+            p.model().set_segment(None);
+            p.model().set_run_size(run);
+        }
         let (x, y, z) = &triples[p.id().index()];
         p.model().record(x, y, z);
         if let Some(t8) = also {
@@ -693,6 +707,45 @@ fn ragged_in_place_records_are_refused() {
     }
 }
 
+/// Windows that take the k-ary first level keep their steps of eight side by side: 2^18 byte
+/// triples with a run size of 2^15 (windows of 2^17 for bytes only) are two runs of 4,096
+/// blocks of 32, twelve levels each, so their four steps go in four rounds of one message to
+/// prev with both runs' 14 values (224 bytes). Honest runs pass with the bytes of two runs
+/// and the messages of one; a change in a shared step's message aborts at every honest party.
+#[test]
+fn windows_take_their_steps_side_by_side() {
+    let n = 1usize << 18;
+    let dealt = dealt_triples::<Gf2p8>(n, &[], 41);
+    let run = |opts: &NetOptions| run_verify_sized(opts, &dealt, None, Some(1 << 15));
+    let one = octal_cost_k(n / 2, 32);
+    for (r, st) in run(&NetOptions::default()) {
+        r.expect("honest");
+        // Two runs' bytes, less one compare-view digest.
+        assert_eq!(st[0], 2 * one[0] - 32);
+        assert_eq!(st[1], 2 * one[1] - 32);
+        // Sends and receives on each channel: per run its seed, first reshare and coin (3),
+        // then once the four steps (8), CheckTriple (5) and the compare-view (2): 2 · 3 + 15,
+        // where one run takes 3 + 15 (`octal_cost_k`: 2ℓ' + 10 with ℓ' = 12 as four steps).
+        assert_eq!(one[3], 18);
+        assert_eq!(st[3], 21);
+    }
+    for cheater in PartyId::ALL {
+        // Messages to prev: 0 and 1 the runs' first levels, 2 to 5 the shared steps.
+        let tamper = Tamper::new(cheater, Phase::Finalize, Some(Direction::Prev), 3, 19);
+        let opts = NetOptions {
+            tamper: Some(tamper.clone()),
+            ..NetOptions::default()
+        };
+        let res = run(&opts);
+        assert_eq!(tamper.tampered().map(|f| f.len), Some(2 * 112));
+        for (i, (r, _)) in res.iter().enumerate() {
+            if i != cheater.index() {
+                assert!(is_abort(r), "{cheater:?}: party {i}: {r:?}");
+            }
+        }
+    }
+}
+
 /// A check over more binary triples than the run size runs over consecutive windows, each a
 /// run of Protocol 2 with its own seed: honest records pass with one run's bytes per window
 /// (then the compare-view), and an error in any window, the last one too, aborts at every
@@ -713,16 +766,7 @@ fn large_check_in_windows<F: Lift + Random + Copy>(n: usize, run: usize, runs: u
     for error_at in [None, Some(3500usize), Some(n - 1)] {
         let errors: Vec<_> = error_at.map(|k| (k, e)).into_iter().collect();
         let dealt = dealt_triples::<F>(n, &errors, 37);
-        let res = three(|mut p| {
-            p.model().set_segment(None);
-            p.model().set_run_size(Some(run));
-            let (x, y, z) = &dealt[p.id().index()];
-            p.model().record(x, y, z);
-            p.set_phase(Phase::Finalize);
-            let r = p.verify_recorded();
-            let st = p.net().stats().get(Phase::Finalize);
-            (r, [st.next.bytes_sent, st.prev.bytes_sent])
-        });
+        let res = run_verify_sized(&NetOptions::default(), &dealt, None, Some(run));
         let l = u64::from(levels(n / runs));
         let runs = runs as u64;
         for (r, st) in res {
@@ -731,6 +775,10 @@ fn large_check_in_windows<F: Lift + Random + Copy>(n: usize, run: usize, runs: u
                     r.unwrap();
                     assert_eq!(st[0], runs * (16 + 8 * l + 24) + 32);
                     assert_eq!(st[1], runs * (16 * l + 16) + 32);
+                    // Sends and receives on the channel to next: each run's seed and
+                    // halvings (`2ℓ + 1`), then one `CheckTriple` for all runs and the
+                    // compare-view (7), where runs one after the other took `2ℓ + 8` each.
+                    assert_eq!(st[2], runs * (2 * l + 1) + 7);
                 }
                 Some(k) => assert!(is_abort(&r), "error at {k}: {r:?}"),
             }

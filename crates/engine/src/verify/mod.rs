@@ -170,6 +170,13 @@
 //! values to `P_{i-1}`: for `ℓ' ≥ 12`, `8 · 8` bytes less to `P_{i+1}`, `4 · 112 - 12 · 16 =
 //! 256` more to `P_{i-1}`, sixteen rounds less.
 //!
+//! Several runs ([`verify_runs`]: records larger than one run takes, "Segments" below) send
+//! the sum of their bytes, but not in the sum of their rounds: each run's seed, first level and
+//! halvings go one run after the other (they hold the run's large vectors), and then the
+//! runs' steps of eight and their `CheckTriple`s go side by side, each round one message with
+//! every run's values (the coins of a round opened together, after all its reshares). Every
+//! run keeps its own seed and coins, so the soundness argument is that of each run alone.
+//!
 //! # Soundness
 //!
 //! Suppose some recorded triple is wrong: `z_k = x_k y_k + e_k` with `e ≠ 0` (the corrupt
@@ -629,77 +636,121 @@ pub fn verify<V: VerifyField, M: SecurityModel>(
     party: &mut Party<M>,
     src: &dyn TripleSource<V>,
 ) -> Result<bool, EngineError> {
+    let run = start(party, src)?;
+    finish(party, vec![run])
+}
+
+/// Runs Protocol 2 on each of `runs`, independent runs with their own seeds, and returns
+/// whether all of them passed (the caller follows with a compare-view, as for [`verify`]).
+/// Each run's levels down to its last twelve go one run after the other (they hold the
+/// run's large vectors); then the runs' steps of eight (module `tail`) and their
+/// `CheckTriple`s go side by side, one message per round for all of them: the same bytes as
+/// running them one after the other, in the rounds of one run.
+pub fn verify_runs<'a, V: VerifyField, M: SecurityModel>(
+    party: &mut Party<M>,
+    runs: impl IntoIterator<Item = &'a dyn TripleSource<V>>,
+) -> Result<bool, EngineError> {
+    let mut parked = Vec::new();
+    for src in runs {
+        parked.push(start(party, src)?);
+    }
+    finish(party, parked)
+}
+
+/// A run of Protocol 2 after its levels down to its steps of eight or its last triple.
+enum Parked<V> {
+    /// The claim `Σ x_j y_j = z` for the steps of module `tail`: `[x_1, x_2, y_1, y_2]` and `z`.
+    Steps([Vec<V>; 4], RssVec<V>),
+    /// The last triple `[x, y, z]` for `CheckTriple`.
+    Last([RssVec<V>; 3]),
+}
+
+/// A run's seed, first level and halvings (module docs): its claim for [`finish`].
+fn start<V: VerifyField, M: SecurityModel>(
+    party: &mut Party<M>,
+    src: &dyn TripleSource<V>,
+) -> Result<Parked<V>, EngineError> {
     let n = src.len().max(1).next_power_of_two();
     let seed = toss_seed::<V, M>(party)?;
-    let (x, y, z) = if n == 1 {
+    if n == 1 {
         // No halving: the single (padded) triple, combined with its coefficient.
         let mut t = LiftedTriples::zeros(1);
         src.lift(0, Parts::Xyz, &mut t);
         let mut c = [V::ZERO];
         Coefficients::new(seed).fill(0, &mut c);
         let c = c[0];
-        (scalar_times(c, &t.x), t.y, scalar_times(c, &t.z))
-    } else {
-        let spare = core::mem::take(&mut party.spare);
-        // Current claim: Σ x'_k y'_k = z.
-        let ((mut prover, mut sums, mut z), kary) = match octal_sums(src, &seed) {
-            Some(first) => (octal_level(party, src, seed, first, spare)?, true),
-            None => {
-                let (prover, sums) = Prover::start(src, seed, spare);
-                let z = RssVec {
-                    first: vec![sums.z[0]],
-                    second: vec![sums.z[1]],
-                };
-                ((prover, sums, z), false)
+        return Ok(Parked::Last([
+            scalar_times(c, &t.x),
+            t.y,
+            scalar_times(c, &t.z),
+        ]));
+    }
+    let spare = core::mem::take(&mut party.spare);
+    // Current claim: Σ x'_k y'_k = z.
+    let ((mut prover, mut sums, mut z), kary) = match octal_sums(src, &seed) {
+        Some(first) => (octal_level(party, src, seed, first, spare)?, true),
+        None => {
+            let (prover, sums) = Prover::start(src, seed, spare);
+            let z = RssVec {
+                first: vec![sums.z[0]],
+                second: vec![sums.z[1]],
+            };
+            ((prover, sums, z), false)
+        }
+    };
+    let parked = loop {
+        // After a k-ary first level, the last levels in steps of eight (module `tail`).
+        if kary && prover.len <= tail::MAX_LEN {
+            if let Some(v) = prover.claim() {
+                break Parked::Steps(v, z);
             }
-        };
-        let tail = loop {
-            // After a k-ary first level, the last levels in steps of eight (module `tail`).
-            if kary && prover.len <= tail::MAX_LEN {
-                if let Some(v) = prover.claim() {
-                    break Some(tail::run(party, v, z.clone())?);
-                }
-            }
-            let h = party.additive_to_rss(vec![sums.h1, sums.hu], ReshareTo::Prev)?;
-            let (h1, hu) = (
-                RssVec {
-                    first: vec![h.first[0]],
-                    second: vec![h.second[0]],
-                },
-                RssVec {
-                    first: vec![h.first[1]],
-                    second: vec![h.second[1]],
-                },
-            );
-            let h0 = sub(&z, &h1);
-            let s = party.coins_in::<V>(1)?[0];
-            z = interpolate([&h0, &h1, &hu], s);
-            match prover.fold(s) {
-                Some(next) => sums = next,
-                None => break None,
-            }
-        };
-        let last = match tail {
-            Some([x, y, z]) => (x, y, z),
+        }
+        let h = party.additive_to_rss(vec![sums.h1, sums.hu], ReshareTo::Prev)?;
+        let (h1, hu) = (
+            RssVec {
+                first: vec![h.first[0]],
+                second: vec![h.second[0]],
+            },
+            RssVec {
+                first: vec![h.first[1]],
+                second: vec![h.second[1]],
+            },
+        );
+        let h0 = sub(&z, &h1);
+        let s = party.coins_in::<V>(1)?[0];
+        z = interpolate([&h0, &h1, &hu], s);
+        match prover.fold(s) {
+            Some(next) => sums = next,
             None => {
                 let [x1, x2, y1, y2] = prover.last();
-                (
-                    RssVec {
-                        first: vec![x1],
-                        second: vec![x2],
-                    },
-                    RssVec {
-                        first: vec![y1],
-                        second: vec![y2],
-                    },
-                    z,
-                )
+                let pair = |a: V, b: V| RssVec {
+                    first: vec![a],
+                    second: vec![b],
+                };
+                break Parked::Last([pair(x1, x2), pair(y1, y2), z]);
             }
-        };
-        party.spare = prover.into_spare();
-        last
+        }
     };
-    check_triple(party, &x, &y, &z)
+    party.spare = prover.into_spare();
+    Ok(parked)
+}
+
+/// The runs' steps of eight side by side, then their `CheckTriple`s side by side: whether
+/// every run passed.
+fn finish<V: VerifyField, M: SecurityModel>(
+    party: &mut Party<M>,
+    parked: Vec<Parked<V>>,
+) -> Result<bool, EngineError> {
+    let mut last = Vec::with_capacity(parked.len());
+    let mut claims = Vec::new();
+    for p in parked {
+        match p {
+            Parked::Steps(v, z) => claims.push((v, z)),
+            Parked::Last(t) => last.push(t),
+        }
+    }
+    last.extend(tail::run_all(party, claims)?);
+    check_triples(party, &last)
 }
 
 /// A prover after its first level: the prover, the sums of its next level and the claim.
@@ -993,25 +1044,50 @@ impl<'a, V: VerifyField> Prover<'a, V> {
     }
 }
 
-/// Protocol 1 `CheckTriple` with the randomisation by `τ` (PROTOCOLS.md §5.4 step 3).
-fn check_triple<V: VerifyField, M: SecurityModel>(
+/// Protocol 1 `CheckTriple` with the randomisation by `τ` (PROTOCOLS.md §5.4 step 3) on each
+/// of the triples `[x, y, z]` (single-element sharings), all of them in the same messages:
+/// whether every one passed (`true` for none, with no messages).
+fn check_triples<V: VerifyField, M: SecurityModel>(
     party: &mut Party<M>,
-    x: &RssVec<V>,
-    y: &RssVec<V>,
-    z: &RssVec<V>,
+    last: &[[RssVec<V>; 3]],
 ) -> Result<bool, EngineError> {
-    let x_star = party.random_rss::<V>(1);
-    let tau = party.random_rss::<V>(1);
-    let z_star = party.mul_covered(&x_star, y)?;
-    let t = party.coins_in::<V>(1)?[0];
-    let mut rho_sh = scalar_times(t, &x_star);
-    rho_sh.add_assign(x);
-    let rho = party.open(&rho_sh)?[0];
+    let r = last.len();
+    if r == 0 {
+        return Ok(true);
+    }
+    // The r triples as vectors of r elements.
+    let column = |p: usize| {
+        let one = |v: &[V]| v.first().copied().unwrap_or(V::ZERO);
+        RssVec {
+            first: last.iter().map(|t| one(&t[p].first)).collect(),
+            second: last.iter().map(|t| one(&t[p].second)).collect(),
+        }
+    };
+    let (x, y, z) = (column(0), column(1), column(2));
+    let x_star = party.random_rss::<V>(r);
+    let tau = party.random_rss::<V>(r);
+    let z_star = party.mul_covered(&x_star, &y)?;
+    let t = party.coins_in::<V>(r)?;
+    let mut rho_sh = public_times(&t, &x_star);
+    rho_sh.add_assign(&x);
+    let rho = party.open(&rho_sh)?;
     // δ = ρ y - z - t z*
-    let delta = sub(&sub(&scalar_times(rho, y), z), &scalar_times(t, &z_star));
+    let delta = sub(
+        &sub(&public_times(&rho, &y), &z),
+        &public_times(&t, &z_star),
+    );
     let sigma_sh = party.mul_covered(&delta, &tau)?;
-    let sigma = party.open(&sigma_sh)?[0];
-    Ok(sigma.is_zero())
+    let sigma = party.open(&sigma_sh)?;
+    Ok(sigma.len() == r && sigma.iter().all(|s| s.is_zero()))
+}
+
+/// `c_i [[x_i]]` element-wise for public `c`.
+fn public_times<V: VerifyField>(c: &[V], x: &RssVec<V>) -> RssVec<V> {
+    let f = |v: &[V]| v.iter().zip(c).map(|(v, c)| *c * *v).collect();
+    RssVec {
+        first: f(&x.first),
+        second: f(&x.second),
+    }
 }
 
 /// The byte fast path of level 1 for triples over `GF(2^8)` (or a field embedded in it):

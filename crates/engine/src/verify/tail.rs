@@ -119,63 +119,98 @@ fn rows_combined<V: VerifyField>(w: &[V], b: usize, c: &[V]) -> Vec<V> {
     o
 }
 
-/// The steps of the module docs on the claim `Σ_j x_j y_j = z` with `v = [x_1, x_2, y_1, y_2]`
-/// (this party's components, equal lengths): returns the last triple `([[x]], [[y]], [[z]])`
-/// for `CheckTriple`.
-pub(super) fn run<V: VerifyField, M: SecurityModel>(
-    party: &mut Party<M>,
+/// One claim of the steps: `[x_1, x_2, y_1, y_2]` (padded to `2^r`), `z`, and its arities.
+struct Claim<V> {
     v: [Vec<V>; 4],
-    mut z: RssVec<V>,
-) -> Result<[RssVec<V>; 3], EngineError> {
-    let len = v[0].len();
-    let mut v = v.map(|mut w| {
-        w.resize(1 << levels(len), V::ZERO);
-        w
-    });
-    for k in arities(len) {
-        let b = v[0].len() / k;
-        let alpha = nodes::<V>(k);
-        // This party's shares of P at every node: at the data nodes the local inner
-        // products of the rows, at the extra nodes of the rows combined by the Lagrange
-        // coefficients of the data nodes.
-        let at: Vec<V> = alpha
-            .iter()
-            .enumerate()
-            .map(|(i, a)| {
-                let vals: [Vec<V>; 4] = if i < k {
-                    v.each_ref().map(|w| w[i * b..(i + 1) * b].to_vec())
-                } else {
-                    let c = lagrange_slice(&alpha[..k], *a);
-                    v.each_ref().map(|w| rows_combined(w, b, &c))
-                };
-                inner_share([&vals[0], &vals[1]], [&vals[2], &vals[3]])
-            })
+    z: RssVec<V>,
+    ks: Vec<usize>,
+}
+
+/// This party's shares of `P` at the nodes `α_1 .. α_{2k-2}` for a step of `k` on `v`: at the
+/// data nodes the local inner products of the rows, at the extra nodes of the rows combined
+/// by the Lagrange coefficients of the data nodes.
+fn step_values<V: VerifyField>(v: &[Vec<V>; 4], k: usize, alpha: &[V]) -> Vec<V> {
+    let b = v[0].len() / k;
+    alpha
+        .iter()
+        .enumerate()
+        .skip(1)
+        .map(|(i, a)| {
+            let vals: [Vec<V>; 4] = if i < k {
+                v.each_ref().map(|w| w[i * b..(i + 1) * b].to_vec())
+            } else {
+                let c = lagrange_slice(&alpha[..k], *a);
+                v.each_ref().map(|w| rows_combined(w, b, &c))
+            };
+            inner_share([&vals[0], &vals[1]], [&vals[2], &vals[3]])
+        })
+        .collect()
+}
+
+/// The steps of the module docs on the claims `Σ_j x_j y_j = z`, each given by `v = [x_1,
+/// x_2, y_1, y_2]` (this party's components, equal lengths) and `z`: all claims side by side,
+/// one reshare and one opening of coins per round for all that still have a step. Returns
+/// each claim's last triple `[[[x]], [[y]], [[z]]]` for `CheckTriple`, in order.
+pub(super) fn run_all<V: VerifyField, M: SecurityModel>(
+    party: &mut Party<M>,
+    claims: Vec<([Vec<V>; 4], RssVec<V>)>,
+) -> Result<Vec<[RssVec<V>; 3]>, EngineError> {
+    let mut claims: Vec<Claim<V>> = claims
+        .into_iter()
+        .map(|(v, z)| {
+            let len = v[0].len();
+            let ks = arities(len);
+            let v = v.map(|mut w| {
+                w.resize(1 << levels(len), V::ZERO);
+                w
+            });
+            Claim { v, z, ks }
+        })
+        .collect();
+    for step in 0.. {
+        let active: Vec<usize> = (0..claims.len())
+            .filter(|&c| step < claims[c].ks.len())
             .collect();
-        let q = party.additive_to_rss(at[1..].to_vec(), ReshareTo::Prev)?;
-        let reshared: Vec<RssVec<V>> = q
-            .first
-            .iter()
-            .zip(&q.second)
-            .map(|(a, b)| RssVec {
-                first: vec![*a],
-                second: vec![*b],
-            })
-            .collect();
-        // [[P(α_0)]] = [[z]] - Σ_{0<m<k} [[P(α_m)]].
-        let rest = combine(core::iter::repeat_n(V::ONE, k - 1), &reshared);
-        let p0 = combine([V::ONE, V::ZERO - V::ONE], [&z, &rest]);
-        let s = party.coins_in::<V>(1)?[0];
-        z = combine(
-            lagrange_slice(&alpha, s),
-            core::iter::once(&p0).chain(&reshared),
-        );
-        let ell = lagrange_slice(&alpha[..k], s);
-        v = v.map(|w| rows_combined(&w, b, &ell));
+        if active.is_empty() {
+            break;
+        }
+        let mut values = Vec::new();
+        for &c in &active {
+            let k = claims[c].ks[step];
+            values.extend(step_values(&claims[c].v, k, &nodes::<V>(k)));
+        }
+        let q = party.additive_to_rss(values, ReshareTo::Prev)?;
+        let s = party.coins_in::<V>(active.len())?;
+        let mut reshared = q.first.iter().zip(&q.second).map(|(a, b)| RssVec {
+            first: vec![*a],
+            second: vec![*b],
+        });
+        for (&c, s) in active.iter().zip(s) {
+            let claim = &mut claims[c];
+            let k = claim.ks[step];
+            let alpha = nodes::<V>(k);
+            let mine: Vec<RssVec<V>> = reshared.by_ref().take(2 * k - 2).collect();
+            // [[P(α_0)]] = [[z]] - Σ_{0<m<k} [[P(α_m)]].
+            let rest = combine(core::iter::repeat_n(V::ONE, k - 1), &mine);
+            let p0 = combine([V::ONE, V::ZERO - V::ONE], [&claim.z, &rest]);
+            claim.z = combine(
+                lagrange_slice(&alpha, s),
+                core::iter::once(&p0).chain(&mine),
+            );
+            let ell = lagrange_slice(&alpha[..k], s);
+            let b = claim.v[0].len() / k;
+            claim.v = claim.v.each_ref().map(|w| rows_combined(w, b, &ell));
+        }
     }
-    let one = |t: usize| v[t].first().copied().unwrap_or(V::ZERO);
-    let pair = |a: usize, b: usize| RssVec {
-        first: vec![one(a)],
-        second: vec![one(b)],
-    };
-    Ok([pair(0, 1), pair(2, 3), z])
+    Ok(claims
+        .into_iter()
+        .map(|c| {
+            let one = |t: usize| c.v[t].first().copied().unwrap_or(V::ZERO);
+            let pair = |a: usize, b: usize| RssVec {
+                first: vec![one(a)],
+                second: vec![one(b)],
+            };
+            [pair(0, 1), pair(2, 3), c.z]
+        })
+        .collect())
 }
