@@ -758,6 +758,8 @@ fn large_checks_run_in_windows() {
     large_check_in_windows(n, run, 5, Gf2p64(0x11));
     // Bytes only: windows of up to 4000, balanced: two of 2500.
     large_check_in_windows(n, run, 2, Gf2p8(0x11));
+    // 70 windows: their CheckTriples in two rounds of messages (64 runs, then 6).
+    large_check_in_windows(70_000, run, 70, Gf2p64(0x11));
 }
 
 /// [`large_checks_run_in_windows`] for triples over `F`, expecting `runs` windows of equal
@@ -776,9 +778,9 @@ fn large_check_in_windows<F: Lift + Random + Copy>(n: usize, run: usize, runs: u
                     assert_eq!(st[0], runs * (16 + 8 * l + 24) + 32);
                     assert_eq!(st[1], runs * (16 * l + 16) + 32);
                     // Sends and receives on the channel to next: each run's seed and
-                    // halvings (`2ℓ + 1`), then one `CheckTriple` for all runs and the
-                    // compare-view (7), where runs one after the other took `2ℓ + 8` each.
-                    assert_eq!(st[2], runs * (2 * l + 1) + 7);
+                    // halvings (`2ℓ + 1`), then one `CheckTriple` for up to 64 runs (5) and
+                    // the compare-view (2), where runs one after the other took `2ℓ + 8` each.
+                    assert_eq!(st[2], runs * (2 * l + 1) + 5 * runs.div_ceil(64) + 2);
                 }
                 Some(k) => assert!(is_abort(&r), "error at {k}: {r:?}"),
             }

@@ -174,8 +174,9 @@
 //! the sum of their bytes, but not in the sum of their rounds: each run's seed, first level and
 //! halvings go one run after the other (they hold the run's large vectors), and then the
 //! runs' steps of eight and their `CheckTriple`s go side by side, each round one message with
-//! every run's values (the coins of a round opened together, after all its reshares). Every
-//! run keeps its own seed and coins, so the soundness argument is that of each run alone.
+//! every run's values (the coins of a round opened together, after all its reshares), up to
+//! 64 runs at a time (their claims of at most `2^12` entries take 128 KiB each). Every run
+//! keeps its own seed and coins, so the soundness argument is that of each run alone.
 //!
 //! # Soundness
 //!
@@ -644,18 +645,26 @@ pub fn verify<V: VerifyField, M: SecurityModel>(
 /// whether all of them passed (the caller follows with a compare-view, as for [`verify`]).
 /// Each run's levels down to its last twelve go one run after the other (they hold the
 /// run's large vectors); then the runs' steps of eight (module `tail`) and their
-/// `CheckTriple`s go side by side, one message per round for all of them: the same bytes as
-/// running them one after the other, in the rounds of one run.
+/// `CheckTriple`s go side by side, one message per round for all of them (up to 64 runs at a
+/// time): the same bytes as running them one after the other, in the rounds of one run.
 pub fn verify_runs<'a, V: VerifyField, M: SecurityModel>(
     party: &mut Party<M>,
     runs: impl IntoIterator<Item = &'a dyn TripleSource<V>>,
 ) -> Result<bool, EngineError> {
+    let mut ok = true;
     let mut parked = Vec::new();
     for src in runs {
         parked.push(start(party, src)?);
+        if parked.len() == PARKED_MAX {
+            ok &= finish(party, core::mem::take(&mut parked))?;
+        }
     }
-    finish(party, parked)
+    Ok(finish(party, parked)? && ok)
 }
+
+/// The most runs [`verify_runs`] holds for their last steps at once (each at most
+/// `tail::MAX_LEN` entries of four vectors, 128 KiB in `GF(2^64)`): 8 MiB.
+const PARKED_MAX: usize = 64;
 
 /// A run of Protocol 2 after its levels down to its steps of eight or its last triple.
 enum Parked<V> {
