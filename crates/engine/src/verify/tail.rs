@@ -110,11 +110,15 @@ fn combine<'a, V: VerifyField>(
     }
 }
 
-/// `Σ_m c_m row_m` for the `c.len()` rows of `b` entries of `w`.
+/// `Σ_m c_m row_m` for the `c.len()` rows of `b` entries of `w`, by the field's bulk products
+/// (`lerp_slice` from zero is a product by the constant; `scale_add_slice` is a scalar loop).
 fn rows_combined<V: VerifyField>(w: &[V], b: usize, c: &[V]) -> Vec<V> {
-    let mut o = vec![V::ZERO; b];
+    let zero = V::zeroed_vec(b);
+    let mut o = V::zeroed_vec(b);
+    let mut t = V::zeroed_vec(b);
     for (row, c) in w.chunks_exact(b).zip(c) {
-        V::scale_add_slice(&mut o, row, *c);
+        V::lerp_slice(&mut t, &zero, row, *c);
+        V::add_assign_slice(&mut o, &t);
     }
     o
 }
