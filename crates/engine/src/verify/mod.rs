@@ -171,7 +171,7 @@
 //! 256` more to `P_{i-1}`, sixteen rounds less.
 //!
 //! Several runs ([`verify_runs`]: records larger than one run takes, "Segments" below) send
-//! the sum of their bytes, but not in the sum of their rounds: each run's seed, first level and
+//! the sum of their bytes in fewer rounds than the sum of theirs: each run's seed, first level and
 //! halvings go one run after the other (they hold the run's large vectors), and then the
 //! runs' steps of eight and their `CheckTriple`s go side by side, each round one message with
 //! every run's values (the coins of a round opened together, after all its reshares), up to
