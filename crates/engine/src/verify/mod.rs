@@ -559,15 +559,7 @@ fn lagrange_slice<V: Field>(nodes: &[V], s: V) -> Vec<V> {
 
 /// `[[H(s)]]` from `[[H(0)]]`, `[[H(1)]]`, `[[H(u)]]` (Lagrange on the nodes `0, 1, u`).
 fn interpolate<V: VerifyField>(h: [&RssVec<V>; 3], s: V) -> RssVec<V> {
-    let [l0, l1, lu] = lagrange(&[V::ZERO, V::ONE, V::node()], s);
-    let comb = |k: usize, second: bool| {
-        let pick = |r: &RssVec<V>| if second { r.second[k] } else { r.first[k] };
-        l0 * pick(h[0]) + l1 * pick(h[1]) + lu * pick(h[2])
-    };
-    RssVec {
-        first: vec![comb(0, false)],
-        second: vec![comb(0, true)],
-    }
+    tail::combine(lagrange(&[V::ZERO, V::ONE, V::node()], s), h)
 }
 
 fn scalar_times<V: VerifyField>(c: V, x: &RssVec<V>) -> RssVec<V> {

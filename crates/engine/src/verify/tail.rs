@@ -93,7 +93,7 @@ fn nodes<V: VerifyField>(k: usize) -> Vec<V> {
 }
 
 /// `Σ_i c_i [[v_i]]` for single-element sharings (`c` and `v` zipped).
-fn combine<'a, V: VerifyField>(
+pub(super) fn combine<'a, V: VerifyField>(
     c: impl IntoIterator<Item = V>,
     v: impl IntoIterator<Item = &'a RssVec<V>>,
 ) -> RssVec<V> {
@@ -135,20 +135,17 @@ struct Claim<V> {
 /// by the Lagrange coefficients of the data nodes.
 fn step_values<V: VerifyField>(v: &[Vec<V>; 4], k: usize, alpha: &[V]) -> Vec<V> {
     let b = v[0].len() / k;
-    alpha
-        .iter()
-        .enumerate()
-        .skip(1)
-        .map(|(i, a)| {
-            let vals: [Vec<V>; 4] = if i < k {
-                v.each_ref().map(|w| w[i * b..(i + 1) * b].to_vec())
-            } else {
-                let c = lagrange_slice(&alpha[..k], *a);
-                v.each_ref().map(|w| rows_combined(w, b, &c))
-            };
-            inner_share([&vals[0], &vals[1]], [&vals[2], &vals[3]])
-        })
-        .collect()
+    // The data nodes read the rows in place.
+    let data = (1..k).map(|m| {
+        let row = |t: usize| &v[t][m * b..(m + 1) * b];
+        inner_share([row(0), row(1)], [row(2), row(3)])
+    });
+    let extra = alpha[k..].iter().map(|a| {
+        let c = lagrange_slice(&alpha[..k], *a);
+        let e = v.each_ref().map(|w| rows_combined(w, b, &c));
+        inner_share([&e[0], &e[1]], [&e[2], &e[3]])
+    });
+    data.chain(extra).collect()
 }
 
 /// The steps of the module docs on the claims `Σ_j x_j y_j = z`, each given by `v = [x_1,
