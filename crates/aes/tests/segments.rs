@@ -49,8 +49,10 @@ fn segmented_fips197_and_mal_chida_unaffected() {
 /// mal-chida-rec-check, AES-128 without key schedule (the benchmark): layer `r` records
 /// `4n` products (`n = 16 · simd`; its chain is recorded in place, so the segment check runs
 /// after the layer), verified as its own segment (`16 + 8ℓ + 24` bytes to next, `16ℓ + 16` to
-/// prev, `ℓ + 4` and `ℓ + 2` sends), then the final compare-view (32 bytes and one send each
-/// way). The online phase sends exactly the multiplications' 640 bytes per block.
+/// prev) down to its last triple in `ℓ + 1` and `ℓ` sends; the ten segments' `CheckTriple`s
+/// go side by side at the end (3 sends to next, 2 to prev), then the final compare-view (32
+/// bytes and one send each way). The online phase sends exactly the multiplications' 640
+/// bytes per block.
 #[test]
 fn segment_bytes_are_counted_in_the_finalize_phase() {
     tiny_segments();
@@ -60,13 +62,13 @@ fn segment_bytes_are_counted_in_the_finalize_phase() {
     let reports = three(nets, |net| {
         bench_party(Target::MalChidaRecCheck, net, KeySize::Aes128, simd).expect("run")
     });
-    let (mut next, mut prev, mut sends_next, mut sends_prev) = (32u64, 32u64, 1u64, 1u64);
+    let (mut next, mut prev, mut sends_next, mut sends_prev) = (32u64, 32u64, 1 + 3u64, 1 + 2u64);
     for _layer in 0..10 {
         let l = u64::from(levels(4 * n));
         next += 16 + 8 * l + 24;
         prev += 16 * l + 16;
-        sends_next += l + 4;
-        sends_prev += l + 2;
+        sends_next += l + 1;
+        sends_prev += l;
     }
     for r in &reports {
         let on = r.online.stats;

@@ -121,8 +121,8 @@ pub struct BenchArgs {
     pub timeout: f64,
     /// Malicious protocols: verify the recorded products whenever they reach MIB mebibytes,
     /// instead of all at once at the end (0: only at the end). Bounds the memory of large
-    /// batches; each segment adds about 2·log2(its triples) + 6 rounds. All parties must
-    /// use the same value.
+    /// batches; each segment adds about 2·log2(its triples) − 30 rounds (its last steps go
+    /// with the final check's). All parties must use the same value.
     #[arg(long, value_name = "MIB", default_value_t = triskele_engine::DEFAULT_VERIFY_SEGMENT >> 20)]
     pub verify_segment: usize,
     /// Protocols to run (see `--all`); e.g. chida.

@@ -41,9 +41,12 @@
 //! ([`set_verify_segment`], default [`DEFAULT_VERIFY_SEGMENT`]), the next
 //! [`crate::Party::checkpoint`] (after every recorded multiplication, after every AES S-box
 //! layer, after a PRF's committed cube chains) verifies all of them with Protocol 2 and
-//! reuses their memory. The segment's local result is kept and carried by the finalize
-//! check's compare-view, so nothing changes for the outputs: a wrong product in any segment
-//! makes every honest party abort before an output is opened. The segment's messages count
+//! reuses their memory. The binary runs of a segment stop before their steps of eight and
+//! their `CheckTriple` (a claim of at most `2^12` entries, or the last triple), which the
+//! finalize check takes side by side with its own runs (one message per round for all). The
+//! segment's local result is kept and carried by the finalize check's compare-view, so
+//! nothing changes for the outputs: a wrong product in any segment makes every honest party
+//! abort before an output is opened. The segment's messages count
 //! in the finalize phase and its time in [`SecurityModel::segment_time`]. At most
 //! [`MAX_SEGMENTS`] segments run early per party (see [`crate::verify`] for the bound).
 
@@ -764,8 +767,10 @@ pub const MAX_SEGMENTS: usize = 256;
 /// ([`SecurityModel::run_size`]): 2^20.
 pub const MIN_RUN: usize = 1 << 20;
 
-/// The default of [`Malicious`]'s verification segment: 32 MiB of records.
-pub const DEFAULT_VERIFY_SEGMENT: usize = 32 << 20;
+/// The default of [`Malicious`]'s verification segment: 64 MiB of records (32 MiB until
+/// the twenty-fifth session: at 100,000 blocks on two threads the larger segment took 2-6% off
+/// the Verify-based variants' totals, for about 50 MiB more per party; docs/PERFORMANCE.md).
+pub const DEFAULT_VERIFY_SEGMENT: usize = 64 << 20;
 
 /// The segment size new [`Malicious`] models start with (0: off).
 static VERIFY_SEGMENT: AtomicUsize = AtomicUsize::new(DEFAULT_VERIFY_SEGMENT);
@@ -887,7 +892,9 @@ impl Malicious {
     }
 
     /// True if a segment verified so far failed this party's local check; the finalize
-    /// check ([`crate::Party::verify_recorded`]) then aborts.
+    /// check ([`crate::Party::verify_recorded`]) then aborts. The binary runs of a segment
+    /// end in the finalize check (their last steps are parked), so their result shows there,
+    /// not here.
     pub fn segment_failed(&self) -> bool {
         self.segment_failed
     }

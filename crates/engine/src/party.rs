@@ -39,6 +39,9 @@ pub struct Party<M: SecurityModel = SemiHonest> {
     checking: bool,
     /// The folded vectors of the last verification, reused by the next one.
     pub(crate) spare: crate::verify::Spare,
+    /// The binary runs of the segments verified so far, parked before their steps of eight
+    /// and `CheckTriple`, which the finalize check takes side by side with its own.
+    parked: Vec<crate::verify::Parked<triskele_field::Gf2p64>>,
 }
 
 impl<M: SecurityModel> Party<M> {
@@ -98,6 +101,7 @@ impl<M: SecurityModel> Party<M> {
             model: M::default(),
             checking: false,
             spare: crate::verify::Spare::default(),
+            parked: Vec::new(),
         })
     }
 
@@ -110,6 +114,7 @@ impl<M: SecurityModel> Party<M> {
             model: M::default(),
             checking: false,
             spare: crate::verify::Spare::default(),
+            parked: Vec::new(),
         }
     }
 
@@ -725,7 +730,7 @@ impl<M: SecurityModel> Party<M> {
         };
         self.checking = true;
         let t0 = Instant::now();
-        let ok = self.in_phase(Phase::Finalize, |p| p.verify_records(&mut rec));
+        let ok = self.in_phase(Phase::Finalize, |p| p.verify_records(&mut rec, false));
         let time = t0.elapsed();
         self.checking = false;
         self.model.segment_verified(rec, ok?, time);
@@ -736,9 +741,11 @@ impl<M: SecurityModel> Party<M> {
     /// any [`triskele_field::Fp`] products were recorded, one in the run-time `F_p` if any
     /// [`triskele_field::FpRt`] products were, with the modulus installed now): this party's
     /// local result, without a compare-view.
-    fn verify_records(&mut self, rec: &mut Recorder) -> Result<bool, EngineError> {
+    fn verify_records(&mut self, rec: &mut Recorder, last: bool) -> Result<bool, EngineError> {
         let g4 = rec.take_gf2p4_bytes();
-        let ok = self.verify_binary(rec, &g4);
+        let mut parked = core::mem::take(&mut self.parked);
+        let ok = self.verify_binary(rec, &g4, &mut parked, last);
+        self.parked = parked;
         rec.restore_gf2p4(g4);
         let mut ok = ok?;
         let fp: [&dyn TripleSource<triskele_field::Fp>; 2] = [&rec.fp, &rec.fp_chained];
@@ -754,6 +761,8 @@ impl<M: SecurityModel> Party<M> {
         &mut self,
         rec: &Recorder,
         g4: &Triples<triskele_field::Gf2p8>,
+        parked: &mut Vec<crate::verify::Parked<triskele_field::Gf2p64>>,
+        last: bool,
     ) -> Result<bool, EngineError> {
         // The bits first, so that runs (whose lengths are multiples of 8) start on whole
         // bytes of them: the k-ary first level then reads them in place.
@@ -789,7 +798,7 @@ impl<M: SecurityModel> Party<M> {
                 ([one], None) => Some(one as Src),
                 _ => None,
             });
-        crate::verify::verify_runs(self, srcs)
+        crate::verify::verify_runs_parked(self, srcs, parked, last)
     }
 
     /// One run of Protocol 2 over the non-empty sources among `srcs`, one after the other
@@ -815,7 +824,7 @@ impl Party<Malicious> {
     /// at all parties. The recorded triples are consumed.
     pub fn verify_recorded(&mut self) -> Result<(), EngineError> {
         let mut rec = self.model.take_recorder();
-        let ok = self.verify_records(&mut rec)? && !self.model.segment_failed();
+        let ok = self.verify_records(&mut rec, true)? && !self.model.segment_failed();
         drop(rec);
         self.compare_view_after(if ok {
             Ok(())

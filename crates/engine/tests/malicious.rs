@@ -525,9 +525,10 @@ fn tampered_opening_aborts_both_honest_parties() {
 }
 
 /// Segmented verification ([`Party::checkpoint`]) with a one-byte segment: each recorded
-/// batch is verified when the checkpoint runs; a planted (consistent) error in the first
-/// segment is remembered and makes every party abort at the final check, although the later
-/// segments and the final records are correct.
+/// batch is verified when the checkpoint runs, down to its last triple, whose `CheckTriple`
+/// waits for the final check; a planted (consistent) error in the first segment makes every
+/// party abort at the final check, although the later segments and the final records are
+/// correct.
 #[test]
 fn an_error_in_an_early_segment_aborts_the_final_check() {
     let bad = dealt_triples::<Gf2p8>(3000, &[(1234, Gf2p8(0x40))], 31);
@@ -553,7 +554,8 @@ fn an_error_in_an_early_segment_aborts_the_final_check() {
         (seen, p.verify_recorded())
     });
     for ((segments, failed, left), r) in res {
-        assert_eq!((segments, failed, left), (2, true, 77));
+        // The segments' last checks are parked: the failure shows at the end.
+        assert_eq!((segments, failed, left), (2, false, 77));
         assert!(
             matches!(r, Err(EngineError::Abort(AbortReason::MultiplicationCheck))),
             "{r:?}"
@@ -739,6 +741,69 @@ fn windows_take_their_steps_side_by_side() {
         let res = run(&opts);
         assert_eq!(tamper.tampered().map(|f| f.len), Some(2 * 112));
         for (i, (r, _)) in res.iter().enumerate() {
+            if i != cheater.index() {
+                assert!(is_abort(r), "{cheater:?}: party {i}: {r:?}");
+            }
+        }
+    }
+}
+
+/// Segments park their runs before the steps of eight: two segments of 2^17 byte triples
+/// (4,096 blocks of 32 each, twelve levels left) verified at their checkpoints, then a final
+/// check with nothing left to record, which takes both runs' steps and `CheckTriple`s side by
+/// side: the bytes of two runs in the messages of one after the two first levels, as windows
+/// of one check take them. An error in the first segment, or a change in a shared step's
+/// message (both runs' 14 values), aborts at every honest party at the end.
+#[test]
+fn segments_park_their_last_steps() {
+    let n = 1usize << 17;
+    let run = |opts: &NetOptions, error: Option<usize>| {
+        let errors: Vec<_> = error.map(|k| (k, Gf2p8(0x21))).into_iter().collect();
+        let first = dealt_triples::<Gf2p8>(n, &errors, 43);
+        let second = dealt_triples::<Gf2p8>(n, &[], 44);
+        three_with(opts, |mut p| {
+            let i = p.id().index();
+            p.model().set_segment(Some(1));
+            for (x, y, z) in [&first[i], &second[i]] {
+                p.model().record(x, y, z);
+                p.checkpoint().unwrap();
+            }
+            let segments = p.model().segments();
+            let failed = p.model().segment_failed();
+            p.set_phase(Phase::Finalize);
+            let r = p.verify_recorded();
+            let st = p.net().stats().get(Phase::Finalize);
+            (
+                r,
+                (segments, failed),
+                [st.next.bytes_sent, st.prev.bytes_sent, st.next.messages],
+            )
+        })
+    };
+    let one = octal_cost_k(n, 32);
+    for (r, seen, st) in run(&NetOptions::default(), None) {
+        r.expect("honest");
+        assert_eq!(seen, (2, false));
+        assert_eq!(st[0], 2 * one[0] - 32);
+        assert_eq!(st[1], 2 * one[1] - 32);
+        // Per segment its seed, first reshare and coin (3), then once the four steps (8),
+        // CheckTriple (5) and the compare-view (2).
+        assert_eq!(st[2], 2 * 3 + 15);
+    }
+    for (r, seen, _) in run(&NetOptions::default(), Some(77_777)) {
+        assert_eq!(seen, (2, false));
+        assert!(is_abort(&r), "{r:?}");
+    }
+    for cheater in PartyId::ALL {
+        // Messages to prev: 0 and 1 the segments' first levels, 2 to 5 the shared steps.
+        let tamper = Tamper::new(cheater, Phase::Finalize, Some(Direction::Prev), 3, 19);
+        let opts = NetOptions {
+            tamper: Some(tamper.clone()),
+            ..NetOptions::default()
+        };
+        let res = run(&opts, None);
+        assert_eq!(tamper.tampered().map(|f| f.len), Some(2 * 112));
+        for (i, (r, _, _)) in res.iter().enumerate() {
             if i != cheater.index() {
                 assert!(is_abort(r), "{cheater:?}: party {i}: {r:?}");
             }
