@@ -234,15 +234,18 @@
 //! made since the previous one, and the finalize compare-view carries the conjunction of
 //! their local results. Each run tosses its own seed after its triples are fixed (they were
 //! computed before the checkpoint), so the argument above applies to each run separately,
-//! and a wrong triple passes only if the run that contains it fails to notice. A segment's
-//! binary runs stop before their steps of eight and `CheckTriple` (`verify_runs_parked`):
-//! their claims (at most `2^12` entries each) wait in the party, and the finalize check takes
-//! their last steps side by side with its own runs', one message per round for all, with each
-//! run's own coins (tossed after its claim is fixed, as before). That saves each segment but
-//! the last about thirteen rounds; the bytes and the argument are those of each run alone.
-//! mal-gf4-circuit at 100,000 blocks (64 MiB segments, `--threads 2`): 70 → 57 rounds. The
-//! binary
-//! records of one segment (or of the finalize check) that exceed the run size
+//! and a wrong triple passes only if the run that contains it fails to notice.
+//!
+//! A segment's binary runs stop before their steps of eight and `CheckTriple`
+//! (`verify_runs_parked`): their claims (at most `2^12` entries each, or the last triple) wait
+//! in the party, and the finalize check ([`crate::Party::verify_recorded`], which every
+//! Verify-based protocol ends with, and which alone carries a segment's result) takes their
+//! last steps side by side with its own runs', one message per round for all, with each run's
+//! own coins (tossed after its claim is fixed, as before). That saves each segment about
+//! thirteen rounds; the bytes and the argument are those of each run alone (mal-gf4-circuit at
+//! 100,000 blocks, 64 MiB segments, `--threads 2`: 70 → 57 finalize messages per channel).
+//!
+//! The binary records of one segment (or of the finalize check) that exceed the run size
 //! ([`crate::SecurityModel::run_size`]: the segment size in `GF(2^8)` triples, at least
 //! [`crate::MIN_RUN`]` = 2^20`; four times that for records of bytes only, whose first level
 //! folds by 32: `run_size_for`) are verified in several runs over consecutive windows of them
