@@ -572,6 +572,14 @@ fn interpolate<V: VerifyField>(h: [&RssVec<V>; 3], s: V) -> RssVec<V> {
     tail::combine(lagrange(&[V::ZERO, V::ONE, V::node()], s), h)
 }
 
+/// The single-element sharing with components `a` and `b`.
+fn single<V>(a: V, b: V) -> RssVec<V> {
+    RssVec {
+        first: vec![a],
+        second: vec![b],
+    }
+}
+
 fn scalar_times<V: VerifyField>(c: V, x: &RssVec<V>) -> RssVec<V> {
     RssVec {
         first: x.first.iter().map(|v| c * *v).collect(),
@@ -719,10 +727,7 @@ fn start<V: VerifyField, M: SecurityModel>(
         Some(first) => (octal_level(party, src, seed, first, spare)?, true),
         None => {
             let (prover, sums) = Prover::start(src, seed, spare);
-            let z = RssVec {
-                first: vec![sums.z[0]],
-                second: vec![sums.z[1]],
-            };
+            let z = single(sums.z[0], sums.z[1]);
             ((prover, sums, z), false)
         }
     };
@@ -735,14 +740,8 @@ fn start<V: VerifyField, M: SecurityModel>(
         }
         let h = party.additive_to_rss(vec![sums.h1, sums.hu], ReshareTo::Prev)?;
         let (h1, hu) = (
-            RssVec {
-                first: vec![h.first[0]],
-                second: vec![h.second[0]],
-            },
-            RssVec {
-                first: vec![h.first[1]],
-                second: vec![h.second[1]],
-            },
+            single(h.first[0], h.second[0]),
+            single(h.first[1], h.second[1]),
         );
         let h0 = sub(&z, &h1);
         let s = party.coins_in::<V>(1)?[0];
@@ -751,11 +750,7 @@ fn start<V: VerifyField, M: SecurityModel>(
             Some(next) => sums = next,
             None => {
                 let [x1, x2, y1, y2] = prover.last();
-                let pair = |a: V, b: V| RssVec {
-                    first: vec![a],
-                    second: vec![b],
-                };
-                break Parked::Last([pair(x1, x2), pair(y1, y2), z]);
+                break Parked::Last([single(x1, x2), single(y1, y2), z]);
             }
         }
     };
@@ -830,10 +825,7 @@ fn octal_level<'a, V: VerifyField, M: SecurityModel>(
         let data = (0..k).fold(V::ZERO, |acc, m| acc + lambda[m] * sums[2 * m + t]);
         (k..nodes.len()).fold(data, |acc, n| acc + lambda[n] * q[n - k])
     };
-    let z = RssVec {
-        first: vec![at_s(0, &q.first)],
-        second: vec![at_s(1, &q.second)],
-    };
+    let z = single(at_s(0, &q.first), at_s(1, &q.second));
     let mut out: [Vec<V>; 4] = core::array::from_fn(|_| spare.take::<V>(blocks));
     let half = folded_half(blocks);
     let Some([h1, hu]) = V::octal_fold(src, &seed, s, out.each_mut().map(|v| &mut v[..]), half)
@@ -1109,9 +1101,14 @@ fn check_triples<V: VerifyField, M: SecurityModel>(
     Ok(sigma.len() == r && sigma.iter().all(|s| s.is_zero()))
 }
 
-/// `c_i [[x_i]]` element-wise for public `c`.
+/// `c_i [[x_i]]` element-wise for public `c` (the field's bulk product, on the common prefix).
 fn public_times<V: VerifyField>(c: &[V], x: &RssVec<V>) -> RssVec<V> {
-    let f = |v: &[V]| v.iter().zip(c).map(|(v, c)| *c * *v).collect();
+    let f = |v: &[V]| {
+        let n = v.len().min(c.len());
+        let mut out = V::zeroed_vec(n);
+        V::mul_slice(&mut out, &v[..n], &c[..n]);
+        out
+    };
     RssVec {
         first: f(&x.first),
         second: f(&x.second),

@@ -38,7 +38,7 @@
 use triskele_share::RssVec;
 
 use super::fold::inner_share;
-use super::{lagrange_slice, levels, VerifyField};
+use super::{lagrange_slice, levels, single, VerifyField};
 use crate::error::EngineError;
 use crate::model::SecurityModel;
 use crate::party::{Party, ReshareTo};
@@ -104,10 +104,7 @@ pub(super) fn combine<'a, V: VerifyField>(
         .fold((V::ZERO, V::ZERO), |(a, b), (c, r)| {
             (a + c * first(&r.first), b + c * first(&r.second))
         });
-    RssVec {
-        first: vec![a],
-        second: vec![b],
-    }
+    single(a, b)
 }
 
 /// `Σ_m c_m row_m` for the `c.len()` rows of `b` entries of `w`, by the field's bulk products
@@ -182,10 +179,7 @@ pub(super) fn run_all<V: VerifyField, M: SecurityModel>(
         }
         let q = party.additive_to_rss(values, ReshareTo::Prev)?;
         let s = party.coins_in::<V>(active.len())?;
-        let mut reshared = q.first.iter().zip(&q.second).map(|(a, b)| RssVec {
-            first: vec![*a],
-            second: vec![*b],
-        });
+        let mut reshared = q.first.iter().zip(&q.second).map(|(a, b)| single(*a, *b));
         for (&c, s) in active.iter().zip(s) {
             let claim = &mut claims[c];
             let k = claim.ks[step];
@@ -207,11 +201,7 @@ pub(super) fn run_all<V: VerifyField, M: SecurityModel>(
         .into_iter()
         .map(|c| {
             let one = |t: usize| c.v[t].first().copied().unwrap_or(V::ZERO);
-            let pair = |a: usize, b: usize| RssVec {
-                first: vec![one(a)],
-                second: vec![one(b)],
-            };
-            [pair(0, 1), pair(2, 3), c.z]
+            [single(one(0), one(1)), single(one(2), one(3)), c.z]
         })
         .collect())
 }
