@@ -391,9 +391,10 @@ pub(crate) fn linear_apply(be: Backend, map: &LinearMap8, src: &[u8], dst: &mut 
     }
 }
 
-/// [`crate::subspace::CosetShift`] on the whole 64-byte columns of the first `n` bytes (one
-/// column at a time in registers) on the 512-bit GFNI backend; returns how many bytes it did
-/// (0 elsewhere: the caller does the rest by byte maps).
+/// [`crate::subspace::CosetShift`] on the first `n` bytes: on the 512-bit GFNI backend the
+/// whole 64-byte columns (one column at a time in registers), on every x86-64 backend but the
+/// portable one the rest in 32-byte columns (AVX2 `vpshufb`); returns how many bytes it did (0 on the
+/// portable backend: the caller does the rest by byte maps).
 pub(crate) fn coset_shift(
     be: Backend,
     t: &crate::subspace::CosetShift,
@@ -403,8 +404,17 @@ pub(crate) fn coset_shift(
     n: usize,
 ) -> usize {
     #[cfg(target_arch = "x86_64")]
-    if let ByteOps::Gfni512(g) = byte_ops(be) {
-        return gfni::coset_shift_512(g, t, src, dst, stride, n);
+    if be != Backend::Portable {
+        let mut done = 0;
+        if let ByteOps::Gfni512(g) = byte_ops(be) {
+            done = gfni::coset_shift_512(g, t, src, dst, stride, n);
+        }
+        if let (true, Some(a)) = (done < n, caps().avx2) {
+            let src = src.map(|s| s.get(done..).unwrap_or_default());
+            let dst = dst.get_mut(done..).unwrap_or_default();
+            done += avx2::coset_shift(a, t, src, dst, stride, n - done);
+        }
+        return done;
     }
     let _ = (be, t, src, dst, stride, n);
     0
@@ -727,7 +737,8 @@ pub(crate) fn embed_byte_pairs(
 }
 
 /// `dst[k] = Σ_i f_i(src_i[k])` into GF(2^64) on the common prefix (`f_i = t[i]`): one
-/// transpose per 64 elements on the 512-bit GFNI backend, else by pairs.
+/// transpose per 64 elements on the 512-bit GFNI backend, per 32 on the other x86-64 backends
+/// (AVX2 `vpshufb`), else (and for the tail) by pairs.
 pub(crate) fn embed_byte_sums<const N: usize>(
     be: Backend,
     t: [&NibbleTables<'_>; N],
@@ -739,6 +750,8 @@ pub(crate) fn embed_byte_sums<const N: usize>(
     #[cfg(target_arch = "x86_64")]
     if let ByteOps::Gfni512(g) = byte_ops(be) {
         done = gfni::embed_bytes_sum_512(g, t, src, &mut dst[..n]);
+    } else if let (true, Some(a)) = (be != Backend::Portable, caps().avx2) {
+        done = avx2::embed_bytes_sum(a, t, src, &mut dst[..n]);
     }
     // The tail (and every other backend): pairs of maps, summed.
     sums_by_pairs::<u64, N, 64>(src, &mut dst[done..n], done, |i, a, b, out| match b {

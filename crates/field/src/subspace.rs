@@ -116,6 +116,16 @@ impl CosetShift {
         }
     }
 
+    /// The maps of the down steps, `v ↦ c v` (`down` holds their `GFNI` matrices).
+    pub(crate) fn down_maps(&self) -> &[[LinearMap8; PAIRS]; DIM] {
+        &self.down_maps
+    }
+
+    /// The maps of the up steps.
+    pub(crate) fn up_maps(&self) -> &[[LinearMap8; PAIRS]; DIM] {
+        &self.up_maps
+    }
+
     /// `dst[i · stride + k] = f_k(32 + i)` for `i < 32`, where `f_k` is the polynomial of
     /// degree below 32 with `f_k(m) = src[m][k]` (`m < 32`), for `k` below the shortest
     /// `src[m]`, on the active backend. Positions past that in each plane of `dst` are left

@@ -1099,4 +1099,5 @@ fn sums_of_byte_maps_match_the_scalar_maps() {
     check::<2>(&mut r);
     check::<3>(&mut r);
     check::<8>(&mut r);
+    check::<32>(&mut r);
 }

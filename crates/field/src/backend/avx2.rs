@@ -414,6 +414,151 @@ fn linear_apply_in_place_impl(map: &LinearMap8, buf: &mut [u8]) {
     portable::linear_apply_in_place(map, tail);
 }
 
+// ---- the coset shift -----------------------------------------------------------------------
+
+pub(crate) fn coset_shift(
+    _t: Avx2,
+    t: &crate::subspace::CosetShift,
+    src: [&[u8]; crate::subspace::POINTS],
+    dst: &mut [u8],
+    stride: usize,
+    n: usize,
+) -> usize {
+    // SAFETY: the token proves AVX2.
+    unsafe { coset_shift_impl(t, src, dst, stride, n) }
+}
+
+/// [`crate::subspace::CosetShift`] on the first `n` bytes (clamped as the caller does), 32
+/// columns at a time: each half's 16 values go through levels 0-3 in registers, level 4 pairs
+/// the halves value by value; a last partial column goes through zero-padded copies. Every
+/// product by a constant is two `vpshufb` in its map's nibble tables. Returns the bytes done
+/// (all of them).
+#[target_feature(enable = "avx2")]
+fn coset_shift_impl(
+    t: &crate::subspace::CosetShift,
+    src: [&[u8]; crate::subspace::POINTS],
+    dst: &mut [u8],
+    stride: usize,
+    n: usize,
+) -> usize {
+    use crate::subspace::POINTS;
+    let n = src.iter().fold(n.min(stride), |n, s| n.min(s.len()));
+    let n = n.min(dst.len().saturating_sub((POINTS - 1) * stride));
+    let whole = n / 32 * 32;
+    for c in (0..whole).step_by(32) {
+        let load = |m: usize| match src[m].get(c..c + 32).and_then(|s| s.first_chunk::<32>()) {
+            Some(s) => load(s),
+            None => _mm256_setzero_si256(),
+        };
+        let v = coset_column(t, load);
+        for (m, x) in v.iter().enumerate() {
+            let at = m * stride + c;
+            if let Some(d) = dst
+                .get_mut(at..at + 32)
+                .and_then(|d| d.first_chunk_mut::<32>())
+            {
+                store(d, *x);
+            }
+        }
+    }
+    if whole < n {
+        let w = n - whole;
+        let mut pad = [[0u8; 32]; POINTS];
+        for (p, s) in pad.iter_mut().zip(src) {
+            p[..w].copy_from_slice(&s[whole..n]);
+        }
+        let v = coset_column(t, |m| load(&pad[m]));
+        for (m, x) in v.iter().enumerate() {
+            let mut out = [0u8; 32];
+            store(&mut out, *x);
+            let at = m * stride + whole;
+            dst[at..at + w].copy_from_slice(&out[..w]);
+        }
+    }
+    n
+}
+
+/// The transform of one column of 32 bytes per point (`load(m)`: the bytes of point `m`).
+#[inline]
+#[target_feature(enable = "avx2")]
+fn coset_column(
+    t: &crate::subspace::CosetShift,
+    load: impl Fn(usize) -> __m256i,
+) -> [__m256i; crate::subspace::POINTS] {
+    use crate::subspace::DIM;
+    const _: () = assert!(DIM == 5);
+    let half = |base: usize| -> [__m256i; 16] { core::array::from_fn(|i| load(base + i)) };
+    let (down, up) = (t.down_maps(), t.up_maps());
+    let mut lo = half(0);
+    coset_down_half::<0, 0>(&mut lo, &down[0], &t.down[0]);
+    coset_down_half::<1, 0>(&mut lo, &down[1], &t.down[1]);
+    coset_down_half::<2, 0>(&mut lo, &down[2], &t.down[2]);
+    coset_down_half::<3, 0>(&mut lo, &down[3], &t.down[3]);
+    let mut hi = half(16);
+    coset_down_half::<0, 16>(&mut hi, &down[0], &t.down[0]);
+    coset_down_half::<1, 16>(&mut hi, &down[1], &t.down[1]);
+    coset_down_half::<2, 16>(&mut hi, &down[2], &t.down[2]);
+    coset_down_half::<3, 16>(&mut hi, &down[3], &t.down[3]);
+    // Level 4, down then up: pair `p` with `p + 16`, one constant each.
+    let (d4, u4) = (&down[DIM - 1][0], &up[DIM - 1][0]);
+    let d4 = (t.down[DIM - 1][0] != 0).then(|| tables(d4));
+    let u4 = tables(u4);
+    for (a, b) in lo.iter_mut().zip(hi.iter_mut()) {
+        *b = _mm256_xor_si256(*b, *a);
+        if let Some(d4) = d4 {
+            *a = _mm256_xor_si256(*a, apply32(d4, *b));
+        }
+        *a = _mm256_xor_si256(*a, apply32(u4, *b));
+        *b = _mm256_xor_si256(*b, *a);
+    }
+    coset_up_half::<3, 16>(&mut hi, &up[3]);
+    coset_up_half::<2, 16>(&mut hi, &up[2]);
+    coset_up_half::<1, 16>(&mut hi, &up[1]);
+    coset_up_half::<0, 16>(&mut hi, &up[0]);
+    coset_up_half::<3, 0>(&mut lo, &up[3]);
+    coset_up_half::<2, 0>(&mut lo, &up[2]);
+    coset_up_half::<1, 0>(&mut lo, &up[1]);
+    coset_up_half::<0, 0>(&mut lo, &up[0]);
+    core::array::from_fn(|m| if m < 16 { lo[m] } else { hi[m - 16] })
+}
+
+/// The lower position of pair `q` of level `L`: `q` with a zero inserted at bit `L`.
+#[inline]
+const fn coset_pair<const L: usize>(q: usize) -> usize {
+    ((q >> L) << (L + 1)) | (q & ((1 << L) - 1))
+}
+
+/// The down step of level `L < 4` on the 16 values of positions `B ..` (a half): position `p`
+/// (bit `L` clear) with `p + 2^L`, map `down[p >> (L + 1)]` (skipped where the map's `GFNI`
+/// matrix, `zero[..]`, is zero).
+#[inline]
+#[target_feature(enable = "avx2")]
+fn coset_down_half<const L: usize, const B: usize>(
+    v: &mut [__m256i; 16],
+    down: &[LinearMap8],
+    zero: &[u64],
+) {
+    let h = 1 << L;
+    for i in (0..8).map(coset_pair::<L>) {
+        v[i + h] = _mm256_xor_si256(v[i + h], v[i]);
+        let q = (B + i) >> (L + 1);
+        if zero[q] != 0 {
+            v[i] = _mm256_xor_si256(v[i], apply32(tables(&down[q]), v[i + h]));
+        }
+    }
+}
+
+/// The up step of level `L < 4` (as [`coset_down_half`], maps `up`).
+#[inline]
+#[target_feature(enable = "avx2")]
+fn coset_up_half<const L: usize, const B: usize>(v: &mut [__m256i; 16], up: &[LinearMap8]) {
+    let h = 1 << L;
+    for i in (0..8).map(coset_pair::<L>) {
+        v[i] = _mm256_xor_si256(v[i], apply32(tables(&up[(B + i) >> (L + 1)]), v[i + h]));
+        v[i + h] = _mm256_xor_si256(v[i + h], v[i]);
+    }
+}
+
 // ---- GF(2^64) ------------------------------------------------------------------------------
 
 /// Reduces four 128-bit products given as their low and high halves.
@@ -1102,6 +1247,48 @@ fn embed_byte_pairs_impl(t: [&NibbleTables<'_>; 2], a: &[u8], b: &[u8], dst: &mu
         }
     }
     portable::embed_byte_pairs(t, at, bt, dt);
+}
+
+pub(crate) fn embed_bytes_sum<const N: usize>(
+    _t: Avx2,
+    t: [&NibbleTables<'_>; N],
+    src: [&[u8]; N],
+    dst: &mut [u64],
+) -> usize {
+    // SAFETY: the token proves AVX2.
+    unsafe { embed_bytes_sum_impl(t, src, dst) }
+}
+
+/// `dst[k] = Σ_i f_i(src_i[k])` over the whole 32-byte chunks of the common prefix: the byte
+/// planes of all the maps' images summed in registers, one transpose per chunk; returns how
+/// many elements it did (the caller does the tail).
+#[target_feature(enable = "avx2")]
+fn embed_bytes_sum_impl<const N: usize>(
+    t: [&NibbleTables<'_>; N],
+    src: [&[u8]; N],
+    dst: &mut [u64],
+) -> usize {
+    let n = src.iter().fold(dst.len(), |n, s| n.min(s.len())) / 32 * 32;
+    for (c, d) in dst[..n].as_chunks_mut::<32>().0.iter_mut().enumerate() {
+        let mut planes = [_mm256_setzero_si256(); 8];
+        for (s, t) in src.iter().zip(&t) {
+            let Some(x) = s
+                .get(32 * c..32 * c + 32)
+                .and_then(|x| x.first_chunk::<32>())
+            else {
+                continue;
+            };
+            let x = nibbles(load(x));
+            for (i, p) in planes.iter_mut().enumerate() {
+                *p = _mm256_xor_si256(*p, plane(t, i, x));
+            }
+        }
+        let (w, _) = d.as_chunks_mut::<4>();
+        for (o, v) in w.iter_mut().zip(transpose_planes(planes)) {
+            store_words(o, v);
+        }
+    }
+    n
 }
 
 // ---- AES-128 in counter mode ---------------------------------------------------------------
