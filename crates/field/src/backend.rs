@@ -421,7 +421,7 @@ pub(crate) fn coset_shift(
 }
 
 /// `dst[k] = f(a[k]) ^ g(b[k])` on the common prefix: one fused pass on the GFNI backends,
-/// two maps and a XOR by chunks elsewhere.
+/// on the AVX2 backends (nibble tables), two maps and a XOR by chunks on the portable one.
 pub(crate) fn linear_apply_pair(
     be: Backend,
     [f, g]: [&LinearMap8; 2],
@@ -436,6 +436,8 @@ pub(crate) fn linear_apply_pair(
         ByteOps::Gfni(t) => gfni::linear_apply_pair(t, [f, g], a, b, dst),
         #[cfg(target_arch = "x86_64")]
         ByteOps::Gfni512(t) => gfni::linear_apply_pair_512(t, [f, g], a, b, dst),
+        #[cfg(target_arch = "x86_64")]
+        ByteOps::Avx2(t) => avx2::linear_apply_sum(t, [f, g], [a, b], dst),
         _ => {
             linear_apply(be, f, a, dst);
             let mut tmp = [0u8; 256];
@@ -449,7 +451,8 @@ pub(crate) fn linear_apply_pair(
 }
 
 /// `dst[k] = f(lo(src[k])) ^ g(hi(src[k]))` for the low and high bytes of each `u16`, on the
-/// common prefix: one pass on the 512-bit GFNI backend, elsewhere by byte planes on the stack
+/// common prefix: one pass on the 512-bit GFNI backend and on the AVX2 ones (the bytes split
+/// with `vpackuswb`), elsewhere by byte planes on the stack
 /// and [`linear_apply_pair`].
 pub(crate) fn linear_apply_pair_words(
     be: Backend,
@@ -462,6 +465,10 @@ pub(crate) fn linear_apply_pair_words(
     #[cfg(target_arch = "x86_64")]
     if let ByteOps::Gfni512(t) = byte_ops(be) {
         return gfni::linear_apply_pair_words_512(t, maps, src, dst);
+    }
+    #[cfg(target_arch = "x86_64")]
+    if let (true, Some(t)) = (be != Backend::Portable, caps().avx2) {
+        return avx2::linear_apply_pair_words(t, maps, src, dst);
     }
     let (mut lo, mut hi) = ([0u8; 256], [0u8; 256]);
     for (d, s) in dst.chunks_mut(lo.len()).zip(src.chunks(lo.len())) {
@@ -788,7 +795,7 @@ fn sums_by_pairs<T, const N: usize, const C: usize>(
 }
 
 /// `dst[k] = Σ_i f_i(src_i[k])` on bytes, on the common prefix: one pass on the 512-bit GFNI
-/// backend, else by pairs.
+/// backend and on the AVX2 ones, else by pairs.
 pub(crate) fn linear_apply_sum<const N: usize>(
     be: Backend,
     maps: [&LinearMap8; N],
@@ -800,6 +807,8 @@ pub(crate) fn linear_apply_sum<const N: usize>(
     #[cfg(target_arch = "x86_64")]
     if let ByteOps::Gfni512(g) = byte_ops(be) {
         done = gfni::linear_apply_sum_512(g, maps, src, &mut dst[..n]);
+    } else if let ByteOps::Avx2(t) = byte_ops(be) {
+        return avx2::linear_apply_sum(t, maps, src, &mut dst[..n]);
     }
     sums_by_pairs::<u8, N, 256>(src, &mut dst[done..n], done, |i, a, b, out| match b {
         Some(b) => linear_apply_pair(be, [maps[i], maps[i + 1]], a, b, out),

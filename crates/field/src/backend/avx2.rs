@@ -395,7 +395,13 @@ fn linear_apply_impl(map: &LinearMap8, src: &[u8], dst: &mut [u8]) {
     for (d, s) in dc.iter_mut().zip(sc) {
         store(d, apply32(t, load(s)));
     }
-    portable::linear_apply(map, st, dt);
+    if !st.is_empty() {
+        let mut pad = [0u8; 32];
+        pad[..st.len()].copy_from_slice(st);
+        let v = apply32(t, load(&pad));
+        store(&mut pad, v);
+        dt.copy_from_slice(&pad[..st.len()]);
+    }
 }
 
 pub(crate) fn linear_apply_in_place(_t: Avx2, map: &LinearMap8, buf: &mut [u8]) {
@@ -411,7 +417,98 @@ fn linear_apply_in_place_impl(map: &LinearMap8, buf: &mut [u8]) {
         let v = apply32(t, load(c));
         store(c, v);
     }
-    portable::linear_apply_in_place(map, tail);
+    if !tail.is_empty() {
+        let mut pad = [0u8; 32];
+        pad[..tail.len()].copy_from_slice(tail);
+        let v = apply32(t, load(&pad));
+        store(&mut pad, v);
+        let k = tail.len();
+        tail.copy_from_slice(&pad[..k]);
+    }
+}
+
+pub(crate) fn linear_apply_sum<const N: usize>(
+    _t: Avx2,
+    maps: [&LinearMap8; N],
+    src: [&[u8]; N],
+    dst: &mut [u8],
+) {
+    // SAFETY: the token proves AVX2.
+    unsafe { linear_apply_sum_impl(maps, src, dst) }
+}
+
+/// `dst[k] = Σ_i f_i(src_i[k])` on the common prefix, 32 bytes at a time (the last partial
+/// chunk through zero-padded copies): the images summed in a register, one store.
+#[target_feature(enable = "avx2")]
+fn linear_apply_sum_impl<const N: usize>(maps: [&LinearMap8; N], src: [&[u8]; N], dst: &mut [u8]) {
+    let n = src.iter().fold(dst.len(), |n, s| n.min(s.len()));
+    let whole = n / 32 * 32;
+    for (c, d) in dst[..whole].as_chunks_mut::<32>().0.iter_mut().enumerate() {
+        let mut acc = _mm256_setzero_si256();
+        for (m, s) in maps.iter().zip(&src) {
+            acc = _mm256_xor_si256(acc, apply32(tables(m), load_at(s, 32 * c)));
+        }
+        store(d, acc);
+    }
+    if whole < n {
+        let w = n - whole;
+        let mut pad = [0u8; 32];
+        let mut acc = _mm256_setzero_si256();
+        for (m, s) in maps.iter().zip(&src) {
+            pad[..w].copy_from_slice(&s[whole..n]);
+            acc = _mm256_xor_si256(acc, apply32(tables(m), load(&pad)));
+        }
+        store(&mut pad, acc);
+        dst[whole..n].copy_from_slice(&pad[..w]);
+    }
+}
+
+pub(crate) fn linear_apply_pair_words(
+    _t: Avx2,
+    maps: [&LinearMap8; 2],
+    src: &[u16],
+    dst: &mut [u8],
+) {
+    // SAFETY: the token proves AVX2.
+    unsafe { linear_apply_pair_words_impl(maps, src, dst) }
+}
+
+/// `dst[k] = f(lo(src[k])) ^ g(hi(src[k]))` on the common prefix, 32 words at a time (the
+/// last partial chunk through a zero-padded copy): the low and high bytes packed with
+/// `vpackuswb` (lanes interleaved, put in order by one `vpermq` of the result).
+#[target_feature(enable = "avx2")]
+fn linear_apply_pair_words_impl([f, g]: [&LinearMap8; 2], src: &[u16], dst: &mut [u8]) {
+    let n = src.len().min(dst.len());
+    let (tf, tg) = (tables(f), tables(g));
+    let low = _mm256_set1_epi16(0x00ff);
+    let pair = |w: &[u16; 32]| -> __m256i {
+        let (w0, w1) = (load_u16(w, 0), load_u16(w, 16));
+        let lo = _mm256_packus_epi16(_mm256_and_si256(w0, low), _mm256_and_si256(w1, low));
+        let hi = _mm256_packus_epi16(_mm256_srli_epi16::<8>(w0), _mm256_srli_epi16::<8>(w1));
+        let v = _mm256_xor_si256(apply32(tf, lo), apply32(tg, hi));
+        _mm256_permute4x64_epi64::<0b11_01_10_00>(v)
+    };
+    let (sc, st) = src[..n].as_chunks::<32>();
+    let (dc, dt) = dst[..n].as_chunks_mut::<32>();
+    for (d, w) in dc.iter_mut().zip(sc) {
+        store(d, pair(w));
+    }
+    if !st.is_empty() {
+        let mut pad = [0u16; 32];
+        pad[..st.len()].copy_from_slice(st);
+        let mut out = [0u8; 32];
+        store(&mut out, pair(&pad));
+        dt.copy_from_slice(&out[..st.len()]);
+    }
+}
+
+/// Words `at .. at + 16` of `w`.
+#[inline]
+#[target_feature(enable = "avx2")]
+fn load_u16(w: &[u16; 32], at: usize) -> __m256i {
+    let h = if at < 16 { &w[..16] } else { &w[16..] };
+    // SAFETY: `h` is 16 readable words (32 bytes); `loadu` has no alignment requirement.
+    unsafe { _mm256_loadu_si256(h.as_ptr().cast()) }
 }
 
 // ---- the coset shift -----------------------------------------------------------------------
@@ -445,13 +542,13 @@ fn coset_shift_impl(
     let n = src.iter().fold(n.min(stride), |n, s| n.min(s.len()));
     let n = n.min(dst.len().saturating_sub((POINTS - 1) * stride));
     let whole = n / 32 * 32;
+    let (mut lo, mut hi) = ([_mm256_setzero_si256(); 16], [_mm256_setzero_si256(); 16]);
     for c in (0..whole).step_by(32) {
-        let load = |m: usize| match src[m].get(c..c + 32).and_then(|s| s.first_chunk::<32>()) {
-            Some(s) => load(s),
-            None => _mm256_setzero_si256(),
-        };
-        let v = coset_column(t, load);
-        for (m, x) in v.iter().enumerate() {
+        for (v, s) in lo.iter_mut().chain(hi.iter_mut()).zip(src) {
+            *v = load_at(s, c);
+        }
+        coset_column(t, &mut lo, &mut hi);
+        for (m, x) in lo.iter().chain(hi.iter()).enumerate() {
             let at = m * stride + c;
             if let Some(d) = dst
                 .get_mut(at..at + 32)
@@ -463,46 +560,50 @@ fn coset_shift_impl(
     }
     if whole < n {
         let w = n - whole;
-        let mut pad = [[0u8; 32]; POINTS];
-        for (p, s) in pad.iter_mut().zip(src) {
-            p[..w].copy_from_slice(&s[whole..n]);
+        let mut pad = [0u8; 32];
+        for (v, s) in lo.iter_mut().chain(hi.iter_mut()).zip(src) {
+            pad[..w].copy_from_slice(&s[whole..n]);
+            *v = load(&pad);
         }
-        let v = coset_column(t, |m| load(&pad[m]));
-        for (m, x) in v.iter().enumerate() {
-            let mut out = [0u8; 32];
-            store(&mut out, *x);
+        coset_column(t, &mut lo, &mut hi);
+        for (m, x) in lo.iter().chain(hi.iter()).enumerate() {
+            store(&mut pad, *x);
             let at = m * stride + whole;
-            dst[at..at + w].copy_from_slice(&out[..w]);
+            dst[at..at + w].copy_from_slice(&pad[..w]);
         }
     }
     n
 }
 
-/// The transform of one column of 32 bytes per point (`load(m)`: the bytes of point `m`).
+/// Bytes `c .. c + 32` of `s` (zero if `s` is shorter).
 #[inline]
 #[target_feature(enable = "avx2")]
-fn coset_column(
-    t: &crate::subspace::CosetShift,
-    load: impl Fn(usize) -> __m256i,
-) -> [__m256i; crate::subspace::POINTS] {
+fn load_at(s: &[u8], c: usize) -> __m256i {
+    match s.get(c..c + 32).and_then(|s| s.first_chunk::<32>()) {
+        Some(s) => load(s),
+        None => _mm256_setzero_si256(),
+    }
+}
+
+/// The transform of one column of 32 bytes per point, in place: points `0 .. 16` in `lo`,
+/// `16 .. 32` in `hi`.
+#[inline]
+#[target_feature(enable = "avx2")]
+fn coset_column(t: &crate::subspace::CosetShift, lo: &mut [__m256i; 16], hi: &mut [__m256i; 16]) {
     use crate::subspace::DIM;
     const _: () = assert!(DIM == 5);
-    let half = |base: usize| -> [__m256i; 16] { core::array::from_fn(|i| load(base + i)) };
     let (down, up) = (t.down_maps(), t.up_maps());
-    let mut lo = half(0);
-    coset_down_half::<0, 0>(&mut lo, &down[0], &t.down[0]);
-    coset_down_half::<1, 0>(&mut lo, &down[1], &t.down[1]);
-    coset_down_half::<2, 0>(&mut lo, &down[2], &t.down[2]);
-    coset_down_half::<3, 0>(&mut lo, &down[3], &t.down[3]);
-    let mut hi = half(16);
-    coset_down_half::<0, 16>(&mut hi, &down[0], &t.down[0]);
-    coset_down_half::<1, 16>(&mut hi, &down[1], &t.down[1]);
-    coset_down_half::<2, 16>(&mut hi, &down[2], &t.down[2]);
-    coset_down_half::<3, 16>(&mut hi, &down[3], &t.down[3]);
+    coset_down_half::<0, 0>(lo, &down[0], &t.down[0]);
+    coset_down_half::<1, 0>(lo, &down[1], &t.down[1]);
+    coset_down_half::<2, 0>(lo, &down[2], &t.down[2]);
+    coset_down_half::<3, 0>(lo, &down[3], &t.down[3]);
+    coset_down_half::<0, 16>(hi, &down[0], &t.down[0]);
+    coset_down_half::<1, 16>(hi, &down[1], &t.down[1]);
+    coset_down_half::<2, 16>(hi, &down[2], &t.down[2]);
+    coset_down_half::<3, 16>(hi, &down[3], &t.down[3]);
     // Level 4, down then up: pair `p` with `p + 16`, one constant each.
-    let (d4, u4) = (&down[DIM - 1][0], &up[DIM - 1][0]);
-    let d4 = (t.down[DIM - 1][0] != 0).then(|| tables(d4));
-    let u4 = tables(u4);
+    let d4 = (t.down[DIM - 1][0] != 0).then(|| tables(&down[DIM - 1][0]));
+    let u4 = tables(&up[DIM - 1][0]);
     for (a, b) in lo.iter_mut().zip(hi.iter_mut()) {
         *b = _mm256_xor_si256(*b, *a);
         if let Some(d4) = d4 {
@@ -511,15 +612,14 @@ fn coset_column(
         *a = _mm256_xor_si256(*a, apply32(u4, *b));
         *b = _mm256_xor_si256(*b, *a);
     }
-    coset_up_half::<3, 16>(&mut hi, &up[3]);
-    coset_up_half::<2, 16>(&mut hi, &up[2]);
-    coset_up_half::<1, 16>(&mut hi, &up[1]);
-    coset_up_half::<0, 16>(&mut hi, &up[0]);
-    coset_up_half::<3, 0>(&mut lo, &up[3]);
-    coset_up_half::<2, 0>(&mut lo, &up[2]);
-    coset_up_half::<1, 0>(&mut lo, &up[1]);
-    coset_up_half::<0, 0>(&mut lo, &up[0]);
-    core::array::from_fn(|m| if m < 16 { lo[m] } else { hi[m - 16] })
+    coset_up_half::<3, 16>(hi, &up[3]);
+    coset_up_half::<2, 16>(hi, &up[2]);
+    coset_up_half::<1, 16>(hi, &up[1]);
+    coset_up_half::<0, 16>(hi, &up[0]);
+    coset_up_half::<3, 0>(lo, &up[3]);
+    coset_up_half::<2, 0>(lo, &up[2]);
+    coset_up_half::<1, 0>(lo, &up[1]);
+    coset_up_half::<0, 0>(lo, &up[0]);
 }
 
 /// The lower position of pair `q` of level `L`: `q` with a zero inserted at bit `L`.
