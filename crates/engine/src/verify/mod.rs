@@ -389,9 +389,10 @@ pub trait VerifyField: Field + Encode + Random + Bulk {
     }
     /// Internal (the k-ary first level before its coin, over `blocks` blocks of `k`): returns
     /// `[D_{0,1}, D_{0,2}, .., D_{k-1,2}, Q(α_k), .., Q(α_{2k-2})]`, the two components of
-    /// `D_m = Σ_J a_J z_{J,m}` (the value at data node `m`) and this party's additive shares of
-    /// the values at the extra nodes; `None` if some triple has no byte form (the default: no
-    /// such level).
+    /// `D_m = Σ_J a_J z_{J,m}` (the value at data node `m`; zero where the level leaves the
+    /// data nodes to [`VerifyField::octal_fold`]) and this party's additive shares of the
+    /// values at the extra nodes; `None` if some triple has no byte form (the default: no such
+    /// level).
     #[doc(hidden)]
     fn octal_sums(
         src: &dyn TripleSource<Self>,
@@ -403,17 +404,20 @@ pub trait VerifyField: Field + Encode + Random + Bulk {
     }
     /// Internal (the k-ary first level's fold with the coin `s`): `out = [x'_1, x'_2, y'_1,
     /// y'_2]`, one entry per block, and the additive shares `[H(1), H(u)]` of the halving
-    /// after it, which pairs `j` with `j + half`; `None` if some triple has no byte form (the
+    /// after it, which pairs `j` with `j + half`; where the level leaves its data nodes to
+    /// this pass, also `[Σ_m λ_m D_{m,1}, Σ_m λ_m D_{m,2}]` (`lambda`: the Lagrange
+    /// coefficients of all the nodes at `s`). `None` if some triple has no byte form (the
     /// default: no such level).
     #[doc(hidden)]
     fn octal_fold(
         src: &dyn TripleSource<Self>,
         seed: &[u8; 16],
         s: Self,
+        lambda: &[Self],
         out: [&mut [Self]; 4],
         half: usize,
-    ) -> Option<[Self; 2]> {
-        let _ = (src, seed, s, out, half);
+    ) -> Option<OctalFolded<Self>> {
+        let _ = (src, seed, s, lambda, out, half);
         None
     }
     /// Internal (the sums of a halving level): `[Σ lp(b), Σ lp(b + (b - a) · node())]` with
@@ -485,10 +489,11 @@ impl VerifyField for Gf2p64 {
         src: &dyn TripleSource<Self>,
         seed: &[u8; 16],
         s: Self,
+        lambda: &[Self],
         out: [&mut [Self]; 4],
         half: usize,
-    ) -> Option<[Self; 2]> {
-        octal::fold(src, seed, s, out, half).map(|s| [s.h1, s.hu])
+    ) -> Option<OctalFolded<Self>> {
+        octal::fold(src, seed, s, lambda, out, half).map(|(f, d)| ([f.h1, f.hu], d))
     }
 }
 
@@ -776,6 +781,12 @@ fn finish<V: VerifyField, M: SecurityModel>(
     check_triples(party, &last)
 }
 
+/// What [`VerifyField::octal_fold`] returns: the sums `[H(1), H(u)]` of the halving after the
+/// fold and, where the level leaves its data nodes to the fold, their part of `Q(s)` per
+/// component.
+#[doc(hidden)]
+pub type OctalFolded<V> = ([V; 2], Option<[V; 2]>);
+
 /// A prover after its first level: the prover, the sums of its next level and the claim.
 type Started<'a, V> = (Prover<'a, V>, Sums<V>, RssVec<V>);
 
@@ -820,20 +831,30 @@ fn octal_level<'a, V: VerifyField, M: SecurityModel>(
     let q = party.additive_to_rss(sums[2 * k..].to_vec(), ReshareTo::Prev)?;
     let s = party.coins_in::<V>(1)?[0];
     let lambda = lagrange_slice(&nodes, s);
-    // Per component t: Q(s) from the data nodes' D_m and the extra nodes' reshared values.
-    let at_s = |t: usize, q: &[V]| {
-        let data = (0..k).fold(V::ZERO, |acc, m| acc + lambda[m] * sums[2 * m + t]);
-        (k..nodes.len()).fold(data, |acc, n| acc + lambda[n] * q[n - k])
-    };
-    let z = single(at_s(0, &q.first), at_s(1, &q.second));
     let mut out: [Vec<V>; 4] = core::array::from_fn(|_| spare.take::<V>(blocks));
     let half = folded_half(blocks);
-    let Some([h1, hu]) = V::octal_fold(src, &seed, s, out.each_mut().map(|v| &mut v[..]), half)
-    else {
+    let Some(([h1, hu], deferred)) = V::octal_fold(
+        src,
+        &seed,
+        s,
+        &lambda,
+        out.each_mut().map(|v| &mut v[..]),
+        half,
+    ) else {
         return Err(EngineError::Unsupported(
             "verify: a source lost its byte form between the passes of the first level".into(),
         ));
     };
+    // Per component t: Q(s) from the data nodes' D_m (or their sum, formed by the fold) and
+    // the extra nodes' reshared values.
+    let at_s = |t: usize, q: &[V]| {
+        let data = match deferred {
+            Some(d) => d[t],
+            None => (0..k).fold(V::ZERO, |acc, m| acc + lambda[m] * sums[2 * m + t]),
+        };
+        (k..nodes.len()).fold(data, |acc, n| acc + lambda[n] * q[n - k])
+    };
+    let z = single(at_s(0, &q.first), at_s(1, &q.second));
     let sums = Sums {
         z: [V::ZERO; 2],
         h1,

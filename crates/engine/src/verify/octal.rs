@@ -675,19 +675,22 @@ fn pair_sums(
 /// The fold with the coin `s`: `out = [x'_1, x'_2, y'_1, y'_2]` (length `B` each, the block
 /// coefficients `a_J` of the run with `seed` drawn per sub-block)
 /// with `x'_J = a_J F_J(s)`, `y'_J = G_J(s)`, and the sums of the halving that pairs `j` with
-/// `j + half` (`fold::folded_half`); `None` if some triple has neither form.
+/// `j + half` (`fold::folded_half`); `None` if some triple has neither form. Where the level
+/// left its data nodes to this pass (module `wide_bytes`), also their part of `Q(s)` per
+/// component, `Σ_m λ_m D_{m,t}` (`lambda`: the Lagrange coefficients of all the nodes at `s`).
 pub(super) fn fold(
     src: &dyn TripleSource<Gf2p64>,
     seed: &[u8; 16],
     s: Gf2p64,
+    lambda: &[Gf2p64],
     out: [&mut [Gf2p64]; 4],
     half: usize,
-) -> Option<Sums<Gf2p64>> {
+) -> Option<(Sums<Gf2p64>, Option<[Gf2p64; 2]>)> {
     if super::wide::applies(src) {
-        return super::wide::fold(src, seed, s, out, half);
+        return super::wide::fold(src, seed, s, out, half).map(|f| (f, None));
     }
     if super::wide_bytes::applies(src) {
-        return super::wide_bytes::fold(src, seed, s, out, half);
+        return super::wide_bytes::fold(src, seed, s, lambda, out, half).map(|(f, d)| (f, Some(d)));
     }
     let blocks = out[0].len();
     let nodes = nodes64();
@@ -749,4 +752,5 @@ pub(super) fn fold(
         }
         true
     })
+    .map(|f| (f, None))
 }

@@ -20,10 +20,16 @@
 //!   of `triskele_field::subspace` (the data nodes `0 .. 31` are the subspace `S` of
 //!   `GF(2^8)` spanned by `1, 2, .., 16`, the extra nodes its coset `32 + S` less 63: 129
 //!   products by constants per part and 32 entries, against 31 · 32 for the Lagrange
-//!   coefficients), the local products there, and the bit sums of their embeddings against the
-//!   block coefficients; at the data nodes the bit sums of `z`;
+//!   coefficients), the local products there, and the sums of their embeddings against the
+//!   block coefficients;
 //! * **fold**: per part one pass of 32 byte maps into `GF(2^64)` (`E_8` scaled by the Lagrange
-//!   coefficients `ℓ_m(s)` of the data nodes), times `a_J` for `x`.
+//!   coefficients `ℓ_m(s)` of the data nodes), times `a_J` for `x`; and the data nodes' part
+//!   of `Q(s)`, `Σ_m λ_m(s) D_{m,t} = Σ_J a_J Σ_m λ_m(s) E_8(z_{J,m,t})` (`λ` the Lagrange
+//!   coefficients of all 63 nodes), as one more pass of 32 byte maps per component and an
+//!   inner product with `a`. `Q` is needed at `s` only and the `D_{m,t}` are never sent, so
+//!   they wait for the coin: 64 inner products of embedded bytes per block in the sums
+//!   became two passes of maps (finalize of mal-chida-rec-check at 10,000 blocks on an AVX2
+//!   machine 15% shorter; docs/PERFORMANCE.md, "AVX2 kernels").
 //!
 //! # Cost
 //!
@@ -33,6 +39,8 @@
 //! a quarter of the words. Per entry, the extrapolation costs about as much as module
 //! `octal`'s seven nodes by Lagrange coefficients (`129/32` against `56/8` products per part),
 //! and the sums and the fold the same per triple. Soundness as in module `wide`.
+
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use triskele_field::embed::{e8, ByteEmbedding, E8_TABLES};
 use triskele_field::subspace::{COSET_SHIFT, POINTS};
@@ -110,19 +118,19 @@ impl<const N: usize> Raw<N> {
     }
 }
 
-/// One job's scratch for the sums: the rows, `y_1 + y_2` per entry, the four parts at the
-/// nodes of the coset (32 planes each, stride [`CHUNK`]) and the local products at the extra
-/// nodes.
+/// One job's scratch for the sums: the rows of `x` and `y`, `y_1 + y_2` per entry, the four
+/// parts at the nodes of the coset (32 planes each, stride [`CHUNK`]) and the local products at
+/// the extra nodes.
 struct Scratch {
-    rows: Raw<6>,
+    rows: Raw<4>,
     y12: Vec<[u8; CHUNK]>,
     at: Vec<u8>,
     w: Vec<[u8; CHUNK]>,
 }
 
 /// This party's local part of the step before the coin over `B = blocks` blocks: returns
-/// `[D_{0,1}, D_{0,2}, .., D_{31,2}, Q_32, .., Q_62]` (module `wide`); `None` if some triple
-/// has no byte form.
+/// `[0, .., 0, Q_32, .., Q_62]`, zero in the places of module `wide`'s `D_{m,t}` (the data
+/// nodes wait for the coin: [`fold`]); `None` if some triple has no byte form.
 pub(super) fn sums(
     src: &dyn TripleSource<Gf2p64>,
     seed: &[u8; 16],
@@ -178,35 +186,35 @@ fn chunk_sums(
             *o += *v;
         }
     }
-    // The data nodes: D_{m,t} = Σ_J a_J z_{J,m,t} (index 2m + t), sixteen sums at a time.
-    for g in 0..2 * K / G {
-        let planes: [&[u8]; G] = core::array::from_fn(|i| {
-            let n = G * g + i;
-            rows[4 + n % 2][n / 2]
-        });
-        let z = ByteEmbedding::inner_products(a, planes.map(|p| (&E8_TABLES, p)));
-        for (o, v) in acc[G * g..G * (g + 1)].iter_mut().zip(z) {
-            *o += v;
-        }
-    }
     Some(())
 }
 
 /// The fold with the coin `s`: `out = [x'_1, x'_2, y'_1, y'_2]` (length `B` each) with `x'_J =
-/// a_J F_J(s)`, `y'_J = G_J(s)`, and the sums of the halving that pairs `j` with `j + half`
-/// (`wide::fold_sub_blocks`); `None` if some triple has no byte form.
+/// a_J F_J(s)`, `y'_J = G_J(s)`, the sums of the halving that pairs `j` with `j + half`
+/// (`wide::fold_sub_blocks`), and the data nodes' part of `Q(s)` per component `t`, `Σ_m
+/// λ_m D_{m,t} = Σ_J a_J Σ_m λ_m z_{J,m,t}` (`lambda`: the Lagrange coefficients `λ_m(s)` of
+/// the 63 nodes, of which the first 32 are used); `None` if some triple has no byte form.
+///
+/// The data nodes are summed here rather than in [`sums`]: after the coin, each component is
+/// one pass of 32 byte maps (`E_8` scaled by `λ_m`) and one inner product with `a`, where
+/// before it each `D_{m,t}` would be an inner product of its own (64 per block of 32).
 pub(super) fn fold(
     src: &dyn TripleSource<Gf2p64>,
     seed: &[u8; 16],
     s: Gf2p64,
+    lambda: &[Gf2p64],
     out: [&mut [Gf2p64]; 4],
     half: usize,
-) -> Option<Sums<Gf2p64>> {
+) -> Option<(Sums<Gf2p64>, [Gf2p64; 2])> {
     let data: Vec<Gf2p64> = nodes()[..K].iter().map(|n| e8(*n)).collect();
     let ell = lagrange_slice(&data, s);
     let maps: [ByteEmbedding; K] = core::array::from_fn(|m| E8_TABLES.scaled_by(ell[m]));
+    let lambda = lambda.get(..K)?;
+    let dmaps: [ByteEmbedding; K] = core::array::from_fn(|m| E8_TABLES.scaled_by(lambda[m]));
+    // GF(2^64) sums are XORs: the jobs add their parts in place.
+    let at_data = [AtomicU64::new(0), AtomicU64::new(0)];
     const { assert!(SUB.is_multiple_of(CHUNK)) };
-    fold_sub_blocks(seed, out, half, Raw::<4>::new, |raw, j, a, out, acc| {
+    let sums = fold_sub_blocks(seed, out, half, Raw::<6>::new, |raw, j, a, out, acc| {
         let k = a.len();
         let mut out = out;
         for c in (0..k).step_by(CHUNK) {
@@ -225,7 +233,12 @@ pub(super) fn fold(
                     Gf2p64::mul_slice(o, &acc[..n], a);
                 }
             }
+            for (t, d) in at_data.iter().enumerate() {
+                ByteEmbedding::apply_sum_slice(dmaps.each_ref(), rows[4 + t], &mut acc[..n]);
+                d.fetch_xor(Gf2p64::inner_product(&acc[..n], a).0, Ordering::Relaxed);
+            }
         }
         true
-    })
+    })?;
+    Some((sums, at_data.map(|d| Gf2p64(d.into_inner()))))
 }
