@@ -389,8 +389,8 @@ pub trait VerifyField: Field + Encode + Random + Bulk {
     }
     /// Internal (the k-ary first level before its coin, over `blocks` blocks of `k`): returns
     /// `[D_{0,1}, D_{0,2}, .., D_{k-1,2}, Q(α_k), .., Q(α_{2k-2})]`, the two components of
-    /// `D_m = Σ_J a_J z_{J,m}` (the value at data node `m`; zero where the level leaves the
-    /// data nodes to [`VerifyField::octal_fold`]) and this party's additive shares of the
+    /// `D_m = Σ_J a_J z_{J,m}` (the value at data node `m`, summed over the blocks that do not
+    /// leave it to [`VerifyField::octal_fold`]) and this party's additive shares of the
     /// values at the extra nodes; `None` if some triple has no byte form (the default: no such
     /// level).
     #[doc(hidden)]
@@ -404,10 +404,10 @@ pub trait VerifyField: Field + Encode + Random + Bulk {
     }
     /// Internal (the k-ary first level's fold with the coin `s`): `out = [x'_1, x'_2, y'_1,
     /// y'_2]`, one entry per block, and the additive shares `[H(1), H(u)]` of the halving
-    /// after it, which pairs `j` with `j + half`; where the level leaves its data nodes to
-    /// this pass, also `[Σ_m λ_m D_{m,1}, Σ_m λ_m D_{m,2}]` (`lambda`: the Lagrange
-    /// coefficients of all the nodes at `s`). `None` if some triple has no byte form (the
-    /// default: no such level).
+    /// after it, which pairs `j` with `j + half`, and the part `[Σ λ_m D_{m,1}, Σ λ_m
+    /// D_{m,2}]` of `Q(s)` of the blocks whose data nodes [`VerifyField::octal_sums`] left to
+    /// this pass (`lambda`: the Lagrange coefficients of all the nodes at `s`). `None` if some
+    /// triple has no byte form (the default: no such level).
     #[doc(hidden)]
     fn octal_fold(
         src: &dyn TripleSource<Self>,
@@ -782,10 +782,9 @@ fn finish<V: VerifyField, M: SecurityModel>(
 }
 
 /// What [`VerifyField::octal_fold`] returns: the sums `[H(1), H(u)]` of the halving after the
-/// fold and, where the level leaves its data nodes to the fold, their part of `Q(s)` per
-/// component.
+/// fold and the part of `Q(s)` per component of the data nodes left to the fold.
 #[doc(hidden)]
-pub type OctalFolded<V> = ([V; 2], Option<[V; 2]>);
+pub type OctalFolded<V> = ([V; 2], [V; 2]);
 
 /// A prover after its first level: the prover, the sums of its next level and the claim.
 type Started<'a, V> = (Prover<'a, V>, Sums<V>, RssVec<V>);
@@ -833,7 +832,7 @@ fn octal_level<'a, V: VerifyField, M: SecurityModel>(
     let lambda = lagrange_slice(&nodes, s);
     let mut out: [Vec<V>; 4] = core::array::from_fn(|_| spare.take::<V>(blocks));
     let half = folded_half(blocks);
-    let Some(([h1, hu], deferred)) = V::octal_fold(
+    let Some(([h1, hu], folded)) = V::octal_fold(
         src,
         &seed,
         s,
@@ -845,13 +844,10 @@ fn octal_level<'a, V: VerifyField, M: SecurityModel>(
             "verify: a source lost its byte form between the passes of the first level".into(),
         ));
     };
-    // Per component t: Q(s) from the data nodes' D_m (or their sum, formed by the fold) and
-    // the extra nodes' reshared values.
+    // Per component t: Q(s) from the data nodes' D_m (those of the sums, and the part the
+    // fold formed) and the extra nodes' reshared values.
     let at_s = |t: usize, q: &[V]| {
-        let data = match deferred {
-            Some(d) => d[t],
-            None => (0..k).fold(V::ZERO, |acc, m| acc + lambda[m] * sums[2 * m + t]),
-        };
+        let data = (0..k).fold(folded[t], |acc, m| acc + lambda[m] * sums[2 * m + t]);
         (k..nodes.len()).fold(data, |acc, n| acc + lambda[n] * q[n - k])
     };
     let z = single(at_s(0, &q.first), at_s(1, &q.second));

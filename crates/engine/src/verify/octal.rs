@@ -103,6 +103,8 @@ use triskele_field::{Bulk, Gf2p64, Gf2p8, LinearMap8};
 use super::bytes::lp8;
 use super::coeffs::SUB;
 use super::fold::Sums;
+use std::sync::atomic::{AtomicU64, Ordering};
+
 use super::{lagrange, TripleSource, ZPlanes};
 
 /// Entries per block (the arity of the step).
@@ -543,11 +545,12 @@ pub(super) fn sums(
             super::wide::block_sums::<1>(acc, a, bits, bit_planes, &bit_maps);
             return Some(());
         }
-        if let Some(pairs) = rows.load_pairs(src, j, k, 6) {
+        // Other forms leave their data nodes to the fold (which loads `z`).
+        if let Some(pairs) = rows.load_pairs(src, j, k, 4) {
             pair_sums(sc, &pairs, &extra, a, acc);
             return Some(());
         }
-        let parts = rows.load(src, blocks, j, k, 6)?;
+        let parts = rows.load(src, blocks, j, k, 4)?;
         let words = parts.hi.is_some();
         let Scratch {
             y12,
@@ -584,7 +587,7 @@ pub(super) fn sums(
                 lp8_planes(&mut w[e][..k], at);
             }
         }
-        let (data, q) = acc.split_at_mut(2 * K);
+        let q = &mut acc[2 * K..];
         let w: [&[u8]; NODES - K] = core::array::from_fn(|e| &w[e][..k]);
         let q8: [Gf2p64; NODES - K] = ByteEmbedding::inner_products(a, w.map(|p| (&E8_TABLES, p)));
         for (o, v) in q.iter_mut().zip(q8) {
@@ -595,23 +598,6 @@ pub(super) fn sums(
             let q8: [Gf2p64; NODES - K] =
                 ByteEmbedding::inner_products(a, w_hi.map(|p| (&E8_HI, p)));
             for (o, v) in q.iter_mut().zip(q8) {
-                *o += v;
-            }
-        }
-        // The data nodes: D_{m,t} = Σ_J a_J z_{J,m,t}, both components (index 2m + t).
-        let z: [Gf2p64; 2 * K] = ByteEmbedding::inner_products(
-            a,
-            core::array::from_fn(|i| (&E8_TABLES, part(i / 2, 4 + i % 2))),
-        );
-        for (o, v) in data.iter_mut().zip(z) {
-            *o += v;
-        }
-        if words {
-            let z: [Gf2p64; 2 * K] = ByteEmbedding::inner_products(
-                a,
-                core::array::from_fn(|i| (&E8_HI, part_hi(i / 2, 4 + i % 2))),
-            );
-            for (o, v) in data.iter_mut().zip(z) {
                 *o += v;
             }
         }
@@ -652,7 +638,7 @@ fn pair_sums(
         }
         lp8_planes(&mut w_hi[e][..k], tmp);
     }
-    let (data, q) = acc.split_at_mut(2 * K);
+    let q = &mut acc[2 * K..];
     let g: [Gf2p64; NODES - K] =
         ByteEmbedding::inner_products(a, core::array::from_fn(|e| (&PAIR_EMBEDDING, &w[e][..k])));
     let r: [Gf2p64; NODES - K] = ByteEmbedding::inner_products(
@@ -662,22 +648,16 @@ fn pair_sums(
     for ((o, g), r) in q.iter_mut().zip(g).zip(r) {
         *o += g + r;
     }
-    // The data nodes: D_{m,t} from the two planes of z_{m,t}.
-    for t in 0..2 {
-        let z: [Gf2p64; 2 * K] =
-            ByteEmbedding::inner_products(a, core::array::from_fn(|i| pairs.z[i / 2][t][i % 2]));
-        for m in 0..K {
-            data[2 * m + t] += z[2 * m] + z[2 * m + 1];
-        }
-    }
 }
 
 /// The fold with the coin `s`: `out = [x'_1, x'_2, y'_1, y'_2]` (length `B` each, the block
 /// coefficients `a_J` of the run with `seed` drawn per sub-block)
 /// with `x'_J = a_J F_J(s)`, `y'_J = G_J(s)`, and the sums of the halving that pairs `j` with
-/// `j + half` (`fold::folded_half`); `None` if some triple has neither form. Where the level
-/// left its data nodes to this pass (module `wide_bytes`), also their part of `Q(s)` per
-/// component, `Σ_m λ_m D_{m,t}` (`lambda`: the Lagrange coefficients of all the nodes at `s`).
+/// `j + half` (`fold::folded_half`); `None` if some triple has neither form. Also the part of
+/// `Q(s)` per component, `Σ_m λ_m D_{m,t}`, of the sub-blocks that left their data nodes to
+/// this pass (those not of bits; `lambda`: the Lagrange coefficients of all the nodes at `s`):
+/// per component one pass of the byte maps of `z` scaled by `λ_m` and an inner product with
+/// `a`, instead of an inner product per data node and plane before the coin.
 pub(super) fn fold(
     src: &dyn TripleSource<Gf2p64>,
     seed: &[u8; 16],
@@ -685,13 +665,25 @@ pub(super) fn fold(
     lambda: &[Gf2p64],
     out: [&mut [Gf2p64]; 4],
     half: usize,
-) -> Option<(Sums<Gf2p64>, Option<[Gf2p64; 2]>)> {
+) -> Option<(Sums<Gf2p64>, [Gf2p64; 2])> {
     if super::wide::applies(src) {
-        return super::wide::fold(src, seed, s, out, half).map(|f| (f, None));
+        return super::wide::fold(src, seed, s, out, half).map(|f| (f, [Gf2p64(0); 2]));
     }
     if super::wide_bytes::applies(src) {
-        return super::wide_bytes::fold(src, seed, s, lambda, out, half).map(|(f, d)| (f, Some(d)));
+        return super::wide_bytes::fold(src, seed, s, lambda, out, half);
     }
+    let lambda = lambda.get(..K)?;
+    // z as bytes (and words' high bytes) by E_8 (E_8 T) scaled by λ_m.
+    let zmaps: [ByteEmbedding; K] = core::array::from_fn(|m| E8_TABLES.scaled_by(lambda[m]));
+    let zmaps16: [ByteEmbedding; 2 * K] = core::array::from_fn(|i| {
+        let base = if i % 2 == 0 { &E8_TABLES } else { &E8_HI };
+        base.scaled_by(lambda[i / 2])
+    });
+    // GF(2^64) sums are XORs: the jobs add their parts in place.
+    let at_data = [AtomicU64::new(0), AtomicU64::new(0)];
+    let add_data = |t: usize, v: &[Gf2p64], a: &[Gf2p64]| {
+        at_data[t].fetch_xor(Gf2p64::inner_product(v, a).0, Ordering::Relaxed);
+    };
     let blocks = out[0].len();
     let nodes = nodes64();
     let data: [Gf2p64; K] = core::array::from_fn(|m| nodes[m]);
@@ -707,13 +699,22 @@ pub(super) fn fold(
         E8_TABLES.scaled_by(if i % 2 == 0 { l } else { l * TOWER_T })
     });
     let init = || Rows::new(src);
-    super::wide::fold_sub_blocks(seed, out, half, init, |rows, j, a, out, acc| {
+    let sums = super::wide::fold_sub_blocks(seed, out, half, init, |rows, j, a, out, acc| {
         let k = a.len();
-        if let Some(bits) = rows.load_packed(src, j, k, 4) {
+        // Bits as in `sums` (all six parts), whose data nodes are summed there.
+        if let Some(bits) = rows.load_packed(src, j, k, 6) {
             super::wide::fold_block::<1>(&bit_maps, bits, a, out, acc);
             return true;
         }
-        if let Some(pairs) = rows.load_pairs(src, j, k, 4) {
+        if let Some(pairs) = rows.load_pairs(src, j, k, 6) {
+            for t in 0..2 {
+                let z: [&ZPlanes<'_>; K] = core::array::from_fn(|m| &pairs.z[m][t]);
+                let maps: [ByteEmbedding; 2 * K] =
+                    core::array::from_fn(|i| z[i / 2][i % 2].0.scaled_by(lambda[i / 2]));
+                let srcs: [&[u8]; 2 * K] = core::array::from_fn(|i| z[i / 2][i % 2].1);
+                ByteEmbedding::apply_sum_slice(maps.each_ref(), srcs, &mut acc[..]);
+                add_data(t, acc, a);
+            }
             for (t, o) in out.into_iter().enumerate() {
                 let srcs: [&[u8]; K] = core::array::from_fn(|m| pairs.xy[m][t]);
                 if t < 2 {
@@ -725,9 +726,28 @@ pub(super) fn fold(
             }
             return true;
         }
-        let Some(parts) = rows.load(src, blocks, j, k, 4) else {
+        let Some(parts) = rows.load(src, blocks, j, k, 6) else {
             return false;
         };
+        for t in 0..2 {
+            match parts.hi {
+                Some(hi) => {
+                    let srcs: [&[u8]; 2 * K] = core::array::from_fn(|i| {
+                        if i % 2 == 0 {
+                            parts.lo[i / 2][4 + t]
+                        } else {
+                            hi[i / 2][4 + t]
+                        }
+                    });
+                    ByteEmbedding::apply_sum_slice(zmaps16.each_ref(), srcs, acc);
+                }
+                None => {
+                    let srcs: [&[u8]; K] = core::array::from_fn(|m| parts.lo[m][4 + t]);
+                    ByteEmbedding::apply_sum_slice(zmaps.each_ref(), srcs, acc);
+                }
+            }
+            add_data(t, acc, a);
+        }
         for (t, o) in out.into_iter().enumerate() {
             let dst = if t < 2 { &mut acc[..] } else { &mut o[..] };
             match parts.hi {
@@ -751,6 +771,6 @@ pub(super) fn fold(
             }
         }
         true
-    })
-    .map(|f| (f, None))
+    })?;
+    Some((sums, at_data.map(|d| Gf2p64(d.into_inner()))))
 }
