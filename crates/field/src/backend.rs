@@ -326,6 +326,24 @@ pub(crate) fn bit_sums<const N: usize>(
     None
 }
 
+/// [`bit_sums`] where it runs, else AVX2 on every x86-64 backend but the portable one, else
+/// `None` (the caller sums with masks). Not for [`crate::embed::ByteEmbedding::inner_products`],
+/// which only takes bit sums where they beat its fused products (the VBMI kernel).
+pub(crate) fn bit_plane_sums<const N: usize>(
+    be: Backend,
+    c: &[u64],
+    src: [&[u8]; N],
+) -> Option<[[u64; 8]; N]> {
+    if let Some(s) = bit_sums(be, c, src) {
+        return Some(s);
+    }
+    #[cfg(target_arch = "x86_64")]
+    if let (true, Some(t)) = (be != Backend::Portable, caps().avx2) {
+        return Some(avx2::bit_plane_sums(t, c, src));
+    }
+    None
+}
+
 /// The bits of `src` as bytes 0 or 1: `out[16 k + l]` = bit `l` of `src[k]`, for the whole
 /// words that fit in `out` (`min(src.len(), out.len() / 16)` of them; the rest of `out` is
 /// left as it is).

@@ -555,7 +555,8 @@ const fn transpose_bits8(mut x: u64) -> u64 {
 /// The sums of the coefficients over each bit plane: `out[i][b] = Σ_k c[k] · (bit b of
 /// src[i][k])` over the common prefix of `c` and all `src[i]`, on the active backend (bit sums
 /// on the 512-bit GFNI backend of a CPU with AVX-512 VBMI, see
-/// [`ByteEmbedding::inner_products`]; a masked sum elsewhere).
+/// [`ByteEmbedding::inner_products`]; AVX2 blends of four words at a time on the other x86-64
+/// backends; a masked sum on the portable one).
 pub fn bit_plane_sums<const N: usize>(c: &[Gf2p64], src: [&[u8]; N]) -> [[Gf2p64; 8]; N] {
     bit_plane_sums_with(crate::backend::active(), c, src)
 }
@@ -567,7 +568,7 @@ pub fn bit_plane_sums_with<const N: usize>(
     src: [&[u8]; N],
 ) -> [[Gf2p64; 8]; N] {
     let words = crate::backend::cast::gf2p64_as_words(c);
-    if let Some(sums) = crate::backend::bit_sums(be, words, src) {
+    if let Some(sums) = crate::backend::bit_plane_sums(be, words, src) {
         return sums.map(|s| s.map(Gf2p64));
     }
     let n = src.iter().fold(c.len(), |n, s| n.min(s.len()));

@@ -1391,6 +1391,59 @@ fn embed_bytes_sum_impl<const N: usize>(
     n
 }
 
+pub(crate) fn bit_plane_sums<const N: usize>(
+    _t: Avx2,
+    c: &[u64],
+    src: [&[u8]; N],
+) -> [[u64; 8]; N] {
+    // SAFETY: the token proves AVX2.
+    unsafe { bit_plane_sums_impl(c, src) }
+}
+
+/// For each source `s` and bit `b`: the XOR of the words `c[k]` whose byte `src[s][k]` has bit
+/// `b` set, on the common prefix. Four words at a time: the bytes widened to the 64-bit lanes
+/// (`vpmovzxbq`), bit `b` shifted to each lane's sign, `vblendvpd` picks the word or zero.
+#[target_feature(enable = "avx2")]
+fn bit_plane_sums_impl<const N: usize>(c: &[u64], src: [&[u8]; N]) -> [[u64; 8]; N] {
+    let n = src.iter().fold(c.len(), |n, s| n.min(s.len()));
+    let (cw, ct) = c[..n].as_chunks::<4>();
+    let mut out = [[0u64; 8]; N];
+    for (o, s) in out.iter_mut().zip(src) {
+        let (sb, st) = s[..n].as_chunks::<4>();
+        let mut acc = [_mm256_setzero_si256(); 8];
+        for (w, x) in cw.iter().zip(sb) {
+            let w = _mm256_castsi256_pd(load_words(w));
+            let v = _mm256_cvtepu8_epi64(_mm_cvtsi32_si128(i32::from_le_bytes(*x)));
+            let pick = |m: __m256i| -> __m256i {
+                _mm256_castpd_si256(_mm256_blendv_pd(
+                    _mm256_setzero_pd(),
+                    w,
+                    _mm256_castsi256_pd(m),
+                ))
+            };
+            acc[0] = _mm256_xor_si256(acc[0], pick(_mm256_slli_epi64::<63>(v)));
+            acc[1] = _mm256_xor_si256(acc[1], pick(_mm256_slli_epi64::<62>(v)));
+            acc[2] = _mm256_xor_si256(acc[2], pick(_mm256_slli_epi64::<61>(v)));
+            acc[3] = _mm256_xor_si256(acc[3], pick(_mm256_slli_epi64::<60>(v)));
+            acc[4] = _mm256_xor_si256(acc[4], pick(_mm256_slli_epi64::<59>(v)));
+            acc[5] = _mm256_xor_si256(acc[5], pick(_mm256_slli_epi64::<58>(v)));
+            acc[6] = _mm256_xor_si256(acc[6], pick(_mm256_slli_epi64::<57>(v)));
+            acc[7] = _mm256_xor_si256(acc[7], pick(_mm256_slli_epi64::<56>(v)));
+        }
+        for (o, a) in o.iter_mut().zip(acc) {
+            let mut lanes = [0u64; 4];
+            store_words(&mut lanes, a);
+            *o = lanes.iter().fold(0, |x, y| x ^ y);
+        }
+        for (w, x) in ct.iter().zip(st) {
+            for (b, o) in o.iter_mut().enumerate() {
+                *o ^= w & 0u64.wrapping_sub(u64::from((x >> b) & 1));
+            }
+        }
+    }
+    out
+}
+
 // ---- AES-128 in counter mode ---------------------------------------------------------------
 
 /// The counter block `ctr` (little-endian) as a 128-bit register.
