@@ -834,6 +834,26 @@ pub(crate) fn linear_apply_sum<const N: usize>(
     });
 }
 
+/// `dst[e][k] = Σ_i maps[e][i](src_i[k])` for every `e`, on the common prefix of all sources
+/// and outputs: one pass over the sources on the AVX2 backends, else one [`linear_apply_sum`]
+/// per `e`.
+pub(crate) fn linear_apply_sums<const N: usize, const E: usize>(
+    be: Backend,
+    maps: &[[LinearMap8; N]; E],
+    src: [&[u8]; N],
+    dst: [&mut [u8]; E],
+) {
+    #[cfg(target_arch = "x86_64")]
+    if let ByteOps::Avx2(t) = byte_ops(be) {
+        return avx2::linear_apply_sums(t, maps, src, dst);
+    }
+    let n = src.iter().fold(usize::MAX, |n, s| n.min(s.len()));
+    let n = dst.iter().fold(n, |n, d| n.min(d.len()));
+    for (m, d) in maps.iter().zip(dst) {
+        linear_apply_sum(be, m.each_ref(), src, &mut d[..n]);
+    }
+}
+
 /// `Σ_i c_i (f(a_i) [+ g(b_i)])` in GF(2^64) over the common prefix (`[f, g] = t`; `g` is
 /// used only with `b`): fused on VPCLMULQDQ backends, else lifted in pieces.
 pub(crate) fn embed_inner(

@@ -272,6 +272,28 @@ impl LinearMap8 {
         backend::linear_apply_sum(be, maps, src, dst);
     }
 
+    /// `dst[e][k] = Σ_i maps[e][i](src[i][k])` for every `e`, on raw bytes and the common
+    /// prefix of all sources and outputs, on the active backend: on the AVX2 backends one pass
+    /// over the sources (each split into nibbles once for all `E` sums), elsewhere one
+    /// [`LinearMap8::apply_sum_bytes`] per `e`.
+    pub fn apply_sums_bytes<const N: usize, const E: usize>(
+        maps: &[[Self; N]; E],
+        src: [&[u8]; N],
+        dst: [&mut [u8]; E],
+    ) {
+        Self::apply_sums_bytes_with(backend::active(), maps, src, dst);
+    }
+
+    /// [`LinearMap8::apply_sums_bytes`] on an explicit backend.
+    pub fn apply_sums_bytes_with<const N: usize, const E: usize>(
+        be: Backend,
+        maps: &[[Self; N]; E],
+        src: [&[u8]; N],
+        dst: [&mut [u8]; E],
+    ) {
+        backend::linear_apply_sums(be, maps, src, dst);
+    }
+
     /// `dst[k] = self(a[k]) ^ other(b[k])` on raw bytes, on the active backend (one pass on
     /// the GFNI backends): a linear map of the 16-bit values `(a[k], b[k])`. Lengths must
     /// match; release builds process the common prefix.

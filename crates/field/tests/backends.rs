@@ -1059,6 +1059,43 @@ fn env_switch_forces_portable() {
     run("no-such-backend", backend::best_available());
 }
 
+/// Several sums of the same eight sources (`LinearMap8::apply_sums_bytes`, each output with
+/// maps of its own, as the extra nodes of Verify's level with blocks of eight) on every backend
+/// equal the maps applied one element at a time, on the common prefix (the rest of each
+/// output left alone).
+#[test]
+fn several_sums_of_byte_maps_match_the_scalar_maps() {
+    let mut r = rng(78);
+    for n in LENGTHS {
+        let src: [Vec<u8>; 8] = core::array::from_fn(|i| vec_of::<Gf2p8>(&mut r, n + i))
+            .map(|v| v.into_iter().map(|x| x.0).collect());
+        let srcs: [&[u8]; 8] = core::array::from_fn(|i| &src[i][..]);
+        let maps: [[LinearMap8; 8]; 7] = core::array::from_fn(|_| {
+            core::array::from_fn(|_| LinearMap8::mul_by(Gf2p8::random(&mut r)))
+        });
+        let want: Vec<Vec<u8>> = maps
+            .iter()
+            .map(|m| {
+                (0..n)
+                    .map(|k| (0..8).fold(0, |a, i| a ^ m[i].apply_byte(src[i][k])))
+                    .collect()
+            })
+            .collect();
+        for be in Backend::ALL {
+            let mut out = vec![vec![0x5au8; n + 2]; 7];
+            let dst: [&mut [u8]; 7] = {
+                let mut it = out.iter_mut();
+                core::array::from_fn(|_| &mut it.next().expect("seven outputs")[..])
+            };
+            LinearMap8::apply_sums_bytes_with(be, &maps, srcs, dst);
+            for (e, (o, w)) in out.iter().zip(&want).enumerate() {
+                assert_eq!(&o[..n], &w[..], "{be} sum {e}, n = {n}");
+                assert!(o[n..].iter().all(|b| *b == 0x5a), "{be} past the prefix");
+            }
+        }
+    }
+}
+
 /// The sums of `N` byte maps (`LinearMap8::apply_sum_bytes`, into `GF(2^64)`
 /// `ByteEmbedding::apply_sum_slice`) on every backend equal the maps applied one element at
 /// a time and added, for odd and even `N` and slices of different lengths (the common prefix

@@ -416,8 +416,8 @@ impl Scratch {
         Scratch {
             y12: planes(K, true),
             y12_hi: planes(K, words),
-            at: planes(4, true),
-            at_hi: planes(4, words),
+            at: planes(4 * (NODES - K), true),
+            at_hi: planes(4 * (NODES - K), words),
             w: planes(NODES - K, true),
             w_hi: planes(NODES - K, words),
             tmp: planes(7, words),
@@ -432,23 +432,32 @@ fn xor_into(dst: &mut [u8], a: &[u8], b: &[u8]) {
     }
 }
 
-/// The values of `x_1, x_2, y_1, y_1 + y_2` at one extra node (`maps`: its Lagrange
-/// coefficients) into `at[0..4]`, from the entries' parts `part(m, p)` (`p < 3`) and `y12[m]`,
-/// on `k` bytes.
-fn at_node<'a>(
-    maps: &[LinearMap8; K],
+/// The values of `x_1, x_2, y_1, y_1 + y_2` (`t = 0 .. 4`) at every extra node `e`
+/// (`extra[e]`: its Lagrange coefficients) into `at[t (2K - 1 - K) + e]`, from the entries'
+/// parts `part(m, p)` (`p < 3`) and `y12[m]`, on `k` bytes: per part one pass over its eight
+/// entries for all the nodes ([`LinearMap8::apply_sums_bytes`]).
+fn at_nodes<'a>(
+    extra: &[[LinearMap8; K]; NODES - K],
     part: impl Fn(usize, usize) -> &'a [u8],
     y12: &[[u8; SUB]],
     at: &mut [[u8; SUB]],
     k: usize,
 ) {
-    for (t, at) in at.iter_mut().take(4).enumerate() {
+    for (t, planes) in at.chunks_exact_mut(NODES - K).take(4).enumerate() {
         let src: [&[u8]; K] = core::array::from_fn(|m| match t {
             3 => &y12[m][..k],
             p => part(m, p),
         });
-        LinearMap8::apply_sum_bytes(maps.each_ref(), src, &mut at[..k]);
+        let mut it = planes.iter_mut();
+        let dst: [&mut [u8]; NODES - K] =
+            core::array::from_fn(|_| it.next().map_or(&mut [][..], |p| &mut p[..k]));
+        LinearMap8::apply_sums_bytes(extra, src, dst);
     }
+}
+
+/// The four planes of extra node `e` written by [`at_nodes`], on `k` bytes.
+fn node_planes(at: &[[u8; SUB]], e: usize, k: usize) -> [&[u8]; 4] {
+    core::array::from_fn(|t| &at[t * (NODES - K) + e][..k])
 }
 
 /// `lp8` of the planes `[x_1, x_2, y_1, y_1 + y_2]` (the first four of `planes`) into `out`.
@@ -569,22 +578,24 @@ pub(super) fn sums(
                 xor_into(&mut y12_hi[m][..k], part_hi(m, 2), part_hi(m, 3));
             }
         }
-        for (e, maps) in extra.iter().enumerate() {
-            at_node(maps, |m, p| part(m, p), y12, at, k);
+        at_nodes(&extra, |m, p| part(m, p), y12, at, k);
+        if words {
+            at_nodes(&extra, |m, p| part_hi(m, p), y12_hi, at_hi, k);
+        }
+        for e in 0..NODES - K {
+            let [x1, x2, y1, y12] = node_planes(at, e, k);
             if words {
-                at_node(maps, |m, p| part_hi(m, p), y12_hi, at_hi, k);
-            }
-            if words {
+                let [h1, h2, h3, h4] = node_planes(at_hi, e, k);
                 lp16(
                     [&mut w[e][..k], &mut w_hi[e][..k]],
-                    [&at[0][..k], &at_hi[0][..k]],
-                    [&at[1][..k], &at_hi[1][..k]],
-                    [&at[2][..k], &at_hi[2][..k]],
-                    [&at[3][..k], &at_hi[3][..k]],
+                    [x1, h1],
+                    [x2, h2],
+                    [y1, h3],
+                    [y12, h4],
                     tmp,
                 );
             } else {
-                lp8_planes(&mut w[e][..k], at);
+                lp8(&mut w[e][..k], x1, x2, y1, y12);
             }
         }
         let q = &mut acc[2 * K..];
@@ -630,11 +641,12 @@ fn pair_sums(
     for (m, xy) in pairs.xy.iter().enumerate() {
         xor_into(&mut y12[m][..k], xy[2], xy[3]);
     }
-    for (e, maps) in extra.iter().enumerate() {
-        at_node(maps, |m, p| pairs.xy[m][p], y12, at, k);
-        lp8_planes(&mut w[e][..k], at);
-        for (t, s) in at.iter().zip(tmp.iter_mut()) {
-            PAIR_SECOND.apply_bytes(&t[..k], &mut s[..k]);
+    at_nodes(extra, |m, p| pairs.xy[m][p], y12, at, k);
+    for e in 0..NODES - K {
+        let p = node_planes(at, e, k);
+        lp8(&mut w[e][..k], p[0], p[1], p[2], p[3]);
+        for (t, s) in p.iter().zip(tmp.iter_mut()) {
+            PAIR_SECOND.apply_bytes(t, &mut s[..k]);
         }
         lp8_planes(&mut w_hi[e][..k], tmp);
     }

@@ -463,6 +463,64 @@ fn linear_apply_sum_impl<const N: usize>(maps: [&LinearMap8; N], src: [&[u8]; N]
     }
 }
 
+pub(crate) fn linear_apply_sums<const N: usize, const E: usize>(
+    _t: Avx2,
+    maps: &[[LinearMap8; N]; E],
+    src: [&[u8]; N],
+    dst: [&mut [u8]; E],
+) {
+    // SAFETY: the token proves AVX2.
+    unsafe { linear_apply_sums_impl(maps, src, dst) }
+}
+
+/// `dst[e][k] = Σ_i maps[e][i](src_i[k])` for every `e` on the common prefix, 32 bytes at a
+/// time (the last partial chunk through zero-padded copies): each source's nibbles split once
+/// for all `E` sums, held in registers.
+#[target_feature(enable = "avx2")]
+fn linear_apply_sums_impl<const N: usize, const E: usize>(
+    maps: &[[LinearMap8; N]; E],
+    src: [&[u8]; N],
+    mut dst: [&mut [u8]; E],
+) {
+    let n = src.iter().fold(usize::MAX, |n, s| n.min(s.len()));
+    let n = dst.iter().fold(n, |n, d| n.min(d.len()));
+    let sums = |load: &dyn Fn(usize) -> __m256i| -> [__m256i; E] {
+        let mut acc = [_mm256_setzero_si256(); E];
+        for i in 0..N {
+            let x = nibbles(load(i));
+            for (a, m) in acc.iter_mut().zip(maps) {
+                let t = tables(&m[i]);
+                let v =
+                    _mm256_xor_si256(_mm256_shuffle_epi8(t.0, x.0), _mm256_shuffle_epi8(t.1, x.1));
+                *a = _mm256_xor_si256(*a, v);
+            }
+        }
+        acc
+    };
+    let whole = n / 32 * 32;
+    for c in (0..whole).step_by(32) {
+        let acc = sums(&|i| load_at(src[i], c));
+        for (d, a) in dst.iter_mut().zip(acc) {
+            if let Some(d) = d.get_mut(c..c + 32).and_then(|d| d.first_chunk_mut::<32>()) {
+                store(d, a);
+            }
+        }
+    }
+    if whole < n {
+        let w = n - whole;
+        let mut pad = [[0u8; 32]; N];
+        for (p, s) in pad.iter_mut().zip(src) {
+            p[..w].copy_from_slice(&s[whole..n]);
+        }
+        let acc = sums(&|i| load(&pad[i]));
+        let mut out = [0u8; 32];
+        for (d, a) in dst.iter_mut().zip(acc) {
+            store(&mut out, a);
+            d[whole..n].copy_from_slice(&out[..w]);
+        }
+    }
+}
+
 pub(crate) fn linear_apply_pair_words(
     _t: Avx2,
     maps: [&LinearMap8; 2],
