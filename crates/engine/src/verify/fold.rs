@@ -1,4 +1,7 @@
+use std::sync::atomic::{AtomicU64, Ordering};
+
 use rayon::prelude::*;
+use triskele_field::{Bulk, Gf2p64};
 
 use super::coeffs::{draw, CoeffStream, Coefficients, Drawn, COEFF_CHUNK, SUB};
 use super::{Coeffs, LiftedTriples, Parts, Spare, TripleSource, VerifyField};
@@ -877,6 +880,26 @@ pub(super) fn fold_scaled<V: VerifyField>(
             acc
         })
         .reduce(|| Sums::ZERO, Sums::add)
+}
+
+/// The data nodes' part of `Q(s)` per component that a fold's parallel jobs form
+/// (`Σ_J a_J v_J` for each sub-block's values `v`), added in place: sums in `GF(2^64)` are
+/// XORs.
+pub(super) struct DataSums([AtomicU64; 2]);
+
+impl DataSums {
+    pub(super) fn new() -> Self {
+        DataSums([AtomicU64::new(0), AtomicU64::new(0)])
+    }
+
+    /// Adds `Σ_J a_J v_J` to component `t`.
+    pub(super) fn add(&self, t: usize, v: &[Gf2p64], a: &[Gf2p64]) {
+        self.0[t].fetch_xor(Gf2p64::inner_product(v, a).0, Ordering::Relaxed);
+    }
+
+    pub(super) fn into_values(self) -> [Gf2p64; 2] {
+        self.0.map(|d| Gf2p64(d.into_inner()))
+    }
 }
 
 /// The first halving after the k-ary first level of `blocks` blocks: pairs `(j, j + h)` with

@@ -102,9 +102,7 @@ use triskele_field::{Bulk, Gf2p64, Gf2p8, LinearMap8};
 
 use super::bytes::lp8;
 use super::coeffs::SUB;
-use super::fold::Sums;
-use std::sync::atomic::{AtomicU64, Ordering};
-
+use super::fold::{DataSums, Sums};
 use super::{lagrange, TripleSource, ZPlanes};
 
 /// Entries per block (the arity of the step).
@@ -691,11 +689,7 @@ pub(super) fn fold(
         let base = if i % 2 == 0 { &E8_TABLES } else { &E8_HI };
         base.scaled_by(lambda[i / 2])
     });
-    // GF(2^64) sums are XORs: the jobs add their parts in place.
-    let at_data = [AtomicU64::new(0), AtomicU64::new(0)];
-    let add_data = |t: usize, v: &[Gf2p64], a: &[Gf2p64]| {
-        at_data[t].fetch_xor(Gf2p64::inner_product(v, a).0, Ordering::Relaxed);
-    };
+    let at_data = DataSums::new();
     let blocks = out[0].len();
     let nodes = nodes64();
     let data: [Gf2p64; K] = core::array::from_fn(|m| nodes[m]);
@@ -725,7 +719,7 @@ pub(super) fn fold(
                     core::array::from_fn(|i| z[i / 2][i % 2].0.scaled_by(lambda[i / 2]));
                 let srcs: [&[u8]; 2 * K] = core::array::from_fn(|i| z[i / 2][i % 2].1);
                 ByteEmbedding::apply_sum_slice(maps.each_ref(), srcs, &mut acc[..]);
-                add_data(t, acc, a);
+                at_data.add(t, acc, a);
             }
             for (t, o) in out.into_iter().enumerate() {
                 let srcs: [&[u8]; K] = core::array::from_fn(|m| pairs.xy[m][t]);
@@ -741,48 +735,40 @@ pub(super) fn fold(
         let Some(parts) = rows.load(src, blocks, j, k, 6) else {
             return false;
         };
-        for t in 0..2 {
+        // Part p of the eight entries through the maps of bytes (`m8`) or of words (`m16`).
+        let embed = |p: usize,
+                     m8: &[ByteEmbedding; K],
+                     m16: &[ByteEmbedding; 2 * K],
+                     dst: &mut [Gf2p64]| {
             match parts.hi {
                 Some(hi) => {
                     let srcs: [&[u8]; 2 * K] = core::array::from_fn(|i| {
                         if i % 2 == 0 {
-                            parts.lo[i / 2][4 + t]
+                            parts.lo[i / 2][p]
                         } else {
-                            hi[i / 2][4 + t]
+                            hi[i / 2][p]
                         }
                     });
-                    ByteEmbedding::apply_sum_slice(zmaps16.each_ref(), srcs, acc);
+                    ByteEmbedding::apply_sum_slice(m16.each_ref(), srcs, dst);
                 }
                 None => {
-                    let srcs: [&[u8]; K] = core::array::from_fn(|m| parts.lo[m][4 + t]);
-                    ByteEmbedding::apply_sum_slice(zmaps.each_ref(), srcs, acc);
+                    let srcs: [&[u8]; K] = core::array::from_fn(|m| parts.lo[m][p]);
+                    ByteEmbedding::apply_sum_slice(m8.each_ref(), srcs, dst);
                 }
             }
-            add_data(t, acc, a);
+        };
+        for t in 0..2 {
+            embed(4 + t, &zmaps, &zmaps16, acc);
+            at_data.add(t, acc, a);
         }
         for (t, o) in out.into_iter().enumerate() {
             let dst = if t < 2 { &mut acc[..] } else { &mut o[..] };
-            match parts.hi {
-                Some(hi) => {
-                    let srcs: [&[u8]; 2 * K] = core::array::from_fn(|i| {
-                        if i % 2 == 0 {
-                            parts.lo[i / 2][t]
-                        } else {
-                            hi[i / 2][t]
-                        }
-                    });
-                    ByteEmbedding::apply_sum_slice(maps16.each_ref(), srcs, dst);
-                }
-                None => {
-                    let srcs: [&[u8]; K] = core::array::from_fn(|m| parts.lo[m][t]);
-                    ByteEmbedding::apply_sum_slice(maps.each_ref(), srcs, dst);
-                }
-            }
+            embed(t, &maps, &maps16, dst);
             if t < 2 {
                 Gf2p64::mul_slice(o, acc, a);
             }
         }
         true
     })?;
-    Some((sums, at_data.map(|d| Gf2p64(d.into_inner()))))
+    Some((sums, at_data.into_values()))
 }

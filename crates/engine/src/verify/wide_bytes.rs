@@ -40,15 +40,13 @@
 //! `octal`'s seven nodes by Lagrange coefficients (`129/32` against `56/8` products per part),
 //! and the sums and the fold the same per triple. Soundness as in module `wide`.
 
-use std::sync::atomic::{AtomicU64, Ordering};
-
 use triskele_field::embed::{e8, ByteEmbedding, E8_TABLES};
 use triskele_field::subspace::{COSET_SHIFT, POINTS};
 use triskele_field::{Bulk, Gf2p64};
 
 use super::bytes::lp8;
 use super::coeffs::SUB;
-use super::fold::Sums;
+use super::fold::{DataSums, Sums};
 use super::wide::{fold_sub_blocks, nodes, sum_sub_blocks, K};
 use super::{lagrange_slice, TripleSource};
 
@@ -211,8 +209,7 @@ pub(super) fn fold(
     let maps: [ByteEmbedding; K] = core::array::from_fn(|m| E8_TABLES.scaled_by(ell[m]));
     let lambda = lambda.get(..K)?;
     let dmaps: [ByteEmbedding; K] = core::array::from_fn(|m| E8_TABLES.scaled_by(lambda[m]));
-    // GF(2^64) sums are XORs: the jobs add their parts in place.
-    let at_data = [AtomicU64::new(0), AtomicU64::new(0)];
+    let at_data = DataSums::new();
     const { assert!(SUB.is_multiple_of(CHUNK)) };
     let sums = fold_sub_blocks(seed, out, half, Raw::<6>::new, |raw, j, a, out, acc| {
         let k = a.len();
@@ -233,12 +230,12 @@ pub(super) fn fold(
                     Gf2p64::mul_slice(o, &acc[..n], a);
                 }
             }
-            for (t, d) in at_data.iter().enumerate() {
+            for t in 0..2 {
                 ByteEmbedding::apply_sum_slice(dmaps.each_ref(), rows[4 + t], &mut acc[..n]);
-                d.fetch_xor(Gf2p64::inner_product(&acc[..n], a).0, Ordering::Relaxed);
+                at_data.add(t, &acc[..n], a);
             }
         }
         true
     })?;
-    Some((sums, at_data.map(|d| Gf2p64(d.into_inner()))))
+    Some((sums, at_data.into_values()))
 }

@@ -434,33 +434,7 @@ pub(crate) fn linear_apply_sum<const N: usize>(
     dst: &mut [u8],
 ) {
     // SAFETY: the token proves AVX2.
-    unsafe { linear_apply_sum_impl(maps, src, dst) }
-}
-
-/// `dst[k] = Σ_i f_i(src_i[k])` on the common prefix, 32 bytes at a time (the last partial
-/// chunk through zero-padded copies): the images summed in a register, one store.
-#[target_feature(enable = "avx2")]
-fn linear_apply_sum_impl<const N: usize>(maps: [&LinearMap8; N], src: [&[u8]; N], dst: &mut [u8]) {
-    let n = src.iter().fold(dst.len(), |n, s| n.min(s.len()));
-    let whole = n / 32 * 32;
-    for (c, d) in dst[..whole].as_chunks_mut::<32>().0.iter_mut().enumerate() {
-        let mut acc = _mm256_setzero_si256();
-        for (m, s) in maps.iter().zip(&src) {
-            acc = _mm256_xor_si256(acc, apply32(tables(m), load_at(s, 32 * c)));
-        }
-        store(d, acc);
-    }
-    if whole < n {
-        let w = n - whole;
-        let mut pad = [0u8; 32];
-        let mut acc = _mm256_setzero_si256();
-        for (m, s) in maps.iter().zip(&src) {
-            pad[..w].copy_from_slice(&s[whole..n]);
-            acc = _mm256_xor_si256(acc, apply32(tables(m), load(&pad)));
-        }
-        store(&mut pad, acc);
-        dst[whole..n].copy_from_slice(&pad[..w]);
-    }
+    unsafe { linear_apply_sums_impl(&[maps.map(|m| *m)], src, [dst]) }
 }
 
 pub(crate) fn linear_apply_sums<const N: usize, const E: usize>(
@@ -484,23 +458,13 @@ fn linear_apply_sums_impl<const N: usize, const E: usize>(
 ) {
     let n = src.iter().fold(usize::MAX, |n, s| n.min(s.len()));
     let n = dst.iter().fold(n, |n, d| n.min(d.len()));
-    let sums = |load: &dyn Fn(usize) -> __m256i| -> [__m256i; E] {
-        let mut acc = [_mm256_setzero_si256(); E];
-        for i in 0..N {
-            let x = nibbles(load(i));
-            for (a, m) in acc.iter_mut().zip(maps) {
-                let t = tables(&m[i]);
-                let v =
-                    _mm256_xor_si256(_mm256_shuffle_epi8(t.0, x.0), _mm256_shuffle_epi8(t.1, x.1));
-                *a = _mm256_xor_si256(*a, v);
-            }
-        }
-        acc
-    };
     let whole = n / 32 * 32;
+    let mut x = [_mm256_setzero_si256(); N];
     for c in (0..whole).step_by(32) {
-        let acc = sums(&|i| load_at(src[i], c));
-        for (d, a) in dst.iter_mut().zip(acc) {
+        for (x, s) in x.iter_mut().zip(src) {
+            *x = load_at(s, c);
+        }
+        for (d, a) in dst.iter_mut().zip(map_sums(maps, &x)) {
             if let Some(d) = d.get_mut(c..c + 32).and_then(|d| d.first_chunk_mut::<32>()) {
                 store(d, a);
             }
@@ -508,17 +472,35 @@ fn linear_apply_sums_impl<const N: usize, const E: usize>(
     }
     if whole < n {
         let w = n - whole;
-        let mut pad = [[0u8; 32]; N];
-        for (p, s) in pad.iter_mut().zip(src) {
-            p[..w].copy_from_slice(&s[whole..n]);
+        let mut pad = [0u8; 32];
+        for (x, s) in x.iter_mut().zip(src) {
+            pad[..w].copy_from_slice(&s[whole..n]);
+            *x = load(&pad);
         }
-        let acc = sums(&|i| load(&pad[i]));
-        let mut out = [0u8; 32];
-        for (d, a) in dst.iter_mut().zip(acc) {
-            store(&mut out, a);
-            d[whole..n].copy_from_slice(&out[..w]);
+        for (d, a) in dst.iter_mut().zip(map_sums(maps, &x)) {
+            store(&mut pad, a);
+            d[whole..n].copy_from_slice(&pad[..w]);
         }
     }
+}
+
+/// `Σ_i maps[e][i](x_i)` for every `e`, on 32 bytes per source.
+#[inline]
+#[target_feature(enable = "avx2")]
+fn map_sums<const N: usize, const E: usize>(
+    maps: &[[LinearMap8; N]; E],
+    x: &[__m256i; N],
+) -> [__m256i; E] {
+    let mut acc = [_mm256_setzero_si256(); E];
+    for (i, x) in x.iter().enumerate() {
+        let x = nibbles(*x);
+        for (a, m) in acc.iter_mut().zip(maps) {
+            let t = tables(&m[i]);
+            let v = _mm256_xor_si256(_mm256_shuffle_epi8(t.0, x.0), _mm256_shuffle_epi8(t.1, x.1));
+            *a = _mm256_xor_si256(*a, v);
+        }
+    }
+    acc
 }
 
 pub(crate) fn linear_apply_pair_words(
