@@ -6,6 +6,8 @@ use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Through
 use rand::SeedableRng;
 use rand_chacha::ChaCha20Rng;
 use triskele_field::backend;
+use triskele_field::embed::SUBFIELD16;
+use triskele_field::subspace::{SUBFIELD_SHIFT, SUB_EXTRA, SUB_POINTS};
 use triskele_field::{Field, Gf2p8, Gf4Tower, LinearMap8, Random};
 
 const N: usize = 1 << 16;
@@ -65,5 +67,55 @@ fn sampling(c: &mut Criterion) {
     g.finish();
 }
 
-criterion_group!(benches, products, linear_maps, sampling);
+/// A computation of the values at the extra nodes from those at the data nodes.
+type Extrapolate<'a> = dyn Fn([&[u8]; SUB_POINTS], [&mut [u8]; SUB_EXTRA]) + 'a;
+
+/// The values at the seven extra nodes of `Verify`'s level with blocks of eight from eight
+/// planes of 4,096 bytes (a sub-block), per entry: the additive FFT of `SubfieldShift` against
+/// one pass of sums of byte maps by the Lagrange coefficients, with the planes 4 KiB apart
+/// (`4k`: all in the same sets of the first-level cache) and a cache line further (`padded`).
+fn extra_nodes(c: &mut Criterion) {
+    const K: usize = 4096;
+    let nodes = &SUBFIELD16;
+    let lagrange: [[LinearMap8; SUB_POINTS]; SUB_EXTRA] = core::array::from_fn(|e| {
+        core::array::from_fn(|m| {
+            let x = Gf2p8(nodes[SUB_POINTS + e]);
+            let l = (0..SUB_POINTS).filter(|&i| i != m).fold(Gf2p8(1), |l, i| {
+                l * (x + Gf2p8(nodes[i])) * (Gf2p8(nodes[m]) + Gf2p8(nodes[i])).pow(254)
+            });
+            LinearMap8::mul_by(l)
+        })
+    });
+    let mut g = c.benchmark_group("extra_nodes8");
+    g.throughput(Throughput::Elements((SUB_POINTS * K) as u64));
+    for (layout, stride) in [("4k", K), ("padded", K + 64)] {
+        let (a, _) = inputs(SUB_POINTS * stride);
+        let a = Gf2p8::slice_as_bytes(&a);
+        let src: [&[u8]; SUB_POINTS] = core::array::from_fn(|m| &a[m * stride..m * stride + K]);
+        let mut big = vec![0u8; SUB_EXTRA * stride];
+        let mut out: Vec<&mut [u8]> = big.chunks_mut(stride).map(|c| &mut c[..K]).collect();
+        for &be in backend::available() {
+            let mut run = |name: &str, f: &Extrapolate| {
+                g.bench_function(BenchmarkId::new(format!("{name}/{layout}"), be), |bench| {
+                    bench.iter(|| {
+                        let mut it = out.iter_mut();
+                        f(
+                            black_box(src),
+                            core::array::from_fn(|_| it.next().map_or(&mut [][..], |d| &mut d[..])),
+                        )
+                    })
+                });
+            };
+            run("subfield_shift", &|s, d| {
+                SUBFIELD_SHIFT.shift_with(be, s, d)
+            });
+            run("lagrange_sums", &|s, d| {
+                LinearMap8::apply_sums_bytes_with(be, &lagrange, s, d)
+            });
+        }
+    }
+    g.finish();
+}
+
+criterion_group!(benches, products, linear_maps, sampling, extra_nodes);
 criterion_main!(benches);

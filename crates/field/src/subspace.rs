@@ -32,6 +32,7 @@
 //! `Verify` uses) for the Lagrange coefficients.
 
 use crate::backend::{self, Backend};
+use crate::embed::SUBFIELD16;
 use crate::{Gf2p8, LinearMap8};
 
 /// Dimension of the subspace `S`.
@@ -57,55 +58,79 @@ const fn vanish(x: Gf2p8, b: Gf2p8) -> Gf2p8 {
     x.const_mul(Gf2p8(x.0 ^ b.0))
 }
 
+/// The maps of the transform from the subspace `U` with basis `basis` (`D` vectors,
+/// independent) to its coset `ω + U`, `[down, up]`: `down[l][i] = s_{2i} / b_0` and `up[l][i] =
+/// (ω_l + s_{2i}) / b_0` at level `l` for pair `i` (`P = 2^(D - 1)` pairs; levels `l > 0` use
+/// only their first `2^(D - 1 - l)`), as maps `v ↦ c v` (module docs). Input position `p`
+/// holds the value at `Σ_{j ∈ bits(p)} b_j`, output position `p` that at `ω` plus it.
+const fn steps<const D: usize, const P: usize>(
+    basis: [Gf2p8; D],
+    omega: Gf2p8,
+) -> [[[LinearMap8; P]; D]; 2] {
+    assert!(D > 0 && P == 1 << (D - 1));
+    let zero = LinearMap8::mul_by(Gf2p8(0));
+    let mut down = [[zero; P]; D];
+    let mut up = [[zero; P]; D];
+    let mut basis = basis;
+    let mut omega = omega;
+    let mut l = 0;
+    while l < D {
+        let d = D - l;
+        let b0 = basis[0];
+        // `b_0 ≠ 0`: the basis stays independent under `q` (its kernel is `{0, b_0}`).
+        assert!(b0.0 != 0);
+        let b0_inv = b0.pow(254);
+        let mut i = 0;
+        while i < 1 << (d - 1) {
+            // `s_{2i}`: the element with index `2i` in the basis of this level.
+            let mut s = 0u8;
+            let mut b = 0;
+            while b + 1 < d {
+                if (i >> b) & 1 == 1 {
+                    s ^= basis[b + 1].0;
+                }
+                b += 1;
+            }
+            down[l][i] = LinearMap8::mul_by(Gf2p8(s).const_mul(b0_inv));
+            up[l][i] = LinearMap8::mul_by(Gf2p8(s ^ omega.0).const_mul(b0_inv));
+            i += 1;
+        }
+        let mut next = [Gf2p8(0); D];
+        let mut j = 0;
+        while j + 1 < d {
+            next[j] = vanish(basis[j + 1], b0);
+            j += 1;
+        }
+        basis = next;
+        omega = vanish(omega, b0);
+        l += 1;
+    }
+    [down, up]
+}
+
 /// The transform from `{0, .., 31}` to `{32, .., 63}`.
 pub const COSET_SHIFT: CosetShift = CosetShift::new(Gf2p8(POINTS as u8));
 
 impl CosetShift {
     /// The transform from `S` to `ω + S`.
     const fn new(omega: Gf2p8) -> Self {
-        let zero = LinearMap8::mul_by(Gf2p8(0));
-        let mut down_maps = [[zero; PAIRS]; DIM];
-        let mut up_maps = [[zero; PAIRS]; DIM];
-        let mut down = [[0u64; PAIRS]; DIM];
-        let mut up = [[0u64; PAIRS]; DIM];
         let mut basis = [Gf2p8(0); DIM];
         let mut j = 0;
         while j < DIM {
             basis[j] = Gf2p8(1 << j);
             j += 1;
         }
-        let mut omega = omega;
+        let [down_maps, up_maps] = steps::<DIM, PAIRS>(basis, omega);
+        let mut down = [[0u64; PAIRS]; DIM];
+        let mut up = [[0u64; PAIRS]; DIM];
         let mut l = 0;
         while l < DIM {
-            let d = DIM - l;
-            let b0 = basis[0];
-            // `b_0 ≠ 0`: the basis stays independent under `q` (its kernel is `{0, b_0}`).
-            let b0_inv = b0.pow(254);
             let mut i = 0;
-            while i < 1 << (d - 1) {
-                // `s_{2i}`: the element with index `2i` in the basis of this level.
-                let mut s = 0u8;
-                let mut b = 0;
-                while b + 1 < d {
-                    if (i >> b) & 1 == 1 {
-                        s ^= basis[b + 1].0;
-                    }
-                    b += 1;
-                }
-                down_maps[l][i] = LinearMap8::mul_by(Gf2p8(s).const_mul(b0_inv));
-                up_maps[l][i] = LinearMap8::mul_by(Gf2p8(s ^ omega.0).const_mul(b0_inv));
+            while i < PAIRS {
                 down[l][i] = down_maps[l][i].gfni_matrix();
                 up[l][i] = up_maps[l][i].gfni_matrix();
                 i += 1;
             }
-            let mut next = [Gf2p8(0); DIM];
-            let mut j = 0;
-            while j + 1 < d {
-                next[j] = vanish(basis[j + 1], b0);
-                j += 1;
-            }
-            basis = next;
-            omega = vanish(omega, b0);
             l += 1;
         }
         CosetShift {
@@ -189,6 +214,126 @@ impl CosetShift {
     }
 }
 
+/// Dimension of the subspace `V` of [`SUBFIELD16`] that holds the data nodes of `Verify`'s
+/// level with blocks of eight (see [`SubfieldShift`]).
+pub const SUB_DIM: usize = 3;
+/// Points of `V` (the data nodes).
+pub const SUB_POINTS: usize = 1 << SUB_DIM;
+/// The extra nodes: the coset `SUBFIELD16[8] + V` less its last element.
+pub const SUB_EXTRA: usize = SUB_POINTS - 1;
+
+/// The values of a polynomial of degree below 8 at the extra nodes `SUBFIELD16[8 .. 15]` from
+/// its values at the data nodes `SUBFIELD16[0 .. 8]`, the nodes of `Verify`'s level with
+/// blocks of eight (`triskele_engine::verify`, module `octal`; [`SUBFIELD16`] is the subfield
+/// of sixteen elements, in increasing order).
+///
+/// The first eight elements of the subfield are the `F_2`-subspace `V` with basis
+/// `SUBFIELD16[1], SUBFIELD16[2], SUBFIELD16[4]` (element `i` is the sum of the basis vectors
+/// of the bits of `i`), the next eight its coset `SUBFIELD16[8] + V` in the same order
+/// (`SUBFIELD16[8 + i] = SUBFIELD16[8] + SUBFIELD16[i]`; both checked when the constant is
+/// built). The transform of [`CosetShift`] on this basis then takes 4 products by constants
+/// down and 7 up, 11 against the 56 of the Lagrange coefficients (seven nodes from eight);
+/// each constant lies in the subfield, as the Lagrange coefficients do.
+#[derive(Clone, Debug)]
+pub struct SubfieldShift {
+    pub(crate) down: [[LinearMap8; SUB_POINTS / 2]; SUB_DIM],
+    pub(crate) up: [[LinearMap8; SUB_POINTS / 2]; SUB_DIM],
+    lagrange: [[LinearMap8; SUB_POINTS]; SUB_EXTRA],
+}
+
+/// The transform from `SUBFIELD16[0 .. 8]` to `SUBFIELD16[8 .. 15]`.
+pub const SUBFIELD_SHIFT: SubfieldShift = SubfieldShift::new();
+
+impl SubfieldShift {
+    const fn new() -> Self {
+        let s = SUBFIELD16;
+        let basis = [Gf2p8(s[1]), Gf2p8(s[2]), Gf2p8(s[4])];
+        let mut i = 0;
+        while i < SUB_POINTS {
+            let mut v = 0u8;
+            let mut j = 0;
+            while j < SUB_DIM {
+                if (i >> j) & 1 == 1 {
+                    v ^= basis[j].0;
+                }
+                j += 1;
+            }
+            assert!(s[i] == v && s[SUB_POINTS + i] == s[SUB_POINTS] ^ v);
+            i += 1;
+        }
+        let [down, up] = steps::<SUB_DIM, { SUB_POINTS / 2 }>(basis, Gf2p8(s[SUB_POINTS]));
+        let zero = LinearMap8::mul_by(Gf2p8(0));
+        let mut lagrange = [[zero; SUB_POINTS]; SUB_EXTRA];
+        let mut e = 0;
+        while e < SUB_EXTRA {
+            let x = s[SUB_POINTS + e];
+            let mut m = 0;
+            while m < SUB_POINTS {
+                let mut l = Gf2p8(1);
+                let mut i = 0;
+                while i < SUB_POINTS {
+                    if i != m {
+                        let num = Gf2p8(x ^ s[i]);
+                        let den = Gf2p8(s[m] ^ s[i]).pow(254);
+                        l = l.const_mul(num).const_mul(den);
+                    }
+                    i += 1;
+                }
+                lagrange[e][m] = LinearMap8::mul_by(l);
+                m += 1;
+            }
+            e += 1;
+        }
+        SubfieldShift { down, up, lagrange }
+    }
+
+    /// The Lagrange coefficients as maps: `lagrange()[e][m]` multiplies by `ℓ_m` at extra node
+    /// `e` (the backends without the AVX2 kernel take this form, one pass of sums of byte
+    /// maps).
+    pub(crate) fn lagrange(&self) -> &[[LinearMap8; SUB_POINTS]; SUB_EXTRA] {
+        &self.lagrange
+    }
+
+    /// `dst[e][k] = f_k(SUBFIELD16[8 + e])` (`e < 7`), where `f_k` is the polynomial of degree
+    /// below 8 with `f_k(SUBFIELD16[m]) = src[m][k]` (`m < 8`), on the common prefix of all
+    /// sources and outputs, on the active backend: the transform above on the AVX2 backends
+    /// (32 bytes per point in registers), one pass of sums of byte maps by the Lagrange
+    /// coefficients on the others.
+    pub fn shift(&self, src: [&[u8]; SUB_POINTS], dst: [&mut [u8]; SUB_EXTRA]) {
+        self.shift_with(backend::active(), src, dst);
+    }
+
+    /// [`SubfieldShift::shift`] on an explicit backend.
+    pub fn shift_with(&self, be: Backend, src: [&[u8]; SUB_POINTS], dst: [&mut [u8]; SUB_EXTRA]) {
+        backend::subfield_shift(be, self, src, dst);
+    }
+
+    /// The transform on one entry: `v` holds the values at the data nodes and ends with those
+    /// at the coset's eight points (position 7 is `SUBFIELD16[15]`, not an extra node). The
+    /// reference for the AVX2 kernel's steps, which use the same constants.
+    #[cfg(test)]
+    pub(crate) fn point(&self, v: &mut [u8; SUB_POINTS]) {
+        for l in 0..SUB_DIM {
+            let h = 1 << l;
+            for p in (0..SUB_POINTS).filter(|p| p & h == 0) {
+                v[p + h] ^= v[p];
+                let q = p >> (l + 1);
+                // Pair 0 of every level has `s = 0`: its product is zero.
+                if q != 0 {
+                    v[p] ^= self.down[l][q].apply_byte(v[p + h]);
+                }
+            }
+        }
+        for l in (0..SUB_DIM).rev() {
+            let h = 1 << l;
+            for p in (0..SUB_POINTS).filter(|p| p & h == 0) {
+                v[p] ^= self.up[l][p >> (l + 1)].apply_byte(v[p + h]);
+                v[p + h] ^= v[p];
+            }
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -249,6 +394,71 @@ mod tests {
                         .iter()
                         .all(|&b| b == 0xA5));
                 }
+            }
+        }
+    }
+
+    /// `f(x)` for the polynomial of degree below 8 with `f(SUBFIELD16[m]) = v[m]`, by Lagrange.
+    fn subfield_lagrange_at(v: &[u8; SUB_POINTS], x: u8) -> u8 {
+        let nodes = &SUBFIELD16[..SUB_POINTS];
+        let mut acc = Gf2p8(0);
+        for (m, vm) in v.iter().enumerate() {
+            let mut l = Gf2p8(1);
+            for i in (0..SUB_POINTS).filter(|&i| i != m) {
+                l = l * Gf2p8(x ^ nodes[i]) * Gf2p8(nodes[m] ^ nodes[i]).pow(254);
+            }
+            acc += l * Gf2p8(*vm);
+        }
+        acc.0
+    }
+
+    /// Every backend of this CPU against Lagrange interpolation at the seven extra nodes, for
+    /// lengths around the 32-byte columns, with outputs longer than the sources (the bytes past
+    /// the common prefix untouched).
+    #[test]
+    fn subfield_values_match_lagrange() {
+        for (n, seed) in [(1, 11), (31, 12), (32, 13), (33, 14), (100, 15), (257, 16)] {
+            let p = planes(n, seed);
+            let src: [&[u8]; SUB_POINTS] = core::array::from_fn(|m| &p[m][..]);
+            for be in Backend::ALL {
+                let mut out = vec![vec![0xA5u8; n + 9]; SUB_EXTRA];
+                let mut it = out.iter_mut();
+                let dst: [&mut [u8]; SUB_EXTRA] =
+                    core::array::from_fn(|_| it.next().map_or(&mut [][..], |d| &mut d[..]));
+                SUBFIELD_SHIFT.shift_with(be, src, dst);
+                for k in 0..n {
+                    let v: [u8; SUB_POINTS] = core::array::from_fn(|m| p[m][k]);
+                    for (e, o) in out.iter().enumerate() {
+                        let want = subfield_lagrange_at(&v, SUBFIELD16[SUB_POINTS + e]);
+                        assert_eq!(o[k], want, "{be:?} n {n} k {k} node {e}");
+                    }
+                }
+                assert!(out.iter().all(|o| o[n..].iter().all(|&b| b == 0xA5)));
+            }
+        }
+    }
+
+    /// The Lagrange maps (the form of the backends without the AVX2 kernel) and the transform
+    /// on one entry (the steps of that kernel) against the reference at every extra node,
+    /// including the coset's last point for the transform.
+    #[test]
+    fn subfield_maps_and_transform_match_lagrange() {
+        let p = planes(64, 21);
+        let entries = (0..64).map(|k| -> [u8; SUB_POINTS] { core::array::from_fn(|m| p[m][k]) });
+        for (k, v) in entries.enumerate() {
+            let mut t = v;
+            SUBFIELD_SHIFT.point(&mut t);
+            for (e, maps) in SUBFIELD_SHIFT.lagrange().iter().enumerate() {
+                let want = subfield_lagrange_at(&v, SUBFIELD16[SUB_POINTS + e]);
+                let sum = maps
+                    .iter()
+                    .zip(v)
+                    .fold(0, |acc, (f, x)| acc ^ f.apply_byte(x));
+                assert_eq!(sum, want, "k {k} node {e}");
+            }
+            for (i, got) in t.iter().enumerate() {
+                let want = subfield_lagrange_at(&v, SUBFIELD16[SUB_POINTS + i]);
+                assert_eq!(*got, want, "k {k} point {i}");
             }
         }
     }

@@ -98,6 +98,7 @@ use triskele_field::embed::{
     e8, ByteEmbedding, E8_TABLES, PAIR_EMBEDDING, PAIR_SECOND, PAIR_SQUARE_TERM, SUBFIELD16,
     TOWER_C, TOWER_T,
 };
+use triskele_field::subspace::{SUBFIELD_SHIFT, SUB_EXTRA, SUB_POINTS};
 use triskele_field::{Bulk, Gf2p64, Gf2p8, LinearMap8};
 
 use super::bytes::lp8;
@@ -112,11 +113,21 @@ pub(crate) const NODES: usize = 2 * K - 1;
 /// The fewest triples of a run that takes the step.
 pub const MIN_LEN: usize = 1 << 16;
 
+/// The length of a job's byte plane: a sub-block and one cache line. Planes of exactly
+/// [`SUB`] bytes (4 KiB) lie in the same sets of the first-level cache, and the kernels that
+/// take eight entries or seven nodes side by side evicted each other's lines (the values at
+/// the extra nodes from eight planes of 4 KiB ran 2.3 times slower than from planes 64 bytes
+/// apart: criterion bench `gf2p8 -- extra_nodes8`).
+const PLANE: usize = SUB + 64;
+
 /// The nodes `α_n` (`n < 15`) as bytes of `GF(2^8)`: the first fifteen of the sixteen
 /// elements of its subfield `S` ([`SUBFIELD16`]), so that the Lagrange coefficients between
 /// them lie in `S`, by which the pair form of the gf4p4 relations scales as bytes do
 /// ([`PAIR_EMBEDDING`] is `S`-linear).
 fn byte_nodes() -> [Gf2p8; NODES] {
+    // The extra nodes' values come from [`SUBFIELD_SHIFT`], whose data and extra nodes are
+    // these.
+    const { assert!(SUB_POINTS == K && SUB_EXTRA == NODES - K) };
     core::array::from_fn(|n| Gf2p8(SUBFIELD16[n]))
 }
 
@@ -144,14 +155,6 @@ pub(super) fn run_nodes(src: &dyn TripleSource<Gf2p64>) -> Vec<Gf2p64> {
     }
 }
 
-/// `F(α_{K+e}) = Σ_m L[e][m] F(α_m)` for polynomials of degree `< K`: multiplication by the
-/// Lagrange coefficients as byte maps.
-fn extra_node_maps() -> [[LinearMap8; K]; NODES - K] {
-    let nodes = byte_nodes();
-    let data: [Gf2p8; K] = core::array::from_fn(|m| nodes[m]);
-    core::array::from_fn(|e| lagrange(&data, nodes[K + e]).map(LinearMap8::mul_by))
-}
-
 /// How a run's triples are taken into blocks (`entry`, in the tests).
 pub(super) fn chunked(src: &dyn TripleSource<Gf2p64>) -> bool {
     as_words(src) || src.has_bits()
@@ -163,9 +166,9 @@ pub(super) fn chunked(src: &dyn TripleSource<Gf2p64>) -> bool {
 /// triples, the parts packed by eight (bit `m` of byte `i` = entry `m` of block `i`).
 struct Rows {
     chunked: bool,
-    buf: Vec<[u8; SUB]>,
-    hi: Vec<[u8; SUB]>,
-    packed: Vec<[u8; SUB]>,
+    buf: Vec<[u8; PLANE]>,
+    hi: Vec<[u8; PLANE]>,
+    packed: Vec<[u8; PLANE]>,
 }
 
 /// Part `p` of entry `m` at `[m][p]`: the bytes or the words' low bytes, and the words'
@@ -184,7 +187,7 @@ struct PairViews<'a> {
 
 impl Rows {
     fn new(src: &dyn TripleSource<Gf2p64>) -> Self {
-        let planes = |n: usize, on: bool| if on { vec![[0; SUB]; n] } else { Vec::new() };
+        let planes = |n: usize, on: bool| if on { vec![[0; PLANE]; n] } else { Vec::new() };
         Rows {
             chunked: chunked(src),
             buf: planes(K * 6, true),
@@ -345,7 +348,7 @@ impl Rows {
                 }
             }
         }
-        let view = |buf: &'a [[u8; SUB]], direct: &[[Option<&'a [u8]>; 6]; K]| {
+        let view = |buf: &'a [[u8; PLANE]], direct: &[[Option<&'a [u8]>; 6]; K]| {
             core::array::from_fn(|m| {
                 core::array::from_fn(|p| match direct[m][p] {
                     Some(d) => d,
@@ -399,18 +402,18 @@ pub(super) fn entry(src: &dyn TripleSource<Gf2p64>, block: usize, m: usize) -> u
 /// y_1 + y_2` at one extra node, the local products at the 7 extra nodes, and seven planes of
 /// scratch for the products in the tower (`*_hi`: the words' high bytes, empty for bytes).
 struct Scratch {
-    y12: Vec<[u8; SUB]>,
-    y12_hi: Vec<[u8; SUB]>,
-    at: Vec<[u8; SUB]>,
-    at_hi: Vec<[u8; SUB]>,
-    w: Vec<[u8; SUB]>,
-    w_hi: Vec<[u8; SUB]>,
-    tmp: Vec<[u8; SUB]>,
+    y12: Vec<[u8; PLANE]>,
+    y12_hi: Vec<[u8; PLANE]>,
+    at: Vec<[u8; PLANE]>,
+    at_hi: Vec<[u8; PLANE]>,
+    w: Vec<[u8; PLANE]>,
+    w_hi: Vec<[u8; PLANE]>,
+    tmp: Vec<[u8; PLANE]>,
 }
 
 impl Scratch {
     fn new(words: bool) -> Self {
-        let planes = |n: usize, on: bool| if on { vec![[0; SUB]; n] } else { Vec::new() };
+        let planes = |n: usize, on: bool| if on { vec![[0; PLANE]; n] } else { Vec::new() };
         Scratch {
             y12: planes(K, true),
             y12_hi: planes(K, words),
@@ -430,15 +433,15 @@ fn xor_into(dst: &mut [u8], a: &[u8], b: &[u8]) {
     }
 }
 
-/// The values of `x_1, x_2, y_1, y_1 + y_2` (`t = 0 .. 4`) at every extra node `e`
-/// (`extra[e]`: its Lagrange coefficients) into `at[t (2K - 1 - K) + e]`, from the entries'
-/// parts `part(m, p)` (`p < 3`) and `y12[m]`, on `k` bytes: per part one pass over its eight
-/// entries for all the nodes ([`LinearMap8::apply_sums_bytes`]).
+/// The values of `x_1, x_2, y_1, y_1 + y_2` (`t = 0 .. 4`) at every extra node `e` into
+/// `at[t (2K - 1 - K) + e]`, from the entries' parts `part(m, p)` (`p < 3`) and `y12[m]`, on
+/// `k` bytes: per part one additive FFT from the data nodes, a subspace of `GF(2^8)`, to the
+/// extra nodes, its coset ([`SUBFIELD_SHIFT`]: 11 products by constants per entry of eight
+/// instead of the 56 of the Lagrange coefficients).
 fn at_nodes<'a>(
-    extra: &[[LinearMap8; K]; NODES - K],
     part: impl Fn(usize, usize) -> &'a [u8],
-    y12: &[[u8; SUB]],
-    at: &mut [[u8; SUB]],
+    y12: &[[u8; PLANE]],
+    at: &mut [[u8; PLANE]],
     k: usize,
 ) {
     for (t, planes) in at.chunks_exact_mut(NODES - K).take(4).enumerate() {
@@ -449,17 +452,17 @@ fn at_nodes<'a>(
         let mut it = planes.iter_mut();
         let dst: [&mut [u8]; NODES - K] =
             core::array::from_fn(|_| it.next().map_or(&mut [][..], |p| &mut p[..k]));
-        LinearMap8::apply_sums_bytes(extra, src, dst);
+        SUBFIELD_SHIFT.shift(src, dst);
     }
 }
 
 /// The four planes of extra node `e` written by [`at_nodes`], on `k` bytes.
-fn node_planes(at: &[[u8; SUB]], e: usize, k: usize) -> [&[u8]; 4] {
+fn node_planes(at: &[[u8; PLANE]], e: usize, k: usize) -> [&[u8]; 4] {
     core::array::from_fn(|t| &at[t * (NODES - K) + e][..k])
 }
 
 /// `lp8` of the planes `[x_1, x_2, y_1, y_1 + y_2]` (the first four of `planes`) into `out`.
-fn lp8_planes(out: &mut [u8], planes: &[[u8; SUB]]) {
+fn lp8_planes(out: &mut [u8], planes: &[[u8; PLANE]]) {
     let k = out.len();
     lp8(
         out,
@@ -486,7 +489,7 @@ fn lp16(
     x2: [&[u8]; 2],
     y1: [&[u8]; 2],
     y12: [&[u8]; 2],
-    tmp: &mut [[u8; SUB]],
+    tmp: &mut [[u8; PLANE]],
 ) {
     let k = out[0].len();
     let [s1, s2, s3, s4, m0, m1, m2] = tmp else {
@@ -535,7 +538,6 @@ pub(super) fn sums(
         return super::wide_bytes::sums(src, seed, blocks);
     }
     let words = as_words(src);
-    let extra = extra_node_maps();
     // Sub-blocks of bits: blocks of one packed byte (module `wide` with one byte per block).
     let bit_maps = super::wide::extra_node_maps::<1>(&byte_nodes());
     let init = || {
@@ -554,7 +556,7 @@ pub(super) fn sums(
         }
         // Other forms leave their data nodes to the fold (which loads `z`).
         if let Some(pairs) = rows.load_pairs(src, j, k, 4) {
-            pair_sums(sc, &pairs, &extra, a, acc);
+            pair_sums(sc, &pairs, a, acc);
             return Some(());
         }
         let parts = rows.load(src, blocks, j, k, 4)?;
@@ -576,9 +578,9 @@ pub(super) fn sums(
                 xor_into(&mut y12_hi[m][..k], part_hi(m, 2), part_hi(m, 3));
             }
         }
-        at_nodes(&extra, |m, p| part(m, p), y12, at, k);
+        at_nodes(|m, p| part(m, p), y12, at, k);
         if words {
-            at_nodes(&extra, |m, p| part_hi(m, p), y12_hi, at_hi, k);
+            at_nodes(|m, p| part_hi(m, p), y12_hi, at_hi, k);
         }
         for e in 0..NODES - K {
             let [x1, x2, y1, y12] = node_planes(at, e, k);
@@ -620,13 +622,7 @@ pub(super) fn sums(
 /// of `S` (the same byte maps as for bytes), their local product `lp` in `GF(2^16)` is the
 /// product in `GF(2^8)` (embedded by [`PAIR_EMBEDDING`]) and that of their second
 /// coordinates (by [`PAIR_SQUARE_TERM`]); `z` is summed from its planes.
-fn pair_sums(
-    sc: &mut Scratch,
-    pairs: &PairViews<'_>,
-    extra: &[[LinearMap8; K]; NODES - K],
-    a: &[Gf2p64],
-    acc: &mut [Gf2p64],
-) {
+fn pair_sums(sc: &mut Scratch, pairs: &PairViews<'_>, a: &[Gf2p64], acc: &mut [Gf2p64]) {
     let k = a.len();
     let Scratch {
         y12,
@@ -639,7 +635,7 @@ fn pair_sums(
     for (m, xy) in pairs.xy.iter().enumerate() {
         xor_into(&mut y12[m][..k], xy[2], xy[3]);
     }
-    at_nodes(extra, |m, p| pairs.xy[m][p], y12, at, k);
+    at_nodes(|m, p| pairs.xy[m][p], y12, at, k);
     for e in 0..NODES - K {
         let p = node_planes(at, e, k);
         lp8(&mut w[e][..k], p[0], p[1], p[2], p[3]);
