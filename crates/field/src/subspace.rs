@@ -8,6 +8,9 @@
 //! the `32 · 32` of Lagrange interpolation. `Verify`'s first level with blocks of 32 bytes
 //! (`triskele_engine::verify`) needs exactly this: the data nodes are `S`, the extra nodes
 //! `32 .. 62`.
+//! [`SubfieldShift`] is the same transform on the three-dimensional subspace of the subfield
+//! of sixteen elements that holds the data nodes of `Verify`'s level with blocks of eight,
+//! to its coset, the extra nodes.
 //!
 //! # The transform
 //!
@@ -435,6 +438,21 @@ mod tests {
                 }
                 assert!(out.iter().all(|o| o[n..].iter().all(|&b| b == 0xA5)));
             }
+        }
+    }
+
+    /// Every constant of the transform lies in the subfield (`c^16 = c`), as the Lagrange
+    /// coefficients do: the pair form of `Verify`'s gf4p4 relations is linear over the
+    /// subfield only.
+    #[test]
+    fn subfield_constants_lie_in_the_subfield() {
+        let maps = SUBFIELD_SHIFT
+            .down
+            .iter()
+            .chain(&SUBFIELD_SHIFT.up)
+            .flatten();
+        for c in maps.map(|m| Gf2p8(m.apply_byte(1))) {
+            assert_eq!(c.pow(16), c, "{c:?}");
         }
     }
 

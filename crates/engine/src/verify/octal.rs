@@ -22,7 +22,9 @@
 //! values the parties compute and reshare: their additive shares of `P(α_n)`, the local
 //! products of `F_J(α_n)` and `G_J(α_n)`, which are `GF(2^8)` combinations of the eight
 //! entries (the lift is a ring homomorphism, and Lagrange coefficients between nodes of
-//! `GF(2^8)` lie in `GF(2^8)`). The sums `Σ_J a_J E(w_J)` are bit sums
+//! `GF(2^8)` lie in `GF(2^8)`), computed by an additive FFT: the data nodes are a subspace of
+//! `S`, the extra nodes its coset ([`SUBFIELD_SHIFT`]; 11 products by constants in `S` per
+//! entry of eight instead of the 56 of the Lagrange coefficients). The sums `Σ_J a_J E(w_J)` are bit sums
 //! ([`ByteEmbedding::inner_products`]). The parties reshare `Q(α_8) .. Q(α_14)` (7 elements, 56
 //! bytes to `P_{i-1}`), toss a coin `s` and continue with the claim `Q(s) = Σ_J x'_J y'_J`
 //! (`= P(s)` if the claim holds) of length `B`, where `x'_J = a_J
