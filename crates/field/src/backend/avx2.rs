@@ -680,63 +680,63 @@ fn subfield_shift_impl(
 }
 
 /// The transform of [`crate::subspace::SubfieldShift`] on one column, in place (as its
-/// `point`), written out so that the eight values stay in registers: down levels 0-2 (pair 0
-/// of each level has a zero constant and only adds), then up levels 2-0. Position 7 (the
-/// coset's last point, no extra node) is left unfinished.
+/// `point`), written out pair by pair so that the eight values stay in registers: down levels
+/// 0-2 (pair 0 of each level has a zero constant and only adds), then up levels 2-0. Position
+/// 7 (the coset's last point, no extra node) is left unfinished.
 #[inline]
 #[target_feature(enable = "avx2")]
 fn shift8_column(down: &ShiftTables, up: &ShiftTables, v: &mut [__m256i; 8]) {
     const _: () = assert!(crate::subspace::SUB_DIM == 3);
-    let x = _mm256_xor_si256;
     let [mut v0, mut v1, mut v2, mut v3, mut v4, mut v5, mut v6, mut v7] = *v;
     // Down, level 0: pairs (0, 1), (2, 3), (4, 5), (6, 7).
-    v1 = x(v1, v0);
-    v3 = x(v3, v2);
-    v2 = x(v2, apply32(down[0][1], v3));
-    v5 = x(v5, v4);
-    v4 = x(v4, apply32(down[0][2], v5));
-    v7 = x(v7, v6);
-    v6 = x(v6, apply32(down[0][3], v7));
+    shift8_down(&mut v0, &mut v1, None);
+    shift8_down(&mut v2, &mut v3, Some(down[0][1]));
+    shift8_down(&mut v4, &mut v5, Some(down[0][2]));
+    shift8_down(&mut v6, &mut v7, Some(down[0][3]));
     // Level 1: pairs (0, 2), (1, 3), (4, 6), (5, 7).
-    v2 = x(v2, v0);
-    v3 = x(v3, v1);
-    v6 = x(v6, v4);
-    v4 = x(v4, apply32(down[1][1], v6));
-    v7 = x(v7, v5);
-    v5 = x(v5, apply32(down[1][1], v7));
-    // Level 2: pairs (p, p + 4), constant zero.
-    v4 = x(v4, v0);
-    v5 = x(v5, v1);
-    v6 = x(v6, v2);
-    v7 = x(v7, v3);
+    shift8_down(&mut v0, &mut v2, None);
+    shift8_down(&mut v1, &mut v3, None);
+    shift8_down(&mut v4, &mut v6, Some(down[1][1]));
+    shift8_down(&mut v5, &mut v7, Some(down[1][1]));
+    // Level 2: pairs (p, p + 4).
+    shift8_down(&mut v0, &mut v4, None);
+    shift8_down(&mut v1, &mut v5, None);
+    shift8_down(&mut v2, &mut v6, None);
+    shift8_down(&mut v3, &mut v7, None);
     // Up, level 2.
-    let u = up[2][0];
-    v0 = x(v0, apply32(u, v4));
-    v4 = x(v4, v0);
-    v1 = x(v1, apply32(u, v5));
-    v5 = x(v5, v1);
-    v2 = x(v2, apply32(u, v6));
-    v6 = x(v6, v2);
-    v3 = x(v3, apply32(u, v7));
-    v7 = x(v7, v3);
+    shift8_up(&mut v0, &mut v4, up[2][0]);
+    shift8_up(&mut v1, &mut v5, up[2][0]);
+    shift8_up(&mut v2, &mut v6, up[2][0]);
+    shift8_up(&mut v3, &mut v7, up[2][0]);
     // Level 1.
-    v0 = x(v0, apply32(up[1][0], v2));
-    v2 = x(v2, v0);
-    v1 = x(v1, apply32(up[1][0], v3));
-    v3 = x(v3, v1);
-    v4 = x(v4, apply32(up[1][1], v6));
-    v6 = x(v6, v4);
-    v5 = x(v5, apply32(up[1][1], v7));
-    v7 = x(v7, v5);
-    // Level 0.
-    v0 = x(v0, apply32(up[0][0], v1));
-    v1 = x(v1, v0);
-    v2 = x(v2, apply32(up[0][1], v3));
-    v3 = x(v3, v2);
-    v4 = x(v4, apply32(up[0][2], v5));
-    v5 = x(v5, v4);
-    v6 = x(v6, apply32(up[0][3], v7));
+    shift8_up(&mut v0, &mut v2, up[1][0]);
+    shift8_up(&mut v1, &mut v3, up[1][0]);
+    shift8_up(&mut v4, &mut v6, up[1][1]);
+    shift8_up(&mut v5, &mut v7, up[1][1]);
+    // Level 0 (position 7 is not needed: its last addition is left out).
+    shift8_up(&mut v0, &mut v1, up[0][0]);
+    shift8_up(&mut v2, &mut v3, up[0][1]);
+    shift8_up(&mut v4, &mut v5, up[0][2]);
+    v6 = _mm256_xor_si256(v6, apply32(up[0][3], v7));
     *v = [v0, v1, v2, v3, v4, v5, v6, v7];
+}
+
+/// A down step on the pair `(a, b)`: `b += a`, then `a += c b` (`None`: `c = 0`).
+#[inline]
+#[target_feature(enable = "avx2")]
+fn shift8_down(a: &mut __m256i, b: &mut __m256i, c: Option<(__m256i, __m256i)>) {
+    *b = _mm256_xor_si256(*b, *a);
+    if let Some(c) = c {
+        *a = _mm256_xor_si256(*a, apply32(c, *b));
+    }
+}
+
+/// An up step on the pair `(a, b)`: `a += c b`, then `b += a`.
+#[inline]
+#[target_feature(enable = "avx2")]
+fn shift8_up(a: &mut __m256i, b: &mut __m256i, c: (__m256i, __m256i)) {
+    *a = _mm256_xor_si256(*a, apply32(c, *b));
+    *b = _mm256_xor_si256(*b, *a);
 }
 
 /// Bytes `c .. c + 32` of `s` (zero if `s` is shorter).
