@@ -6,7 +6,6 @@ use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Through
 use rand::SeedableRng;
 use rand_chacha::ChaCha20Rng;
 use triskele_field::backend;
-use triskele_field::embed::SUBFIELD16;
 use triskele_field::subspace::{SUBFIELD_SHIFT, SUB_EXTRA, SUB_POINTS};
 use triskele_field::{Field, Gf2p8, Gf4Tower, LinearMap8, Random};
 
@@ -76,16 +75,7 @@ type Extrapolate<'a> = dyn Fn([&[u8]; SUB_POINTS], [&mut [u8]; SUB_EXTRA]) + 'a;
 /// (`4k`: all in the same sets of the first-level cache) and a cache line further (`padded`).
 fn extra_nodes(c: &mut Criterion) {
     const K: usize = 4096;
-    let nodes = &SUBFIELD16;
-    let lagrange: [[LinearMap8; SUB_POINTS]; SUB_EXTRA] = core::array::from_fn(|e| {
-        core::array::from_fn(|m| {
-            let x = Gf2p8(nodes[SUB_POINTS + e]);
-            let l = (0..SUB_POINTS).filter(|&i| i != m).fold(Gf2p8(1), |l, i| {
-                l * (x + Gf2p8(nodes[i])) * (Gf2p8(nodes[m]) + Gf2p8(nodes[i])).pow(254)
-            });
-            LinearMap8::mul_by(l)
-        })
-    });
+    let lagrange = SUBFIELD_SHIFT.lagrange();
     let mut g = c.benchmark_group("extra_nodes8");
     g.throughput(Throughput::Elements((SUB_POINTS * K) as u64));
     for (layout, stride) in [("4k", K), ("padded", K + 64)] {
@@ -110,7 +100,7 @@ fn extra_nodes(c: &mut Criterion) {
                 SUBFIELD_SHIFT.shift_with(be, s, d)
             });
             run("lagrange_sums", &|s, d| {
-                LinearMap8::apply_sums_bytes_with(be, &lagrange, s, d)
+                LinearMap8::apply_sums_bytes_with(be, lagrange, s, d)
             });
         }
     }

@@ -61,6 +61,20 @@ const fn vanish(x: Gf2p8, b: Gf2p8) -> Gf2p8 {
     x.const_mul(Gf2p8(x.0 ^ b.0))
 }
 
+/// `Σ_{b ∈ bits(i)} basis[from + b]`: element `i` of the span of `basis[from ..]`, in the order
+/// of the transform's positions.
+const fn span<const D: usize>(basis: &[Gf2p8; D], from: usize, i: usize) -> u8 {
+    let mut s = 0u8;
+    let mut b = 0;
+    while from + b < D {
+        if (i >> b) & 1 == 1 {
+            s ^= basis[from + b].0;
+        }
+        b += 1;
+    }
+    s
+}
+
 /// The maps of the transform from the subspace `U` with basis `basis` (`D` vectors,
 /// independent) to its coset `ω + U`, `[down, up]`: `down[l][i] = s_{2i} / b_0` and `up[l][i] =
 /// (ω_l + s_{2i}) / b_0` at level `l` for pair `i` (`P = 2^(D - 1)` pairs; levels `l > 0` use
@@ -85,15 +99,9 @@ const fn steps<const D: usize, const P: usize>(
         let b0_inv = b0.pow(254);
         let mut i = 0;
         while i < 1 << (d - 1) {
-            // `s_{2i}`: the element with index `2i` in the basis of this level.
-            let mut s = 0u8;
-            let mut b = 0;
-            while b + 1 < d {
-                if (i >> b) & 1 == 1 {
-                    s ^= basis[b + 1].0;
-                }
-                b += 1;
-            }
+            // `s_{2i}`: the element with index `2i` in the basis of this level (the entries
+            // past its dimension are zero).
+            let s = span(&basis, 1, i);
             down[l][i] = LinearMap8::mul_by(Gf2p8(s).const_mul(b0_inv));
             up[l][i] = LinearMap8::mul_by(Gf2p8(s ^ omega.0).const_mul(b0_inv));
             i += 1;
@@ -253,14 +261,7 @@ impl SubfieldShift {
         let basis = [Gf2p8(s[1]), Gf2p8(s[2]), Gf2p8(s[4])];
         let mut i = 0;
         while i < SUB_POINTS {
-            let mut v = 0u8;
-            let mut j = 0;
-            while j < SUB_DIM {
-                if (i >> j) & 1 == 1 {
-                    v ^= basis[j].0;
-                }
-                j += 1;
-            }
+            let v = span(&basis, 0, i);
             assert!(s[i] == v && s[SUB_POINTS + i] == s[SUB_POINTS] ^ v);
             i += 1;
         }
@@ -293,7 +294,7 @@ impl SubfieldShift {
     /// The Lagrange coefficients as maps: `lagrange()[e][m]` multiplies by `ℓ_m` at extra node
     /// `e` (the backends without the AVX2 kernel take this form, one pass of sums of byte
     /// maps).
-    pub(crate) fn lagrange(&self) -> &[[LinearMap8; SUB_POINTS]; SUB_EXTRA] {
+    pub fn lagrange(&self) -> &[[LinearMap8; SUB_POINTS]; SUB_EXTRA] {
         &self.lagrange
     }
 
@@ -341,19 +342,34 @@ impl SubfieldShift {
 mod tests {
     use super::*;
 
-    /// `f(x)` for the polynomial of degree below 32 with `f(m) = v[m]`, by Lagrange.
-    fn lagrange_at(v: &[u8; POINTS], x: Gf2p8) -> Gf2p8 {
+    /// `f(x)` for the polynomial of degree below `nodes.len()` with `f(nodes[m]) = v[m]`, by
+    /// Lagrange.
+    fn lagrange_at(nodes: &[u8], v: &[u8], x: u8) -> u8 {
         let mut acc = Gf2p8(0);
         for (m, vm) in v.iter().enumerate() {
             let mut l = Gf2p8(1);
-            for i in (0..POINTS).filter(|&i| i != m) {
-                let num = Gf2p8(x.0 ^ i as u8);
-                let den = Gf2p8((m ^ i) as u8).pow(254);
-                l = l.const_mul(num).const_mul(den);
+            for i in (0..nodes.len()).filter(|&i| i != m) {
+                l = l * Gf2p8(x ^ nodes[i]) * Gf2p8(nodes[m] ^ nodes[i]).pow(254);
             }
-            acc = Gf2p8(acc.0 ^ l.const_mul(Gf2p8(*vm)).0);
+            acc += l * Gf2p8(*vm);
         }
-        acc
+        acc.0
+    }
+
+    /// The nodes `0 .. 31` of [`CosetShift`]'s subspace.
+    const S32: [u8; POINTS] = {
+        let mut s = [0u8; POINTS];
+        let mut i = 0;
+        while i < POINTS {
+            s[i] = i as u8;
+            i += 1;
+        }
+        s
+    };
+
+    /// `f(x)` for the polynomial of degree below 8 with `f(SUBFIELD16[m]) = v[m]`.
+    fn subfield_lagrange_at(v: &[u8; SUB_POINTS], x: u8) -> u8 {
+        lagrange_at(&SUBFIELD16[..SUB_POINTS], v, x)
     }
 
     /// Random-looking planes: byte `k` of plane `m` from a simple mixing of `(m, k, seed)`.
@@ -387,8 +403,8 @@ mod tests {
                 for k in 0..n {
                     let v: [u8; POINTS] = core::array::from_fn(|m| p[m][k]);
                     for i in 0..POINTS {
-                        let want = lagrange_at(&v, Gf2p8((POINTS + i) as u8));
-                        assert_eq!(dst[i * stride + k], want.0, "{be:?} n {n} k {k} node {i}");
+                        let want = lagrange_at(&S32, &v, (POINTS + i) as u8);
+                        assert_eq!(dst[i * stride + k], want, "{be:?} n {n} k {k} node {i}");
                     }
                 }
                 // Past the length: untouched.
@@ -399,20 +415,6 @@ mod tests {
                 }
             }
         }
-    }
-
-    /// `f(x)` for the polynomial of degree below 8 with `f(SUBFIELD16[m]) = v[m]`, by Lagrange.
-    fn subfield_lagrange_at(v: &[u8; SUB_POINTS], x: u8) -> u8 {
-        let nodes = &SUBFIELD16[..SUB_POINTS];
-        let mut acc = Gf2p8(0);
-        for (m, vm) in v.iter().enumerate() {
-            let mut l = Gf2p8(1);
-            for i in (0..SUB_POINTS).filter(|&i| i != m) {
-                l = l * Gf2p8(x ^ nodes[i]) * Gf2p8(nodes[m] ^ nodes[i]).pow(254);
-            }
-            acc += l * Gf2p8(*vm);
-        }
-        acc.0
     }
 
     /// Every backend of this CPU against Lagrange interpolation at the seven extra nodes, for

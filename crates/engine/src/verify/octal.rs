@@ -24,8 +24,8 @@
 //! entries (the lift is a ring homomorphism, and Lagrange coefficients between nodes of
 //! `GF(2^8)` lie in `GF(2^8)`), computed by an additive FFT: the data nodes are a subspace of
 //! `S`, the extra nodes its coset ([`SUBFIELD_SHIFT`]; 11 products by constants in `S` per
-//! entry of eight instead of the 56 of the Lagrange coefficients). The sums `Σ_J a_J E(w_J)` are bit sums
-//! ([`ByteEmbedding::inner_products`]). The parties reshare `Q(α_8) .. Q(α_14)` (7 elements, 56
+//! entry of eight instead of the 56 of the Lagrange coefficients). The sums `Σ_J a_J E(w_J)`
+//! are bit sums ([`ByteEmbedding::inner_products`]). The parties reshare `Q(α_8) .. Q(α_14)` (7 elements, 56
 //! bytes to `P_{i-1}`), toss a coin `s` and continue with the claim `Q(s) = Σ_J x'_J y'_J`
 //! (`= P(s)` if the claim holds) of length `B`, where `x'_J = a_J
 //! F_J(s)` and `y'_J = G_J(s)`: one byte map per entry (`E_8` scaled by the Lagrange
@@ -118,7 +118,7 @@ pub const MIN_LEN: usize = 1 << 16;
 /// The length of a job's byte plane: a sub-block and one cache line. Planes of exactly
 /// [`SUB`] bytes (4 KiB) lie in the same sets of the first-level cache, and the kernels that
 /// take eight entries or seven nodes side by side evicted each other's lines (the values at
-/// the extra nodes from eight planes of 4 KiB ran 2.3 times slower than from planes 64 bytes
+/// the extra nodes from eight planes of 4 KiB ran 2.2 times slower than from planes 64 bytes
 /// apart: criterion bench `gf2p8 -- extra_nodes8`).
 const PLANE: usize = SUB + 64;
 
