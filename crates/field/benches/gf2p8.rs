@@ -6,7 +6,7 @@ use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Through
 use rand::SeedableRng;
 use rand_chacha::ChaCha20Rng;
 use triskele_field::backend;
-use triskele_field::subspace::{SUBFIELD_SHIFT, SUB_EXTRA, SUB_POINTS};
+use triskele_field::subspace::{COSET_SHIFT, POINTS, SUBFIELD_SHIFT, SUB_EXTRA, SUB_POINTS};
 use triskele_field::{Field, Gf2p8, Gf4Tower, LinearMap8, Random};
 
 const N: usize = 1 << 16;
@@ -107,5 +107,30 @@ fn extra_nodes(c: &mut Criterion) {
     g.finish();
 }
 
-criterion_group!(benches, products, linear_maps, sampling, extra_nodes);
+/// The values at the 31 extra nodes of `Verify`'s level with blocks of 32 from the 32 rows of
+/// a chunk of 1,024 blocks (`CosetShift`, the shape `verify::wide_bytes` calls it with).
+fn coset_shift(c: &mut Criterion) {
+    const K: usize = 1024;
+    let mut g = c.benchmark_group("coset_shift32");
+    g.throughput(Throughput::Elements((POINTS * K) as u64));
+    let (a, _) = inputs(POINTS * K);
+    let a = Gf2p8::slice_as_bytes(&a);
+    let src: [&[u8]; POINTS] = core::array::from_fn(|m| &a[m * K..(m + 1) * K]);
+    let mut dst = vec![0u8; POINTS * K];
+    for &be in backend::available() {
+        g.bench_function(BenchmarkId::new("chunk", be), |bench| {
+            bench.iter(|| COSET_SHIFT.shift_with(be, black_box(src), &mut dst, K))
+        });
+    }
+    g.finish();
+}
+
+criterion_group!(
+    benches,
+    products,
+    linear_maps,
+    sampling,
+    extra_nodes,
+    coset_shift
+);
 criterion_main!(benches);
