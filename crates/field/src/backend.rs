@@ -588,14 +588,17 @@ pub(crate) fn gf2p4_pack(be: Backend, src: &[u8], out: &mut [u8]) {
 
 /// `out[2k] = src[k] >> 4`, `out[2k + 1] = src[k] & 15` for
 /// `k < min(src.len(), out.len() / 2)`: the inverse of [`gf2p4_pack`] on canonical elements.
-pub(crate) fn gf2p4_unpack(be: Backend, src: &[u8], out: &mut [u8]) {
+pub(crate) fn gf2p4_unpack(be: Backend, src: &[u8], out: &mut [u8], table: Option<&[u8; 16]>) {
     #[cfg(target_arch = "x86_64")]
     if let Some(t) = gf2p4_avx2(be) {
-        return avx2::gf2p4_unpack(t, src, out);
+        return avx2::gf2p4_unpack(t, src, out, table);
     }
     #[cfg(not(target_arch = "x86_64"))]
     let _ = be;
-    gf2p4::portable::unpack(src, out)
+    match table {
+        None => gf2p4::portable::unpack(src, out),
+        Some(t) => gf2p4::portable::unpack_mapped(src, out, t),
+    }
 }
 
 /// `out[k] = Σ_t bit t of e[k] · T(c[k] ⊕ t)` (one byte per element) on the common prefix, for

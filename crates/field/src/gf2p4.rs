@@ -4,7 +4,7 @@ use zeroize::Zeroize;
 
 use crate::backend::{self, cast, Backend};
 use crate::macros::{impl_char2_additive, impl_hex_fmt, impl_mul_sum_product};
-use crate::{Bulk, Encode, Field, FieldError, Random};
+use crate::{Bulk, Encode, Field, FieldError, LinearMap8, Random};
 
 /// An element of `GF(2^4)` in the low nibble of a byte (reduction polynomial `0x13`).
 ///
@@ -98,7 +98,21 @@ impl Gf2p4 {
     /// on the active backend: `out[2k] = packed[k] >> 4`, `out[2k + 1] = packed[k] & 15` for
     /// `k < min(packed.len(), out.len() / 2)`.
     pub fn unpack_pairs(packed: &[u8], out: &mut [u8]) {
-        backend::gf2p4_unpack(backend::active(), packed, out);
+        backend::gf2p4_unpack(backend::active(), packed, out, None);
+    }
+
+    /// [`Gf2p4::unpack_pairs`] with the byte map `map` applied to each element (as a byte
+    /// `0 .. 16`) as it is written, in the same pass: `out[2k] = map(packed[k] >> 4)`,
+    /// `out[2k + 1] = map(packed[k] & 15)`.
+    pub fn unpack_pairs_mapped(packed: &[u8], map: &LinearMap8, out: &mut [u8]) {
+        Self::unpack_pairs_mapped_with(backend::active(), packed, map, out);
+    }
+
+    /// [`Gf2p4::unpack_pairs_mapped`] on an explicit backend.
+    pub fn unpack_pairs_mapped_with(be: Backend, packed: &[u8], map: &LinearMap8, out: &mut [u8]) {
+        // A nibble's image is its entry in the map's low table (the high one maps 0 to 0).
+        let (lo, _) = map.nibble_tables();
+        backend::gf2p4_unpack(be, packed, out, Some(lo));
     }
 
     /// Product, usable in constant expressions (same as `*`).
@@ -187,7 +201,7 @@ impl Gf2p4 {
             last => last.copied(),
         };
         let dst = cast::gf2p4_as_bytes_mut(out);
-        backend::gf2p4_unpack(be, &bytes[..pairs], &mut dst[..2 * pairs]);
+        backend::gf2p4_unpack(be, &bytes[..pairs], &mut dst[..2 * pairs], None);
         if let (Some(b), Some(d)) = (padded, dst.get_mut(2 * pairs)) {
             *d = b >> 4;
         }
@@ -315,6 +329,15 @@ pub(crate) mod portable {
         for ([h, l], b) in pairs.iter_mut().zip(src) {
             *h = b >> 4;
             *l = b & 0x0f;
+        }
+    }
+
+    /// [`unpack`] with each nibble `v` written as `table[v]`.
+    pub(crate) fn unpack_mapped(src: &[u8], out: &mut [u8], table: &[u8; 16]) {
+        let (pairs, _) = out.as_chunks_mut::<2>();
+        for ([h, l], b) in pairs.iter_mut().zip(src) {
+            *h = table[usize::from(b >> 4)];
+            *l = table[usize::from(b & 0x0f)];
         }
     }
 }

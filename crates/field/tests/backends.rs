@@ -319,6 +319,31 @@ fn gf2p4_encoding_agrees() {
 }
 
 #[test]
+fn gf2p4_unpacking_through_a_map_agrees() {
+    let mut r = rng(12);
+    for n in gf2p4_lengths() {
+        let packed: Vec<u8> = vec_of::<Gf2p8>(&mut r, n.div_ceil(2))
+            .iter()
+            .map(|x| x.0)
+            .collect();
+        let images: Vec<Gf2p8> = vec_of(&mut r, 8);
+        let map = LinearMap8::from_basis_images(core::array::from_fn(|j| images[j].0));
+        // Every nibble through the map; an odd count's last byte is left as it was.
+        let pairs = n / 2;
+        let mut want = vec![0xa5u8; n];
+        for (k, b) in packed[..pairs].iter().enumerate() {
+            want[2 * k] = map.apply_byte(b >> 4);
+            want[2 * k + 1] = map.apply_byte(b & 15);
+        }
+        for be in Backend::ALL {
+            let mut got = vec![0xa5u8; n];
+            Gf2p4::unpack_pairs_mapped_with(be, &packed[..pairs], &map, &mut got);
+            assert_eq!(got, want, "{be}, n = {n}");
+        }
+    }
+}
+
+#[test]
 fn gf2p4_decoding_is_strict() {
     use triskele_field::FieldError;
     let mut r = rng(11);

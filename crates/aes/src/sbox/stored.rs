@@ -187,20 +187,20 @@ pub(crate) fn gf2p4_bytes(v: RssVec<Gf2p4>) -> RssVec<Gf2p8> {
 }
 
 /// Entries `first .. first + out.len()` of `GF(2^4)` elements packed two per byte
-/// ([`Form::Nibbles`]), one per byte of `out`.
-fn unpack(packed: &[u8], first: usize, out: &mut [u8]) {
+/// ([`Form::Nibbles`]), one per byte of `out`, each through `map` as it is written.
+fn unpack(packed: &[u8], first: usize, map: &LinearMap8, out: &mut [u8]) {
     let (i, out) = match out.split_first_mut() {
         Some((o, rest)) if first % 2 == 1 => {
-            *o = packed[first / 2] & 0x0f;
+            *o = map.apply_byte(packed[first / 2] & 0x0f);
             (first + 1, rest)
         }
         _ => (first, out),
     };
     let pairs = out.len() / 2;
     let (head, tail) = out.split_at_mut(2 * pairs);
-    Gf2p4::unpack_pairs(&packed[i / 2..i / 2 + pairs], head);
+    Gf2p4::unpack_pairs_mapped(&packed[i / 2..i / 2 + pairs], map, head);
     if let Some(o) = tail.first_mut() {
-        *o = packed[i / 2 + pairs] >> 4;
+        *o = map.apply_byte(packed[i / 2 + pairs] >> 4);
     }
 }
 
@@ -225,9 +225,8 @@ impl ByteRows for StoredRelations {
                     }
                 }
                 Form::Nibbles => {
-                    unpack(v, first, out);
                     let map = a.map.map_or(GF2P4_TO_GF2P8, |m| m.compose(&GF2P4_TO_GF2P8));
-                    map.apply_bytes_in_place(out);
+                    unpack(v, first, &map, out);
                 }
             }
         }

@@ -263,31 +263,45 @@ fn gf2p4_pack_impl(src: &[u8], out: &mut [u8]) {
     gf2p4::portable::pack(&src[2 * done..2 * n], ot);
 }
 
-pub(crate) fn gf2p4_unpack(_t: Avx2, src: &[u8], out: &mut [u8]) {
+pub(crate) fn gf2p4_unpack(_t: Avx2, src: &[u8], out: &mut [u8], table: Option<&[u8; 16]>) {
     // SAFETY: the token proves AVX2.
-    unsafe { gf2p4_unpack_impl(src, out) }
+    unsafe {
+        match table {
+            None => gf2p4_unpack_impl::<false>(src, out, &[0; 16]),
+            Some(t) => gf2p4_unpack_impl::<true>(src, out, t),
+        }
+    }
 }
 
 /// 32 bytes into 64 elements: `vpermq` first puts input bytes 0-7, 16-23 in the low 128-bit
 /// lane and 8-15, 24-31 in the high one, so that `vpunpcklbw` / `vpunpckhbw` of the high and
-/// low nibbles give output bytes 0-31 and 32-63 in order.
+/// low nibbles give output bytes 0-31 and 32-63 in order; with `MAP`, each nibble `v` is
+/// written as `table[v]` (one `vpshufb` per 32 nibbles).
 #[target_feature(enable = "avx2")]
-fn gf2p4_unpack_impl(src: &[u8], out: &mut [u8]) {
+fn gf2p4_unpack_impl<const MAP: bool>(src: &[u8], out: &mut [u8], table: &[u8; 16]) {
     let n = src.len().min(out.len() / 2);
     let (sc, st) = src[..n].as_chunks::<32>();
     let done = 32 * sc.len();
     let (oc, _) = out[..2 * done].as_chunks_mut::<32>();
     let (op, _) = oc.as_chunks_mut::<2>();
     let nibble = _mm256_set1_epi8(0x0f);
+    let t = _mm256_broadcastsi128_si256(load16(table));
     for ([o0, o1], s) in op.iter_mut().zip(sc) {
         let v = _mm256_permute4x64_epi64::<0b11_01_10_00>(load(s));
         // The 16-bit shift moves bits across bytes; the mask keeps each byte's own high nibble.
-        let hi = _mm256_and_si256(_mm256_srli_epi16::<4>(v), nibble);
-        let lo = _mm256_and_si256(v, nibble);
+        let mut hi = _mm256_and_si256(_mm256_srli_epi16::<4>(v), nibble);
+        let mut lo = _mm256_and_si256(v, nibble);
+        if MAP {
+            (hi, lo) = (_mm256_shuffle_epi8(t, hi), _mm256_shuffle_epi8(t, lo));
+        }
         store(o0, _mm256_unpacklo_epi8(hi, lo));
         store(o1, _mm256_unpackhi_epi8(hi, lo));
     }
-    gf2p4::portable::unpack(st, &mut out[2 * done..2 * n]);
+    let rest = &mut out[2 * done..2 * n];
+    match MAP {
+        false => gf2p4::portable::unpack(st, rest),
+        true => gf2p4::portable::unpack_mapped(st, rest, table),
+    }
 }
 
 // ---- one-hot lookups of a 4-bit table -------------------------------------------------------
