@@ -595,10 +595,7 @@ pub(crate) fn gf2p4_unpack(be: Backend, src: &[u8], out: &mut [u8], table: Optio
     }
     #[cfg(not(target_arch = "x86_64"))]
     let _ = be;
-    match table {
-        None => gf2p4::portable::unpack(src, out),
-        Some(t) => gf2p4::portable::unpack_mapped(src, out, t),
-    }
+    gf2p4::portable::unpack(src, out, table)
 }
 
 /// `out[k] = Σ_t bit t of e[k] · T(c[k] ⊕ t)` (one byte per element) on the common prefix, for

@@ -323,21 +323,20 @@ pub(crate) mod portable {
     }
 
     /// `out[2k] = src[k] >> 4`, `out[2k + 1] = src[k] & 15` for
-    /// `k < min(src.len(), out.len() / 2)`.
-    pub(crate) fn unpack(src: &[u8], out: &mut [u8]) {
-        let (pairs, _) = out.as_chunks_mut::<2>();
-        for ([h, l], b) in pairs.iter_mut().zip(src) {
-            *h = b >> 4;
-            *l = b & 0x0f;
+    /// `k < min(src.len(), out.len() / 2)`, each nibble `v` as `table[v]` if a table is given.
+    pub(crate) fn unpack(src: &[u8], out: &mut [u8], table: Option<&[u8; 16]>) {
+        match table {
+            None => unpack_by(src, out, |v| v),
+            Some(t) => unpack_by(src, out, |v| t[usize::from(v)]),
         }
     }
 
-    /// [`unpack`] with each nibble `v` written as `table[v]`.
-    pub(crate) fn unpack_mapped(src: &[u8], out: &mut [u8], table: &[u8; 16]) {
+    /// The pairs of nibbles of `src` into `out`, each nibble `v` written as `f(v)`.
+    fn unpack_by(src: &[u8], out: &mut [u8], f: impl Fn(u8) -> u8) {
         let (pairs, _) = out.as_chunks_mut::<2>();
         for ([h, l], b) in pairs.iter_mut().zip(src) {
-            *h = table[usize::from(b >> 4)];
-            *l = table[usize::from(b & 0x0f)];
+            *h = f(b >> 4);
+            *l = f(b & 0x0f);
         }
     }
 }
