@@ -66,7 +66,7 @@ use triskele_field::embed::{pair_of_nibbles, word_maps, ByteEmbedding, PairSlot,
 use triskele_field::{Gf2p4, Gf2p64, Gf2p8, LinearMap8};
 use triskele_share::RssVec;
 
-use super::stored::{at, part, At, StoredRelations};
+use super::stored::{at, part, At, PackedNibbles, StoredRelations};
 use super::SboxProtocol;
 use crate::sbox::tower::{from_halves, split_tower, square_powers, NibbleLinear};
 
@@ -720,32 +720,44 @@ fn invert<M: SecurityModel>(
 ) -> Result<(), EngineError> {
     let n = x.len();
     let (a_h, a_l) = split_tower(x);
+    // mal-gf4-circuit packs each vector of its records as soon as it has it ([`Packed`]).
+    let mut packed = (M::MALICIOUS && record == Record::Products).then(Packed::default);
+    let mut pack = |k: usize, v: &RssVec<Gf2p4>| {
+        if let Some(pk) = packed.as_mut() {
+            pk.put(k, v);
+        }
+    };
+    pack(A_L, &a_l);
 
     // Round 1: p = a_h a_l; d = λ a_h^2 + p + a_l^2.
     let mut d = party.mul_covered(&a_h, &a_l)?;
-    let products = M::MALICIOUS && record == Record::Products;
-    let p = products.then(|| d.clone());
+    pack(P, &d);
     add_norm_terms(&mut d, &a_h, &a_l);
+    pack(D, &d);
     let [d2, d4, d8] = square_powers(&d);
-    // The malicious variants keep `d` for their records (`d^2`, `d^4`, `d^8` are maps of it,
-    // and for mal-gf4-circuit-opt `p` too).
+    // mal-gf4-circuit-opt keeps `d` for its records (`p`, `d^2`, `d^4`, `d^8` are maps of it
+    // and of `a_h`, `a_l`).
     let d = M::MALICIOUS.then_some(d);
 
     // Round 2: d^6 = d^2 d^4. Round 3: d^14 = d^6 d^8 = d^-1.
     let d6 = party.mul_covered(&d2, &d4)?;
+    pack(D6, &d6);
     let dinv = party.mul_covered(&d6, &d8)?;
+    pack(DINV, &dinv);
     drop((d2, d4, d8));
 
     // Round 4: (a_h, a_h + a_l) * (d^-1, d^-1) in one multiplication.
     let left = left_operand(a_h, &a_l);
+    pack(LEFT, &left);
     let mut right = dinv.clone();
     right.extend(&dinv);
     let b = party.mul_covered(&left, &right)?;
+    pack(B, &b);
     drop(right);
     *x = from_halves(&b, n);
 
-    let kept = match (p, d) {
-        (Some(p), Some(d)) => Some(Kept::Products { p, d }),
+    let kept = match (packed, d) {
+        (Some(packed), Some(_)) => Some(Kept::Products(Box::new(packed))),
         (None, Some(d)) => Some(Kept::Norm { d }),
         _ => None,
     };
@@ -802,11 +814,41 @@ struct Layer {
 
 /// What else a variant keeps of a layer for its records.
 enum Kept {
-    /// mal-gf4-circuit: `p = a_h a_l` and the norm `d` (`d^2`, `d^4`, `d^8` are maps of it).
-    Products { p: RssVec<Gf2p4>, d: RssVec<Gf2p4> },
+    /// mal-gf4-circuit: all seven vectors of its records, packed (`p = a_h a_l` and the norm
+    /// `d` among them; `d^2`, `d^4`, `d^8` are maps of `d`).
+    Products(Box<Packed>),
     /// mal-gf4-circuit-opt: the norm `d` (`p`, `d^2`, `d^4`, `d^8` are maps of it and of
     /// `a_h`, `a_l`).
     Norm { d: RssVec<Gf2p4> },
+}
+
+/// mal-gf4-circuit's record vectors, each packed two per byte as soon as the layer has
+/// computed it ([`PackedNibbles`]), at its index below. Packed at the end of the layer, the
+/// seven vectors (2.6 MB per party and layer at 10,000 blocks) had left the cache, and
+/// reading them back was most of what recording cost the online phase.
+#[derive(Default)]
+struct Packed([Option<PackedNibbles>; 7]);
+
+impl Packed {
+    /// Packs `v` as vector `k` (one of [`D`] .. [`B`]).
+    fn put(&mut self, k: usize, v: &RssVec<Gf2p4>) {
+        if let Some(slot) = self.0.get_mut(k) {
+            *slot = Some(PackedNibbles::new(v));
+        }
+    }
+
+    /// The stored relations of [`all_products`] over the packed vectors; refused (a length
+    /// mismatch of the vector count) if one was not packed.
+    fn relations(self, n: usize) -> Result<StoredRelations, EngineError> {
+        let vectors: Vec<_> = self.0.into_iter().flatten().collect();
+        if vectors.len() != 7 {
+            return Err(EngineError::LengthMismatch {
+                expected: 7,
+                got: vectors.len(),
+            });
+        }
+        StoredRelations::packed(n, vectors, &all_products(n))
+    }
 }
 
 /// Indices of the stored vectors of mal-gf4-circuit's relations ([`Layer::relations`]), in
@@ -857,11 +899,7 @@ impl Layer {
             kept,
         } = self;
         Ok(match kept {
-            Kept::Products { p, d } => {
-                // Moved, not cloned (`to_vec` would copy every vector).
-                let v = Vec::from([d, d6, dinv, left, a_l, p, b]);
-                LayerRelations::Products(StoredRelations::nibbles(n, v, &all_products(n))?)
-            }
+            Kept::Products(packed) => LayerRelations::Products(packed.relations(n)?),
             Kept::Norm { d } => {
                 fn comp(v: &RssVec<Gf2p4>, c: usize) -> &[u8] {
                     Gf2p4::slice_as_bytes(if c == 0 { &v.first } else { &v.second })
@@ -928,7 +966,21 @@ mod tests {
         right.extend(&dinv);
         let b = mul(&left, &right);
         let kept = match record {
-            Record::Products => Kept::Products { p: p.clone(), d },
+            Record::Products => {
+                let mut packed = Packed::default();
+                for (k, v) in [
+                    (D, &d),
+                    (D6, &d6),
+                    (DINV, &dinv),
+                    (LEFT, &left),
+                    (A_L, &a_l),
+                    (P, &p),
+                    (B, &b),
+                ] {
+                    packed.put(k, v);
+                }
+                Kept::Products(Box::new(packed))
+            }
             Record::Gf4p4 => Kept::Norm { d },
         };
         let layer = Layer {
@@ -970,16 +1022,13 @@ mod tests {
     #[test]
     fn recorded_relations_are_the_checked_products() {
         let n = 53;
-        let (layer, _) = clear_layer(n, Record::Products);
+        let (layer, p) = clear_layer(n, Record::Products);
         let bytes = |v: &RssVec<Gf2p4>| gf2p4_bytes(v.clone());
-        let Kept::Products { p, .. } = &layer.kept else {
-            unreachable!("clear_layer keeps the products")
-        };
         let (b_h, b_l) = (
             layer.b.slice(0..n).unwrap(),
             layer.b.slice(n..2 * n).unwrap(),
         );
-        let all = [p, &layer.d6, &layer.dinv, &b_h, &b_l].map(bytes);
+        let all = [&p, &layer.d6, &layer.dinv, &b_h, &b_l].map(bytes);
         let LayerRelations::Products(stored) = layer.relations(n).unwrap() else {
             panic!("mal-gf4-circuit records stored relations")
         };
@@ -1033,6 +1082,29 @@ mod tests {
         // planes of the gf4p4 relations (the one they share counted there).
         assert_eq!(rel.stored_bytes(), Some(2 * n));
         assert_eq!(TripleSource::stored_bytes(&packed), Some(6 * n));
+    }
+
+    /// A layer whose records miss a packed vector is refused, not checked without it.
+    #[test]
+    fn records_missing_a_vector_are_refused() {
+        let n = 9;
+        let v = RssVec::<Gf2p4>::zeros(2 * n);
+        let mut packed = Packed::default();
+        for k in [D, D6, DINV, LEFT, A_L, P] {
+            packed.put(k, &v);
+        }
+        assert!(matches!(
+            packed.relations(n),
+            Err(EngineError::LengthMismatch {
+                expected: 7,
+                got: 6
+            })
+        ));
+        let mut packed = Packed::default();
+        for k in [D, D6, DINV, LEFT, A_L, P, B] {
+            packed.put(k, &v);
+        }
+        assert!(packed.relations(n).is_ok());
     }
 
     /// An error `e_1` in the protocol's `d^6` and `e_2` in its `d^-1` (computed from the wrong

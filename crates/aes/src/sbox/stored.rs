@@ -75,6 +75,27 @@ enum Form {
     Nibbles,
 }
 
+/// A shared vector of `GF(2^4)` elements packed two per byte (both components), as
+/// [`StoredRelations`] keeps it ([`Form::Nibbles`]). A protocol packs each vector it records
+/// as soon as it has computed it, while it is still in the cache: packed at the end of a
+/// layer, mal-gf4-circuit's seven vectors came from memory again (docs/PERFORMANCE.md,
+/// "Records packed while in cache").
+pub(crate) struct PackedNibbles {
+    comps: [Vec<u8>; 2],
+    /// Entries (the shorter component's).
+    len: usize,
+}
+
+impl PackedNibbles {
+    /// Both components of `v`, packed.
+    pub(crate) fn new(v: &RssVec<Gf2p4>) -> Self {
+        PackedNibbles {
+            comps: [&v.first, &v.second].map(|c| Gf2p4::encode_to_vec(c)),
+            len: v.first.len().min(v.second.len()),
+        }
+    }
+}
+
 /// Relations of `n` products each, stored as vectors of `GF(2^8)` bytes, or of `GF(2^4)`
 /// elements packed two per byte (whose byte form `ψ`, their lift, the check reads): relation
 /// `k` of instance `j` is one triple (in blocks of [`BLOCK`] instances, module docs), its
@@ -101,13 +122,29 @@ impl StoredRelations {
 
     /// The relations of `n` instances over `vectors` of `GF(2^4)` elements, packed two per
     /// byte (each vector's memory given back); refused as by [`StoredRelations::new`].
+    #[cfg(test)]
     pub(crate) fn nibbles(
         n: usize,
         vectors: Vec<RssVec<Gf2p4>>,
         parts: &[[At; 3]],
     ) -> Result<Self, EngineError> {
-        Self::stored(n, vectors, parts, Form::Nibbles, |c| {
-            Gf2p4::encode_to_vec(&c)
+        let packed = vectors.par_iter().map(PackedNibbles::new).collect();
+        Self::packed(n, packed, parts)
+    }
+
+    /// The relations of `n` instances over `vectors`, `GF(2^4)` elements already packed
+    /// ([`PackedNibbles`]); refused as by [`StoredRelations::new`].
+    pub(crate) fn packed(
+        n: usize,
+        vectors: Vec<PackedNibbles>,
+        parts: &[[At; 3]],
+    ) -> Result<Self, EngineError> {
+        Self::checked(n, parts, vectors.iter().map(|v| v.len).collect())?;
+        Ok(StoredRelations {
+            n,
+            form: Form::Nibbles,
+            vectors: vectors.into_iter().map(|v| v.comps).collect(),
+            parts: parts.to_vec(),
         })
     }
 
