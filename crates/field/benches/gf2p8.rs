@@ -32,6 +32,24 @@ fn products(c: &mut Criterion) {
         g.bench_function(BenchmarkId::new("mul_add_slice", be), |bench| {
             bench.iter(|| Gf2p8::mul_add_slice_with(be, black_box(&mut out), &a, &b))
         });
+        g.bench_function(BenchmarkId::new("mul_then_mul_add", be), |bench| {
+            bench.iter(|| {
+                Gf2p8::mul_slice_with(be, &mut out, black_box(&a), black_box(&b));
+                Gf2p8::mul_add_slice_with(be, &mut out, black_box(&b), black_box(&a));
+            })
+        });
+        g.bench_function(BenchmarkId::new("mul_sum2_slice", be), |bench| {
+            bench.iter(|| {
+                Gf2p8::mul_sum2_slice_with(
+                    be,
+                    &mut out,
+                    black_box(&a),
+                    black_box(&b),
+                    black_box(&b),
+                    black_box(&a),
+                )
+            })
+        });
         g.bench_function(BenchmarkId::new("inner_product", be), |bench| {
             bench.iter(|| Gf2p8::inner_product_with(be, black_box(&a), &b))
         });

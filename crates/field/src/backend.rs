@@ -370,6 +370,24 @@ pub(crate) fn gf2p8_mul(be: Backend, out: &mut [u8], a: &[u8], b: &[u8]) {
     }
 }
 
+/// `out[k] = a[k] * b[k] + c[k] * d[k]` in GF(2^8) on the common prefix: one pass on AVX2
+/// (the products' doublings shared), else a product and a product added.
+pub(crate) fn gf2p8_mul_sum2(be: Backend, out: &mut [u8], a: &[u8], b: &[u8], c: &[u8], d: &[u8]) {
+    #[cfg(target_arch = "x86_64")]
+    if let ByteOps::Avx2(t) = byte_ops(be) {
+        return avx2::gf2p8_mul_sum2(t, out, a, b, c, d);
+    }
+    let n = out
+        .len()
+        .min(a.len())
+        .min(b.len())
+        .min(c.len())
+        .min(d.len());
+    let out = &mut out[..n];
+    gf2p8_mul(be, out, &a[..n], &b[..n]);
+    gf2p8_mul_add(be, out, &c[..n], &d[..n]);
+}
+
 /// `out[k] += a[k] * b[k]` in GF(2^8) on the common prefix.
 pub(crate) fn gf2p8_mul_add(be: Backend, out: &mut [u8], a: &[u8], b: &[u8]) {
     match byte_ops(be) {

@@ -72,10 +72,15 @@ fn gf2p8_products_agree() {
         let mut want_add = c.clone();
         Gf2p8::mul_add_slice_with(Backend::Portable, &mut want_add, &a, &b);
         let want_ip = Gf2p8::inner_product_with(Backend::Portable, &a, &b);
+        let d: Vec<Gf2p8> = vec_of(&mut r, n);
+        let want_sum2: Vec<Gf2p8> = (0..n).map(|k| a[k] * b[k] + c[k] * d[k]).collect();
         for be in Backend::ALL {
             let mut got = vec![Gf2p8(0x5a); n];
             Gf2p8::mul_slice_with(be, &mut got, &a, &b);
             assert_eq!(got, want, "{be} mul, n = {n}");
+            let mut got = vec![Gf2p8(0x5a); n];
+            Gf2p8::mul_sum2_slice_with(be, &mut got, &a, &b, &c, &d);
+            assert_eq!(got, want_sum2, "{be} mul_sum2, n = {n}");
             let mut got_add = c.clone();
             Gf2p8::mul_add_slice_with(be, &mut got_add, &a, &b);
             assert_eq!(got_add, want_add, "{be} mul_add, n = {n}");
@@ -99,10 +104,20 @@ fn gf2p8_all_pairs_on_every_backend() {
     for (k, w) in want.iter().enumerate() {
         assert_eq!(*w, a[k] * b[k]);
     }
+    // The sum of two products over every pair in each: `a b + b a` vanishes, `a b + a b`
+    // too, so take `a b + (a + b) c` with `c` fixed per 32 lanes.
+    let c: Vec<Gf2p8> = (0..a.len())
+        .map(|k| Gf2p8((k / 32 * 7 + 3) as u8))
+        .collect();
+    let ab: Vec<Gf2p8> = a.iter().zip(&b).map(|(x, y)| *x + *y).collect();
     for be in backend::available().iter().copied() {
         let mut got = vec![Gf2p8::ZERO; a.len()];
         Gf2p8::mul_slice_with(be, &mut got, &a, &b);
         assert_eq!(got, want, "{be}");
+        Gf2p8::mul_sum2_slice_with(be, &mut got, &a, &b, &ab, &c);
+        for k in 0..a.len() {
+            assert_eq!(got[k], a[k] * b[k] + ab[k] * c[k], "{be} mul_sum2, {k}");
+        }
     }
 }
 

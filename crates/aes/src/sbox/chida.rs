@@ -86,12 +86,12 @@ fn mapped_product(
                 match form {
                     LocalProduct::Chida => {
                         image_of_sum(fs, a0, a1, f);
-                        Gf2p8::mul_slice(o, image(fa, a0, f), image(gb, b0, g));
-                        Gf2p8::mul_add_slice(o, fs, gs);
+                        let (x, y) = (image(fa, a0, f), image(gb, b0, g));
+                        Gf2p8::mul_sum2_slice(o, x, y, fs, gs);
                     }
                     LocalProduct::Araki => {
-                        Gf2p8::mul_slice(o, image(fa, a0, f), gs);
-                        Gf2p8::mul_add_slice(o, image(fs, a1, f), image(gb, b0, g));
+                        let (x, z, w) = (image(fa, a0, f), image(fs, a1, f), image(gb, b0, g));
+                        Gf2p8::mul_sum2_slice(o, x, gs, z, w);
                     }
                 }
             });

@@ -137,9 +137,9 @@ const U2: Gf2p64 = Gf2p64(0b100);
 
 /// `out = x_1 (y_1 + y_2) + x_2 y_1` in `GF(2^8)` (`y12 = y_1 + y_2`).
 pub(super) fn lp8(out: &mut [u8], x1: &[u8], x2: &[u8], y1: &[u8], y12: &[u8]) {
+    let b = Gf2p8::slice_from_bytes;
     let o = Gf2p8::slice_from_bytes_mut(out);
-    Gf2p8::mul_slice(o, Gf2p8::slice_from_bytes(x1), Gf2p8::slice_from_bytes(y12));
-    Gf2p8::mul_add_slice(o, Gf2p8::slice_from_bytes(x2), Gf2p8::slice_from_bytes(y1));
+    Gf2p8::mul_sum2_slice(o, b(x1), b(y12), b(x2), b(y1));
 }
 
 fn in_range(r: &dyn ByteRows, at: usize, k: usize) -> bool {

@@ -166,6 +166,49 @@ fn gf2p8_mul_impl<const ADD: bool>(out: &mut [u8], a: &[u8], b: &[u8]) {
     portable::gf2p8_mul::<ADD>(ot, at, bt);
 }
 
+pub(crate) fn gf2p8_mul_sum2(_t: Avx2, out: &mut [u8], a: &[u8], b: &[u8], c: &[u8], d: &[u8]) {
+    // SAFETY: the token proves AVX2.
+    unsafe { gf2p8_mul_sum2_impl(out, a, b, c, d) }
+}
+
+/// `out[k] = a[k] b[k] + c[k] d[k]`: the two products by one Horner pass over the bits of `b`
+/// and `d` (MSB first), sharing the doubling of the partial sum (about 89 instructions per 32
+/// bytes, against 116 for two [`mul32`] and a pass less over `out`).
+#[target_feature(enable = "avx2")]
+fn gf2p8_mul_sum2_impl(out: &mut [u8], a: &[u8], b: &[u8], c: &[u8], d: &[u8]) {
+    let n = out
+        .len()
+        .min(a.len())
+        .min(b.len())
+        .min(c.len())
+        .min(d.len());
+    let (oc, _) = out[..n].as_chunks_mut::<32>();
+    let done = 32 * oc.len();
+    let zero = _mm256_setzero_si256();
+    let poly = _mm256_set1_epi8(0x1b);
+    for (i, o) in oc.iter_mut().enumerate() {
+        let at = |s: &[u8]| load_at(s, 32 * i);
+        let (x, mut y, z, mut w) = (at(a), at(b), at(c), at(d));
+        // Bit 7 of b and d.
+        let mut p = _mm256_xor_si256(
+            _mm256_and_si256(_mm256_cmpgt_epi8(zero, y), x),
+            _mm256_and_si256(_mm256_cmpgt_epi8(zero, w), z),
+        );
+        for _ in 0..7 {
+            y = _mm256_add_epi8(y, y);
+            w = _mm256_add_epi8(w, w);
+            let overflow = _mm256_and_si256(_mm256_cmpgt_epi8(zero, p), poly);
+            p = _mm256_xor_si256(_mm256_add_epi8(p, p), overflow);
+            p = _mm256_xor_si256(p, _mm256_and_si256(_mm256_cmpgt_epi8(zero, y), x));
+            p = _mm256_xor_si256(p, _mm256_and_si256(_mm256_cmpgt_epi8(zero, w), z));
+        }
+        store(o, p);
+    }
+    let o = &mut out[done..n];
+    portable::gf2p8_mul::<false>(o, &a[done..n], &b[done..n]);
+    portable::gf2p8_mul::<true>(o, &c[done..n], &d[done..n]);
+}
+
 pub(crate) fn gf2p8_inner(_t: Avx2, a: &[u8], b: &[u8]) -> u8 {
     // SAFETY: the token proves AVX2.
     unsafe { gf2p8_inner_impl(a, b) }
