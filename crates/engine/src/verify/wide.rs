@@ -97,8 +97,12 @@ fn groups<const B: usize>(v: &[u8], k: usize) -> [&[u8]; B] {
     core::array::from_fn(|g| &v[g * k..(g + 1) * k])
 }
 
+/// Extra nodes whose values [`block_sums`] forms in one pass over a part's packed bytes.
+const NODES_PER_PASS: usize = 8;
+
 /// One job's scratch for the sums of blocks of `8 B` packed bits (`y_1 + y_2` on `B k` bytes,
-/// the values at one extra node, the local products at the extra nodes).
+/// the four parts' values at [`NODES_PER_PASS`] extra nodes, the local products at the extra
+/// nodes).
 pub(super) struct Planes {
     y12: Vec<u8>,
     at: Vec<[u8; SUB]>,
@@ -110,7 +114,7 @@ impl Planes {
     pub(super) fn new(b: usize) -> Self {
         Planes {
             y12: vec![0; b * SUB],
-            at: vec![[0; SUB]; 4],
+            at: vec![[0; SUB]; 4 * NODES_PER_PASS],
             w: vec![[0; SUB]; 8 * b - 1],
         }
     }
@@ -228,17 +232,33 @@ pub(super) fn block_sums<const B: usize>(
         }
     }
     let y12: &[u8] = y12;
-    for (maps, out) in maps.iter().zip(w.iter_mut()) {
+    // The values at the extra nodes, NODES_PER_PASS nodes per pass over a part (its bytes
+    // split into nibbles once for all of them; a short last group of seven takes its own
+    // pass, a shorter one repeats its first node), then their local products.
+    for (e0, group) in (0..maps.len())
+        .step_by(NODES_PER_PASS)
+        .zip(maps.chunks(NODES_PER_PASS))
+    {
         for (t, v) in [x1, x2, y1, y12].into_iter().enumerate() {
-            LinearMap8::apply_sum_bytes(maps.each_ref(), groups::<B>(v, k), &mut at[t][..k]);
+            let at = &mut at[t * NODES_PER_PASS..(t + 1) * NODES_PER_PASS];
+            let src = groups::<B>(v, k);
+            if group.len() == NODES_PER_PASS - 1 {
+                let m: [[LinearMap8; B]; NODES_PER_PASS - 1] = core::array::from_fn(|i| group[i]);
+                let mut it = at.iter_mut();
+                let dst = core::array::from_fn(|_| it.next().map_or(&mut [][..], |p| &mut p[..k]));
+                LinearMap8::apply_sums_bytes(&m, src, dst);
+            } else {
+                let m: [[LinearMap8; B]; NODES_PER_PASS] =
+                    core::array::from_fn(|i| *group.get(i).unwrap_or(&group[0]));
+                let mut it = at.iter_mut();
+                let dst = core::array::from_fn(|_| it.next().map_or(&mut [][..], |p| &mut p[..k]));
+                LinearMap8::apply_sums_bytes(&m, src, dst);
+            }
         }
-        lp8(
-            &mut out[..k],
-            &at[0][..k],
-            &at[1][..k],
-            &at[2][..k],
-            &at[3][..k],
-        );
+        for (i, out) in w[e0..e0 + group.len()].iter_mut().enumerate() {
+            let node = |t: usize| &at[t * NODES_PER_PASS + i][..k];
+            lp8(&mut out[..k], node(0), node(1), node(2), node(3));
+        }
     }
     // Σ_J a_J E_8(w) at the extra nodes, eight planes at a time (a short group repeats its
     // first plane and ignores its sums).
