@@ -377,15 +377,15 @@ pub(crate) fn gf2p8_mul_sum2(be: Backend, out: &mut [u8], a: &[u8], b: &[u8], c:
     if let ByteOps::Avx2(t) = byte_ops(be) {
         return avx2::gf2p8_mul_sum2(t, out, a, b, c, d);
     }
-    let n = out
-        .len()
-        .min(a.len())
-        .min(b.len())
-        .min(c.len())
-        .min(d.len());
+    let n = common_len(out.len(), [a, b, c, d]);
     let out = &mut out[..n];
     gf2p8_mul(be, out, &a[..n], &b[..n]);
     gf2p8_mul_add(be, out, &c[..n], &d[..n]);
+}
+
+/// The length of the common prefix of an output of `len` and the sources.
+fn common_len<const N: usize>(len: usize, src: [&[u8]; N]) -> usize {
+    src.iter().fold(len, |n, s| n.min(s.len()))
 }
 
 /// `out[k] += a[k] * b[k]` in GF(2^8) on the common prefix.

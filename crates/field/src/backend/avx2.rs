@@ -176,12 +176,7 @@ pub(crate) fn gf2p8_mul_sum2(_t: Avx2, out: &mut [u8], a: &[u8], b: &[u8], c: &[
 /// bytes, against 116 for two [`mul32`] and a pass less over `out`).
 #[target_feature(enable = "avx2")]
 fn gf2p8_mul_sum2_impl(out: &mut [u8], a: &[u8], b: &[u8], c: &[u8], d: &[u8]) {
-    let n = out
-        .len()
-        .min(a.len())
-        .min(b.len())
-        .min(c.len())
-        .min(d.len());
+    let n = super::common_len(out.len(), [a, b, c, d]);
     let (oc, _) = out[..n].as_chunks_mut::<32>();
     let done = 32 * oc.len();
     let zero = _mm256_setzero_si256();
