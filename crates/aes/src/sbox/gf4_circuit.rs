@@ -737,7 +737,7 @@ fn invert<M: SecurityModel>(
     let [d2, d4, d8] = square_powers(&d);
     // mal-gf4-circuit-opt keeps `d` for its records (`p`, `d^2`, `d^4`, `d^8` are maps of it
     // and of `a_h`, `a_l`).
-    let d = M::MALICIOUS.then_some(d);
+    let d = (M::MALICIOUS && record == Record::Gf4p4).then_some(d);
 
     // Round 2: d^6 = d^2 d^4. Round 3: d^14 = d^6 d^8 = d^-1.
     let d6 = party.mul_covered(&d2, &d4)?;
@@ -757,9 +757,9 @@ fn invert<M: SecurityModel>(
     *x = from_halves(&b, n);
 
     let kept = match (packed, d) {
-        (Some(packed), Some(_)) => Some(Kept::Products(Box::new(packed))),
+        (Some(packed), _) => Some(Kept::Products(Box::new(packed))),
         (None, Some(d)) => Some(Kept::Norm { d }),
-        _ => None,
+        (None, None) => None,
     };
     if let Some(kept) = kept {
         let layer = Layer {

@@ -23,8 +23,6 @@
 use std::ops::Range;
 use std::sync::Arc;
 
-use rayon::prelude::*;
-
 use triskele_engine::verify::{ByteRows, ByteSource};
 use triskele_engine::{EngineError, Party, SecurityModel, GF2P4_TO_GF2P8};
 use triskele_field::{Encode, Gf2p4, Gf2p8, LinearMap8};
@@ -117,7 +115,18 @@ impl StoredRelations {
         vectors: Vec<RssVec<Gf2p8>>,
         parts: &[[At; 3]],
     ) -> Result<Self, EngineError> {
-        Self::stored(n, vectors, parts, Form::Bytes, Gf2p8::vec_into_bytes)
+        let entries = vectors.iter().map(|v| v.first.len().min(v.second.len()));
+        Self::checked(n, parts, entries.collect())?;
+        let vectors = vectors
+            .into_iter()
+            .map(|v| [v.first, v.second].map(Gf2p8::vec_into_bytes))
+            .collect();
+        Ok(StoredRelations {
+            n,
+            form: Form::Bytes,
+            vectors,
+            parts: parts.to_vec(),
+        })
     }
 
     /// The relations of `n` instances over `vectors` of `GF(2^4)` elements, packed two per
@@ -128,7 +137,7 @@ impl StoredRelations {
         vectors: Vec<RssVec<Gf2p4>>,
         parts: &[[At; 3]],
     ) -> Result<Self, EngineError> {
-        let packed = vectors.par_iter().map(PackedNibbles::new).collect();
+        let packed = vectors.iter().map(PackedNibbles::new).collect();
         Self::packed(n, packed, parts)
     }
 
@@ -144,29 +153,6 @@ impl StoredRelations {
             n,
             form: Form::Nibbles,
             vectors: vectors.into_iter().map(|v| v.comps).collect(),
-            parts: parts.to_vec(),
-        })
-    }
-
-    /// The relations over `vectors`, each component kept in `form` by `store`.
-    fn stored<F: Send>(
-        n: usize,
-        vectors: Vec<RssVec<F>>,
-        parts: &[[At; 3]],
-        form: Form,
-        store: impl Fn(Vec<F>) -> Vec<u8> + Sync,
-    ) -> Result<Self, EngineError> {
-        let entries = vectors.iter().map(|v| v.first.len().min(v.second.len()));
-        Self::checked(n, parts, entries.collect())?;
-        // One vector per task: the layer's online phase waits for this.
-        let vectors = vectors
-            .into_par_iter()
-            .map(|v| [v.first, v.second].map(&store))
-            .collect();
-        Ok(StoredRelations {
-            n,
-            form,
-            vectors,
             parts: parts.to_vec(),
         })
     }

@@ -243,16 +243,9 @@ pub(super) fn block_sums<const B: usize>(
             let at = &mut at[t * NODES_PER_PASS..(t + 1) * NODES_PER_PASS];
             let src = groups::<B>(v, k);
             if group.len() == NODES_PER_PASS - 1 {
-                let m: [[LinearMap8; B]; NODES_PER_PASS - 1] = core::array::from_fn(|i| group[i]);
-                let mut it = at.iter_mut();
-                let dst = core::array::from_fn(|_| it.next().map_or(&mut [][..], |p| &mut p[..k]));
-                LinearMap8::apply_sums_bytes(&m, src, dst);
+                node_values::<B, { NODES_PER_PASS - 1 }>(group, src, at, k);
             } else {
-                let m: [[LinearMap8; B]; NODES_PER_PASS] =
-                    core::array::from_fn(|i| *group.get(i).unwrap_or(&group[0]));
-                let mut it = at.iter_mut();
-                let dst = core::array::from_fn(|_| it.next().map_or(&mut [][..], |p| &mut p[..k]));
-                LinearMap8::apply_sums_bytes(&m, src, dst);
+                node_values::<B, NODES_PER_PASS>(group, src, at, k);
             }
         }
         for (i, out) in w[e0..e0 + group.len()].iter_mut().enumerate() {
@@ -269,6 +262,21 @@ pub(super) fn block_sums<const B: usize>(
             *o += *v;
         }
     }
+}
+
+/// The values of one part (its `B` runs of `k` packed bytes, `src`) at the extra nodes of
+/// `group` (their byte maps, [`extra_node_maps`]) into `at[i][..k]`, `E` nodes in one pass
+/// (a shorter group repeats its first node, whose values then go unread).
+fn node_values<const B: usize, const E: usize>(
+    group: &[[LinearMap8; B]],
+    src: [&[u8]; B],
+    at: &mut [[u8; SUB]],
+    k: usize,
+) {
+    let maps: [[LinearMap8; B]; E] = core::array::from_fn(|i| *group.get(i).unwrap_or(&group[0]));
+    let mut planes = at.iter_mut();
+    let dst = core::array::from_fn(|_| planes.next().map_or(&mut [][..], |p| &mut p[..k]));
+    LinearMap8::apply_sums_bytes(&maps, src, dst);
 }
 
 /// The fold of one sub-block of `k` blocks of `8 B` packed bits into `out` (`x'_1, x'_2` with

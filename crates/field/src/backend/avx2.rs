@@ -129,18 +129,30 @@ fn load16(x: &[u8; 16]) -> __m128i {
 #[inline]
 #[target_feature(enable = "avx2")]
 fn mul32(a: __m256i, b: __m256i) -> __m256i {
+    mul_sum32([(a, b)])
+}
+
+/// 32 sums `Σ_i a_i b_i` of `N` products in GF(2^8): one Horner pass over the bits of the
+/// `b_i` (MSB first), the doubling of the partial sum shared by all `N` products.
+#[inline]
+#[target_feature(enable = "avx2")]
+fn mul_sum32<const N: usize>(mut pairs: [(__m256i, __m256i); N]) -> __m256i {
     let zero = _mm256_setzero_si256();
     let poly = _mm256_set1_epi8(0x1b);
-    let mut b = b;
-    // Bit 7 of b.
-    let mut p = _mm256_and_si256(_mm256_cmpgt_epi8(zero, b), a);
+    // p += a if the sign bit of b (its current bit) is set.
+    let add = |p: __m256i, (a, b): (__m256i, __m256i)| {
+        _mm256_xor_si256(p, _mm256_and_si256(_mm256_cmpgt_epi8(zero, b), a))
+    };
+    // Bit 7 of each b.
+    let mut p = pairs.iter().fold(zero, |p, &ab| add(p, ab));
     for _ in 0..7 {
-        b = _mm256_add_epi8(b, b);
         // p = p * u
         let overflow = _mm256_and_si256(_mm256_cmpgt_epi8(zero, p), poly);
         p = _mm256_xor_si256(_mm256_add_epi8(p, p), overflow);
-        // p += a if the next bit of b is set
-        p = _mm256_xor_si256(p, _mm256_and_si256(_mm256_cmpgt_epi8(zero, b), a));
+        for ab in pairs.iter_mut() {
+            ab.1 = _mm256_add_epi8(ab.1, ab.1);
+            p = add(p, *ab);
+        }
     }
     p
 }
@@ -171,33 +183,16 @@ pub(crate) fn gf2p8_mul_sum2(_t: Avx2, out: &mut [u8], a: &[u8], b: &[u8], c: &[
     unsafe { gf2p8_mul_sum2_impl(out, a, b, c, d) }
 }
 
-/// `out[k] = a[k] b[k] + c[k] d[k]`: the two products by one Horner pass over the bits of `b`
-/// and `d` (MSB first), sharing the doubling of the partial sum (about 89 instructions per 32
-/// bytes, against 116 for two [`mul32`] and a pass less over `out`).
+/// `out[k] = a[k] b[k] + c[k] d[k]` by [`mul_sum32`] (about 89 instructions per 32 bytes,
+/// against 116 for two [`mul32`], and a pass less over `out`).
 #[target_feature(enable = "avx2")]
 fn gf2p8_mul_sum2_impl(out: &mut [u8], a: &[u8], b: &[u8], c: &[u8], d: &[u8]) {
     let n = super::common_len(out.len(), [a, b, c, d]);
     let (oc, _) = out[..n].as_chunks_mut::<32>();
     let done = 32 * oc.len();
-    let zero = _mm256_setzero_si256();
-    let poly = _mm256_set1_epi8(0x1b);
     for (i, o) in oc.iter_mut().enumerate() {
         let at = |s: &[u8]| load_at(s, 32 * i);
-        let (x, mut y, z, mut w) = (at(a), at(b), at(c), at(d));
-        // Bit 7 of b and d.
-        let mut p = _mm256_xor_si256(
-            _mm256_and_si256(_mm256_cmpgt_epi8(zero, y), x),
-            _mm256_and_si256(_mm256_cmpgt_epi8(zero, w), z),
-        );
-        for _ in 0..7 {
-            y = _mm256_add_epi8(y, y);
-            w = _mm256_add_epi8(w, w);
-            let overflow = _mm256_and_si256(_mm256_cmpgt_epi8(zero, p), poly);
-            p = _mm256_xor_si256(_mm256_add_epi8(p, p), overflow);
-            p = _mm256_xor_si256(p, _mm256_and_si256(_mm256_cmpgt_epi8(zero, y), x));
-            p = _mm256_xor_si256(p, _mm256_and_si256(_mm256_cmpgt_epi8(zero, w), z));
-        }
-        store(o, p);
+        store(o, mul_sum32([(at(a), at(b)), (at(c), at(d))]));
     }
     let o = &mut out[done..n];
     portable::gf2p8_mul::<false>(o, &a[done..n], &b[done..n]);
