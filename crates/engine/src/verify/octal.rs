@@ -658,6 +658,42 @@ fn pair_sums(sc: &mut Scratch, pairs: &PairViews<'_>, a: &[Gf2p64], acc: &mut [G
     }
 }
 
+/// The maps of `z`'s planes scaled by the Lagrange coefficients `λ_m` of the fold, kept per
+/// job: a source names the same few embeddings for every sub-block, and scaling one (its
+/// tables built again) for every sub-block and plane took about 2% of mal-gf4-circuit-opt's
+/// finalize (docs/PERFORMANCE.md).
+#[derive(Default)]
+struct ScaledMaps {
+    /// The embedding's address, the entry `m` and the scaled map.
+    maps: Vec<(*const ByteEmbedding, usize, ByteEmbedding)>,
+}
+
+impl ScaledMaps {
+    /// The most maps kept.
+    const MAX: usize = 64;
+
+    /// The index of `f` scaled by `lambda[m]`, scaled here the first time.
+    fn index(&mut self, f: &ByteEmbedding, m: usize, lambda: &[Gf2p64]) -> usize {
+        let key = core::ptr::from_ref(f);
+        match self.maps.iter().position(|e| e.0 == key && e.1 == m) {
+            Some(i) => i,
+            None => {
+                // Sources name a few embeddings; one that named many would only lose the
+                // cache, not grow it without bound.
+                if self.maps.len() == Self::MAX {
+                    self.maps.clear();
+                }
+                self.maps.push((key, m, f.scaled_by(lambda[m])));
+                self.maps.len() - 1
+            }
+        }
+    }
+
+    fn get(&self, i: usize) -> &ByteEmbedding {
+        &self.maps[i].2
+    }
+}
+
 /// The fold with the coin `s`: `out = [x'_1, x'_2, y'_1, y'_2]` (length `B` each, the block
 /// coefficients `a_J` of the run with `seed` drawn per sub-block)
 /// with `x'_J = a_J F_J(s)`, `y'_J = G_J(s)`, and the sums of the halving that pairs `j` with
@@ -702,8 +738,9 @@ pub(super) fn fold(
         let l = ell[i / 2];
         E8_TABLES.scaled_by(if i % 2 == 0 { l } else { l * TOWER_T })
     });
-    let init = || Rows::new(src);
-    let sums = super::wide::fold_sub_blocks(seed, out, half, init, |rows, j, a, out, acc| {
+    let init = || (Rows::new(src), ScaledMaps::default());
+    let sums = super::wide::fold_sub_blocks(seed, out, half, init, |job, j, a, out, acc| {
+        let (rows, scaled) = job;
         let k = a.len();
         // Bits as in `sums` (all six parts), whose data nodes are summed there.
         if let Some(bits) = rows.load_packed(src, j, k, 6) {
@@ -713,10 +750,11 @@ pub(super) fn fold(
         if let Some(pairs) = rows.load_pairs(src, j, k, 6) {
             for t in 0..2 {
                 let z: [&ZPlanes<'_>; K] = core::array::from_fn(|m| &pairs.z[m][t]);
-                let maps: [ByteEmbedding; 2 * K] =
-                    core::array::from_fn(|i| z[i / 2][i % 2].0.scaled_by(lambda[i / 2]));
+                let at: [usize; 2 * K] =
+                    core::array::from_fn(|i| scaled.index(z[i / 2][i % 2].0, i / 2, lambda));
+                let maps: [&ByteEmbedding; 2 * K] = core::array::from_fn(|i| scaled.get(at[i]));
                 let srcs: [&[u8]; 2 * K] = core::array::from_fn(|i| z[i / 2][i % 2].1);
-                ByteEmbedding::apply_sum_slice(maps.each_ref(), srcs, &mut acc[..]);
+                ByteEmbedding::apply_sum_slice(maps, srcs, &mut acc[..]);
                 at_data.add(t, acc, a);
             }
             for (t, o) in out.into_iter().enumerate() {
@@ -769,4 +807,38 @@ pub(super) fn fold(
         true
     })?;
     Some((sums, at_data.into_values()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The kept maps are those scaled afresh, per embedding and entry, also once more
+    /// embeddings than it keeps have cleared the cache.
+    #[test]
+    fn scaled_maps_are_the_scaled_embeddings() {
+        let lambda: Vec<Gf2p64> = (0..K as u64)
+            .map(|m| Gf2p64(0x9e37_79b9_7f4a_7c15 ^ (m + 1).wrapping_mul(0x1234_5678_9abc)))
+            .collect();
+        // Eleven embeddings, 88 pairs of embedding and entry: more than the cache keeps.
+        let mut embeddings = vec![E8_TABLES, E8_HI, PAIR_EMBEDDING];
+        embeddings.extend((2..10u64).map(|c| E8_TABLES.scaled(Gf2p64(c))));
+        let mut cache = ScaledMaps::default();
+        for _ in 0..2 {
+            for f in &embeddings {
+                for (m, l) in lambda.iter().enumerate() {
+                    let i = cache.index(f, m, &lambda);
+                    assert_eq!(*cache.get(i), f.scaled_by(*l));
+                    assert!(cache.maps.len() <= ScaledMaps::MAX);
+                }
+            }
+        }
+        // Found again while kept.
+        let i = cache.index(&embeddings[10], 7, &lambda);
+        let len = cache.maps.len();
+        assert_eq!(cache.index(&embeddings[10], 7, &lambda), i);
+        assert_eq!(cache.maps.len(), len);
+        let j = cache.index(&embeddings[10], 6, &lambda);
+        assert_ne!(cache.get(j), cache.get(i));
+    }
 }
