@@ -1462,3 +1462,48 @@ fn spare_pool_keeps_within_its_budget_and_hands_out_vectors_that_fit() {
     assert_eq!(pool.kept.len(), 1);
     assert!(pool.kept[0].1.is::<Vec<u8>>());
 }
+
+/// The Lagrange coefficients by prefix products and one inversion are those of the textbook
+/// formula (each coefficient a product of quotients), at points off and on the nodes, for
+/// nodes in `GF(2^64)` and in `GF(2^8)`; and the batch inversion keeps `0^-1 = 0`.
+#[test]
+fn lagrange_coefficients_match_the_formula() {
+    fn naive<V: Field>(nodes: &[V], s: V) -> Vec<V> {
+        (0..nodes.len())
+            .map(|j| {
+                (0..nodes.len()).filter(|&i| i != j).fold(V::ONE, |acc, i| {
+                    acc * (s - nodes[i]) * (nodes[j] - nodes[i]).inverse()
+                })
+            })
+            .collect()
+    }
+    let mut x = 0x0123_4567_89ab_cdefu64;
+    let mut next = || {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        x
+    };
+    for n in [1, 2, 3, 8, 15, 63] {
+        let nodes: Vec<Gf2p64> = (0..n).map(|_| Gf2p64(next())).collect();
+        for s in [Gf2p64(next()), nodes[n / 2], Gf2p64::ZERO] {
+            assert_eq!(lagrange_slice(&nodes, s), naive(&nodes, s), "{n} nodes");
+        }
+    }
+    use triskele_field::Gf2p8;
+    let bytes: Vec<Gf2p8> = (1..16).map(Gf2p8).collect();
+    for s in (0..=255).map(Gf2p8) {
+        assert_eq!(lagrange_slice(&bytes, s), naive(&bytes, s));
+    }
+    let xs = [
+        Gf2p64(3),
+        Gf2p64::ZERO,
+        Gf2p64(next()),
+        Gf2p64::ZERO,
+        Gf2p64(7),
+    ];
+    let inv = batch_inverse(&xs);
+    let expect: Vec<Gf2p64> = xs.iter().map(|x| x.inverse()).collect();
+    assert_eq!(inv, expect);
+    assert_eq!(batch_inverse::<Gf2p64>(&[]), Vec::<Gf2p64>::new());
+}
