@@ -467,20 +467,17 @@ fn embed_bytes_sum_512_impl<const N: usize>(
     dst: &mut [u64],
 ) -> usize {
     let n = src.iter().fold(dst.len(), |n, s| n.min(s.len())) / 64 * 64;
-    // Filled in place (a mapped array of 4 KiB per eight maps would be copied on return).
-    let mut m = [[_mm512_setzero_si512(); 8]; N];
-    for (m, t) in m.iter_mut().zip(&t) {
-        for (m, g) in m.iter_mut().zip(t.gfni) {
-            *m = _mm512_set1_epi64(*g as i64);
-        }
-    }
+    // The matrices are broadcast from the tables as they are used (a load each, as from
+    // an array of broadcast registers, which for 32 maps was 16 KiB zeroed and written per
+    // call).
     let chunks: [&[[u8; 64]]; N] = src.map(|s| s.as_chunks::<64>().0);
     for (c, d) in dst[..n].as_chunks_mut::<64>().0.iter_mut().enumerate() {
         let mut planes = [_mm512_setzero_si512(); 8];
-        for (s, m) in chunks.iter().zip(&m) {
+        for (s, t) in chunks.iter().zip(&t) {
             let x = load64(&s[c]);
-            for (plane, m) in planes.iter_mut().zip(m) {
-                *plane = _mm512_xor_si512(*plane, _mm512_gf2p8affine_epi64_epi8::<0>(x, *m));
+            for (plane, g) in planes.iter_mut().zip(t.gfni) {
+                let m = _mm512_set1_epi64(*g as i64);
+                *plane = _mm512_xor_si512(*plane, _mm512_gf2p8affine_epi64_epi8::<0>(x, m));
             }
         }
         let (words, _) = d.as_chunks_mut::<8>();
