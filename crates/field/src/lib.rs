@@ -159,6 +159,29 @@ pub trait Field:
     }
 }
 
+/// Element-wise inverses by Montgomery's trick: one inversion and three products per element;
+/// zeros map to zero (as [`Field::inverse`]).
+pub fn batch_inverse<F: Field>(v: &[F]) -> Vec<F> {
+    // prefix[i]: the product of the non-zero elements before i.
+    let mut prefix = Vec::with_capacity(v.len());
+    let mut acc = F::ONE;
+    for &x in v {
+        prefix.push(acc);
+        if !x.is_zero() {
+            acc *= x;
+        }
+    }
+    let mut inv = acc.inverse();
+    let mut out = vec![F::ZERO; v.len()];
+    for ((o, &x), &p) in out.iter_mut().zip(v).zip(&prefix).rev() {
+        if !x.is_zero() {
+            *o = inv * p;
+            inv *= x;
+        }
+    }
+    out
+}
+
 /// Wire encoding (PROTOCOLS.md §1.8).
 ///
 /// Decoding is strict: every byte string accepted by [`Encode::decode_slice`] is the encoding of

@@ -279,28 +279,8 @@ pub fn mul_open<F: PrfField, M: SecurityModel>(
     party.open_additive(&t)
 }
 
-/// Element-wise multiplicative inverses of public non-zero values by Montgomery's trick:
-/// one inversion and three multiplications per element. Zeros map to zero.
-pub fn batch_inverse<F: PrimeField>(v: &[F]) -> Vec<F> {
-    let mut prefix = Vec::with_capacity(v.len());
-    let mut acc = F::ONE;
-    for &x in v {
-        prefix.push(acc);
-        if !x.is_zero() {
-            acc *= x;
-        }
-    }
-    let mut inv = acc.inverse();
-    let mut out = vec![F::ZERO; v.len()];
-    for i in (0..v.len()).rev() {
-        if v[i].is_zero() {
-            continue;
-        }
-        out[i] = inv * prefix[i];
-        inv *= v[i];
-    }
-    out
-}
+/// Element-wise multiplicative inverses (Montgomery's trick; zeros map to zero).
+pub use triskele_field::batch_inverse;
 
 #[cfg(test)]
 mod tests {

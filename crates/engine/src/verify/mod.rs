@@ -269,7 +269,7 @@
 use core::any::Any;
 
 use sha2::{Digest, Sha256};
-use triskele_field::{Bulk, Encode, Field, Fp, FpRt, Gf2p64, PrimeField, Random};
+use triskele_field::{batch_inverse, Bulk, Encode, Field, Fp, FpRt, Gf2p64, PrimeField, Random};
 use triskele_share::RssVec;
 
 use crate::error::EngineError;
@@ -558,8 +558,8 @@ fn lagrange<V: Field, const N: usize>(nodes: &[V; N], s: V) -> [V; N] {
 
 /// [`lagrange`] for nodes in a slice: `ℓ_j(s) = Π_{i≠j} (s - α_i) / Π_{i≠j} (α_j - α_i)`, the
 /// numerators from prefix and suffix products of `s - α_i`, the denominators inverted
-/// together (one inversion; with `N` inversions of `GF(2^64)`, 63 nodes took about 1% of
-/// mal-chida-rec-check's run, docs/PERFORMANCE.md).
+/// together ([`batch_inverse`]: one inversion; with one inversion of `GF(2^64)` per node, 63
+/// nodes took about 1% of mal-chida-rec-check's run, docs/PERFORMANCE.md).
 fn lagrange_slice<V: Field>(nodes: &[V], s: V) -> Vec<V> {
     let n = nodes.len();
     let mut suffix = vec![V::ONE; n + 1];
@@ -586,29 +586,6 @@ fn lagrange_slice<V: Field>(nodes: &[V], s: V) -> Vec<V> {
             l
         })
         .collect()
-}
-
-/// The inverses of `xs` (`0^-1 = 0`, as [`Field::inverse`]) by one inversion and `3N`
-/// products (Montgomery's trick).
-fn batch_inverse<V: Field>(xs: &[V]) -> Vec<V> {
-    // prefix[i]: the product of the non-zero xs before i.
-    let mut prefix = Vec::with_capacity(xs.len());
-    let mut acc = V::ONE;
-    for &x in xs {
-        prefix.push(acc);
-        if !x.is_zero() {
-            acc *= x;
-        }
-    }
-    let mut t = acc.inverse();
-    let mut out = vec![V::ZERO; xs.len()];
-    for ((o, &x), &p) in out.iter_mut().zip(xs).zip(&prefix).rev() {
-        if !x.is_zero() {
-            *o = t * p;
-            t *= x;
-        }
-    }
-    out
 }
 
 /// `[[H(s)]]` from `[[H(0)]]`, `[[H(1)]]`, `[[H(u)]]` (Lagrange on the nodes `0, 1, u`).
