@@ -558,8 +558,8 @@ fn lagrange<V: Field, const N: usize>(nodes: &[V; N], s: V) -> [V; N] {
 
 /// [`lagrange`] for nodes in a slice: `ℓ_j(s) = Π_{i≠j} (s - α_i) / Π_{i≠j} (α_j - α_i)`, the
 /// numerators from prefix and suffix products of `s - α_i`, the denominators inverted
-/// together ([`batch_inverse`]: one inversion; with one inversion of `GF(2^64)` per node, 63
-/// nodes took about 1% of mal-chida-rec-check's run, docs/PERFORMANCE.md).
+/// together ([`batch_inverse`]: one inversion; one inversion of `GF(2^64)` per node took
+/// about 130 of mal-gf4-circuit-opt's 4,651 check samples, docs/PERFORMANCE.md).
 fn lagrange_slice<V: Field>(nodes: &[V], s: V) -> Vec<V> {
     let n = nodes.len();
     let mut suffix = vec![V::ONE; n + 1];

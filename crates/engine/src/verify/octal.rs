@@ -660,8 +660,8 @@ fn pair_sums(sc: &mut Scratch, pairs: &PairViews<'_>, a: &[Gf2p64], acc: &mut [G
 
 /// The maps of `z`'s planes scaled by the Lagrange coefficients `λ_m` of the fold, kept per
 /// job: a source names the same few embeddings for every sub-block, and scaling one (its
-/// tables built again) for every sub-block and plane took about 2% of mal-gf4-circuit-opt's
-/// finalize (docs/PERFORMANCE.md).
+/// tables built again) for every sub-block and plane took 186 of mal-gf4-circuit-opt's 4,651
+/// check samples (docs/PERFORMANCE.md).
 #[derive(Default)]
 struct ScaledMaps {
     /// The embedding's address, the entry `m` and the scaled map.
