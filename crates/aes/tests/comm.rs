@@ -130,7 +130,9 @@ fn finalize_expected(target: Target, size: KeySize, simd: usize) -> (u64, u64, u
     // words or packed bits.
     let (triples_per_sbox, k) = match target {
         Target::MalChidaRecCheck => (4, 32),
-        Target::MalGf4Circuit => (5, 32),
+        // Round 4's two products (common factor d^-1) as one relation ([DEV] PROTOCOLS.md §6.4
+        // counts 5).
+        Target::MalGf4Circuit => (4, 32),
         // The gf4p4 relation and the norm relation per S-box (both in GF(2^16), taken in the
         // pair form; [DEV] PROTOCOLS.md §6.4 counts 3: the norm products as two triples).
         Target::MalGf4CircuitOpt => (2, 8),
@@ -326,8 +328,9 @@ fn mal_gf4_circuit_is_400_bytes_per_block_to_prev_and_logarithmic_finalize() {
         assert_eq!((e.online_next, e.online_prev), (0, 400));
         assert_eq!(e.online_messages_prev, 40);
     }
-    // mal-gf4-circuit: S = 1: L = 800, ℓ = 10; S = 1000: L = 800 000, the k-ary first level
-    // with blocks of 32 and ℓ' = 15 (three halvings, four steps of eight).
+    // mal-gf4-circuit: S = 1: L = 640, ℓ = 10; S = 1000: L = 640 000, the k-ary first level
+    // with blocks of 32 and ℓ' = 15 (three halvings, four steps of eight); PROTOCOLS.md's L =
+    // 800 per block gives the same bytes at both sizes.
     assert_eq!(
         finalize_expected(Target::MalGf4Circuit, KeySize::Aes128, 1),
         (152, 208, 28)
@@ -428,6 +431,54 @@ fn mal_lut16_is_220_prep_and_80_240_online_bytes_per_block_and_logarithmic_final
 /// resp. 2 bit × bit-string relations (step 1's product checked inside step 2's) per one-hot
 /// vector, for all 16 lanes of every preprocessed word, and one gf4p4 relation per inversion
 /// — which fixes its bytes and messages; the layer's output is right.
+/// mal-gf4-circuit checks four relations per inversion (round 4's two products as one) and
+/// mal-gf4-circuit-opt two, and the finalize sends the bytes of exactly that `L`: at `n = 250`
+/// inversions, `4 n = 1000` triples take `ℓ = 10` levels where `5 n` would take 11.
+#[test]
+fn gf4_circuits_verify_exactly_their_relations() {
+    use triskele_aes::sbox::gf4_circuit::{Gf4Circuit, Gf4CircuitGf4p4};
+    use triskele_aes::sbox::SboxProtocol;
+    use triskele_engine::{Malicious, Party, Phase};
+    use triskele_field::{Field, Gf2p8};
+    fn run<S: SboxProtocol<Malicious> + Default>(n: usize, per: usize) {
+        let nets = triskele_net::in_memory(&NetOptions::default());
+        let runs = three(nets, |net| {
+            let mut party = Party::<Malicious>::setup(net).expect("setup");
+            let mut sbox = S::default();
+            party.set_phase(Phase::Output);
+            let mut x = party.random_rss::<Gf2p8>(n);
+            let input = party.open(&x).expect("open input");
+            party.set_phase(Phase::Online);
+            sbox.invert(&mut party, &mut x).expect("invert");
+            let recorded = party.model().recorder().gf2p64_triples();
+            party.set_phase(Phase::Finalize);
+            sbox.finalize(&mut party).expect("finalize");
+            party.set_phase(Phase::Output);
+            let out = party.open_output(&x).expect("open output");
+            let stats = party.net().stats().get(Phase::Finalize);
+            party.shutdown().expect("shutdown");
+            (input, out, recorded, stats)
+        });
+        let l = per * n;
+        let (fin_next, fin_prev, fin_msgs) = verify_cost(l, 32);
+        for (input, out, recorded, stats) in runs {
+            let want: Vec<Gf2p8> = input.iter().map(|v| v.inverse()).collect();
+            assert_eq!(out, want, "n = {n}");
+            assert_eq!(recorded, l, "n = {n}");
+            assert_eq!(stats.next.bytes_sent, fin_next, "n = {n}");
+            assert_eq!(stats.prev.bytes_sent, fin_prev, "n = {n}");
+            assert_eq!(stats.next.messages, fin_msgs, "n = {n}");
+            assert_eq!(stats.prev.messages, fin_msgs, "n = {n}");
+        }
+    }
+    assert_eq!(verify_cost(1000, 32), verify_cost(1024, 32));
+    assert_ne!(verify_cost(1000, 32), verify_cost(1250, 32));
+    for n in [7usize, 250] {
+        run::<Gf4Circuit>(n, 4);
+        run::<Gf4CircuitGf4p4>(n, 2);
+    }
+}
+
 #[test]
 fn mal_lut16_verifies_exactly_the_recorded_relations() {
     use triskele_aes::sbox::mal_lut16::{MalLut16, Prep};

@@ -24,7 +24,8 @@ use triskele_share::{Direction, PartyId};
 fn triples_per_sbox(target: Target) -> usize {
     match target {
         Target::MalChidaRecCheck => 4,
-        Target::MalGf4Circuit => 5,
+        // Round 4's two products (common factor d^-1) as one relation.
+        Target::MalGf4Circuit => 4,
         // The gf4p4 relation and the norm relation (d^6 and d^-1) per S-box.
         Target::MalGf4CircuitOpt => 2,
         // 2 ohv resp. 2 bit × bit-string relations (steps 2 and 3, step 1 certified inside

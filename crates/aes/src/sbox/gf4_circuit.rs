@@ -19,8 +19,11 @@
 //! finalize phase is Protocol 2 `Verify` over the recorded triples plus a compare-view
 //! ([`Party::verify_recorded`]).
 //!
-//! * `mal-gf4-circuit` ([`Gf4Circuit`]): all 5 products are checked as `GF(2^4)` triples
-//!   (lifted by `E_4`): `L = 5 ·` inversions (AES-128: 800 per block).
+//! * `mal-gf4-circuit` ([`Gf4Circuit`]): all 5 products are checked as `GF(2^4)` products
+//!   in their byte form `ψ` (lifted by `E_8`), round 4's two, which share the factor `d^-1`,
+//!   as one relation in `GF(2^8)`, `ψ(d^-1) (ψ(a_h) + t ψ(a_h + a_l)) = ψ(b_h) + t ψ(b_l)` with
+//!   a fixed `t` outside `ψ(GF(2^4))` (`all_products`): `L = 4 ·` inversions (AES-128: 640 per
+//!   block; \[DEV\]: PROTOCOLS.md §5.5 and §6.4 have 5 and 800).
 //! * `mal-gf4-circuit-opt`, CSV `mal-gf4-circuit-gf4p4` ([`Gf4CircuitGf4p4`]): for the
 //!   round-1 and round-4 products one relation over
 //!   `GF(2^16) = GF(2^4)[α]/(α^4+α^2+uα+u^2)` is recorded,
@@ -71,12 +74,12 @@ use super::SboxProtocol;
 use crate::sbox::tower::{from_halves, split_tower, square_powers, NibbleLinear};
 
 /// The `gf4-circuit` protocol; under [`Malicious`] it is `mal-gf4-circuit` (all five products
-/// recorded).
+/// recorded, as four relations).
 #[derive(Debug, Default)]
 pub struct Gf4Circuit;
 
-/// `mal-gf4-circuit-opt`: the same circuit, checked with two plain triples and one gf4p4
-/// triple per inversion (see the module documentation).
+/// `mal-gf4-circuit-opt`: the same circuit, checked with the norm relation and one gf4p4
+/// relation per inversion (see the module documentation).
 #[derive(Debug, Default)]
 pub struct Gf4CircuitGf4p4;
 
@@ -861,11 +864,19 @@ const A_L: usize = 4;
 const P: usize = 5;
 const B: usize = 6;
 
-/// All five products in the order [`Party::mul`] records them: `p = a_h · a_l`, `d^6 = d^2 ·
-/// d^4`, `d^-1 = d^6 · d^8`, then `b_h = a_h · d^-1` and `b_l = (a_h + a_l) · d^-1`; the
-/// squares of `d` as Frobenius maps of it (`ψ` is a ring homomorphism, so that the powers of
-/// `ψ(d)` are `ψ` of those of `d`).
-const fn all_products(n: usize) -> [[At; 3]; 5] {
+/// All five products as four relations over the byte forms `ψ`: `p = a_h · a_l`, `d^6 = d^2 ·
+/// d^4`, `d^-1 = d^6 · d^8` (the squares of `d` as Frobenius maps of it: `ψ` is a ring
+/// homomorphism, so that the powers of `ψ(d)` are `ψ` of those of `d`), then round 4's two
+/// products with their common factor as one relation in `GF(2^8)`,
+///
+/// `ψ(d^-1) · (ψ(a_h) + t ψ(a_h + a_l)) = ψ(b_h) + t ψ(b_l)`,
+///
+/// with [`ROUND4_T`] outside the subfield `ψ(GF(2^4))`. `1` and `t` are a basis of `GF(2^8)`
+/// over that subfield, so the relation holds iff both products do: errors `e_h`, `e_l` in
+/// `b_h`, `b_l` leave `ψ(e_h) + t ψ(e_l)`, zero only for `e_h = e_l = 0`, whatever the
+/// factors (\[DEV\]: PROTOCOLS.md §5.5 checks the two as separate triples, `L = 5 ·`
+/// inversions; `round4_relation_holds_exactly_for_correct_products`).
+const fn all_products(n: usize) -> [[At; 3]; 4] {
     let d2 = part(D, 0, Some(&LinearMap8::SQUARE));
     let d4 = part(D, 0, Some(&LinearMap8::POW4));
     let d8 = part(D, 0, Some(&LinearMap8::POW8));
@@ -873,10 +884,21 @@ const fn all_products(n: usize) -> [[At; 3]; 5] {
         [at(LEFT), at(A_L), at(P)],
         [d2, d4, at(D6)],
         [at(D6), d8, at(DINV)],
-        [at(LEFT), at(DINV), at(B)],
-        [part(LEFT, n, None), at(DINV), part(B, n, None)],
+        [
+            at(DINV),
+            at(LEFT).plus(LEFT, n, &TIMES_ROUND4_T),
+            at(B).plus(B, n, &TIMES_ROUND4_T),
+        ],
     ]
 }
+
+/// The `t` of round 4's relation ([`all_products`]): `0x02`, of multiplicative order 51 in
+/// the AES field, so not in the subfield `ψ(GF(2^4))` (the elements of order dividing 15 and
+/// zero; checked by `round4_relation_holds_exactly_for_correct_products`).
+const ROUND4_T: Gf2p8 = Gf2p8(0x02);
+
+/// `v ↦ t v` for [`ROUND4_T`], applied after `ψ` as the check loads a part.
+const TIMES_ROUND4_T: LinearMap8 = LinearMap8::mul_by(ROUND4_T);
 
 /// What a layer records: mal-gf4-circuit its five products as stored `GF(2^4)` triples of
 /// the layer's own vectors (packed two per byte; nothing else copied);
@@ -939,6 +961,7 @@ mod tests {
     use super::*;
     use crate::sbox::stored::gf2p4_bytes;
     use triskele_engine::verify::ByteRows;
+    use triskele_engine::GF2P4_TO_GF2P8;
     use triskele_field::{Field, Gf2p4};
 
     /// The circuit of one layer in the clear, each component an independent set of inputs
@@ -1014,9 +1037,8 @@ mod tests {
         }
     }
 
-    /// The recorded relations of each variant are true products: all five for
-    /// mal-gf4-circuit in their byte form, in the order `Party::mul` records them (stored
-    /// vectors); for mal-gf4-circuit-opt the norm relation of `d^6` and `d^-1`
+    /// The recorded relations of each variant are true products: mal-gf4-circuit's four in
+    /// their byte form (stored vectors; round 4's two products as one, [`all_products`]); for mal-gf4-circuit-opt the norm relation of `d^6` and `d^-1`
     /// ([`NormRelations`]) with the packed gf4p4 relations of the other three, whose `p` from
     /// byte maps of `d` is the product's.
     #[test]
@@ -1028,7 +1050,15 @@ mod tests {
             layer.b.slice(0..n).unwrap(),
             layer.b.slice(n..2 * n).unwrap(),
         );
-        let all = [&p, &layer.d6, &layer.dinv, &b_h, &b_l].map(bytes);
+        let [p, d6, dinv, b_h, b_l] = [&p, &layer.d6, &layer.dinv, &b_h, &b_l].map(bytes);
+        let plus_t = |a: &[Gf2p8], b: &[Gf2p8]| -> Vec<Gf2p8> {
+            a.iter().zip(b).map(|(a, b)| *a + ROUND4_T * *b).collect()
+        };
+        let round4 = RssVec {
+            first: plus_t(&b_h.first, &b_l.first),
+            second: plus_t(&b_h.second, &b_l.second),
+        };
+        let all = [p, d6, dinv, round4];
         let LayerRelations::Products(stored) = layer.relations(n).unwrap() else {
             panic!("mal-gf4-circuit records stored relations")
         };
@@ -1082,6 +1112,39 @@ mod tests {
         // planes of the gf4p4 relations (the one they share counted there).
         assert_eq!(rel.stored_bytes(), Some(2 * n));
         assert_eq!(TripleSource::stored_bytes(&packed), Some(6 * n));
+    }
+
+    /// Round 4's relation ([`all_products`]) holds for the right products and fails for every
+    /// error in either of them, at every value of the factors: all `16^3` factors (`d^-1`, `a_h`,
+    /// `a_h + a_l`) and all `16^2` error pairs; `t` is outside `ψ(GF(2^4))`. With `t` inside
+    /// the subfield (here `ψ(u)`), some error pair would pass: the test can fail.
+    #[test]
+    fn round4_relation_holds_exactly_for_correct_products() {
+        let psi = |x: Gf2p4| GF2P4_TO_GF2P8.apply(Gf2p8(x.0));
+        let subfield: Vec<Gf2p8> = (0..16).map(|x| psi(Gf2p4(x))).collect();
+        assert!(!subfield.contains(&ROUND4_T));
+        assert!(subfield.iter().all(|v| v.pow(16) == *v));
+        let passes = |t: Gf2p8| {
+            let mut passed = 0usize;
+            for (dinv, a, b) in (0..16 * 16 * 16).map(|i| (i >> 8, (i >> 4) & 15, i & 15)) {
+                let [dinv, a, b] = [dinv, a, b].map(|v| Gf2p4(v as u8));
+                let x = psi(dinv);
+                let y = psi(a) + t * psi(b);
+                for (e_h, e_l) in (0..256).map(|e| (Gf2p4(e as u8 >> 4), Gf2p4(e as u8 & 15))) {
+                    let z = psi(dinv * a + e_h) + t * psi(dinv * b + e_l);
+                    let holds = x * y == z;
+                    let correct = e_h == Gf2p4(0) && e_l == Gf2p4(0);
+                    assert!(
+                        holds || !correct,
+                        "a right pair fails at {dinv:?}, {a:?}, {b:?}"
+                    );
+                    passed += usize::from(holds && !correct);
+                }
+            }
+            passed
+        };
+        assert_eq!(passes(ROUND4_T), 0);
+        assert!(passes(psi(Gf2p4(2))) > 0);
     }
 
     /// A layer whose records miss a packed vector is refused, not checked without it.

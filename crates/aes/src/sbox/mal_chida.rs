@@ -160,6 +160,7 @@ const CHAIN_PARTS: [[At; 3]; 4] = {
                 vector,
                 offset: 0,
                 map,
+                plus: None,
             };
             p += 1;
         }

@@ -32,12 +32,41 @@ use super::ohv16::relation_runs;
 
 /// Where a part (`X`, `Y` or `Z`) of a relation lies: entries `offset .. offset + n` of
 /// vector `vector`, with `map` applied if it is given (a local `GF(2)`-linear map of a stored
-/// value, e.g. a Frobenius power, so that the value need not be stored itself).
+/// value, e.g. a Frobenius power, so that the value need not be stored itself), plus, if
+/// `plus` is given, a second stored value through its map (a part that is a linear
+/// combination of two stored values, [`At::plus`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct At {
     pub(crate) vector: usize,
     pub(crate) offset: usize,
     pub(crate) map: Option<&'static LinearMap8>,
+    pub(crate) plus: Option<Plus>,
+}
+
+/// The second term of a part ([`At::plus`]): entries `offset .. offset + n` of vector
+/// `vector` through `map` (after the byte form `ψ` for [`Form::Nibbles`], as for the first
+/// term).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Plus {
+    pub(crate) vector: usize,
+    pub(crate) offset: usize,
+    pub(crate) map: &'static LinearMap8,
+}
+
+impl At {
+    /// This part plus entries `offset ..` of vector `vector` through `map`, added as they
+    /// are loaded (a part that is not itself stored but the sum of two stored values, each
+    /// through a map; [`StoredRelations`] reads both).
+    pub(crate) const fn plus(self, vector: usize, offset: usize, map: &'static LinearMap8) -> At {
+        At {
+            plus: Some(Plus {
+                vector,
+                offset,
+                map,
+            }),
+            ..self
+        }
+    }
 }
 
 /// Shorthand for [`At`]: entries from `offset` of vector `vector`, mapped by `map`.
@@ -46,6 +75,7 @@ pub(crate) const fn part(vector: usize, offset: usize, map: Option<&'static Line
         vector,
         offset,
         map,
+        plus: None,
     }
 }
 
@@ -55,12 +85,16 @@ pub(crate) const fn at(vector: usize) -> At {
         vector,
         offset: 0,
         map: None,
+        plus: None,
     }
 }
 
 /// Instances per block of the triple order (module docs): a block's triples (`R BLOCK` of
 /// them) span a few of `Verify`'s chunks of `32 · 1024` triples.
 pub(crate) const BLOCK: usize = 1 << 15;
+
+/// Entries per piece in which [`StoredRelations`] adds a part's second term ([`At::plus`]).
+const PLUS_PIECE: usize = 1024;
 
 /// How the vectors of [`StoredRelations`] hold their entries.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -159,9 +193,13 @@ impl StoredRelations {
 
     /// Whether every part of `parts` lies inside its vector (`entries` per vector).
     fn checked(n: usize, parts: &[[At; 3]], entries: Vec<usize>) -> Result<(), EngineError> {
-        for a in parts.iter().flatten() {
-            let need = a.offset.saturating_add(n);
-            let got = entries.get(a.vector).copied().unwrap_or(0);
+        let terms = parts.iter().flatten().flat_map(|a| {
+            let plus = a.plus.map(|p| (p.vector, p.offset));
+            core::iter::once((a.vector, a.offset)).chain(plus)
+        });
+        for (vector, offset) in terms {
+            let need = offset.saturating_add(n);
+            let got = entries.get(vector).copied().unwrap_or(0);
             if got < need {
                 return Err(EngineError::LengthMismatch {
                     expected: need,
@@ -189,6 +227,32 @@ impl StoredRelations {
         let first = j / BLOCK * BLOCK;
         let q = BLOCK.min(self.n - first);
         self.parts.len() * first + k * q + (j - first)
+    }
+
+    /// Entries `first .. first + out.len()` of component `c` of vector `vector` in their byte
+    /// form, through `map` if it is given.
+    fn term(
+        &self,
+        c: usize,
+        vector: usize,
+        first: usize,
+        map: Option<&LinearMap8>,
+        out: &mut [u8],
+    ) {
+        let v = &self.vectors[vector][c];
+        match self.form {
+            Form::Bytes => {
+                let src = &v[first..first + out.len()];
+                match map {
+                    Some(map) => map.apply_bytes(src, out),
+                    None => out.copy_from_slice(src),
+                }
+            }
+            Form::Nibbles => {
+                let map = map.map_or(GF2P4_TO_GF2P8, |m| m.compose(&GF2P4_TO_GF2P8));
+                unpack(v, first, &map, out);
+            }
+        }
     }
 
     /// Keeps the relations for the finalize check (a no-op for models without checks).
@@ -236,20 +300,18 @@ impl ByteRows for StoredRelations {
         let (c, p) = (part % 2, part / 2);
         for (k, r, at) in self.runs(start, out.len()) {
             let a = self.parts[k][p];
-            let v = &self.vectors[a.vector][c];
             let out = &mut out[at..at + r.len()];
-            let first = a.offset + r.start;
-            match self.form {
-                Form::Bytes => {
-                    let src = &v[first..first + r.len()];
-                    match a.map {
-                        Some(map) => map.apply_bytes(src, out),
-                        None => out.copy_from_slice(src),
+            self.term(c, a.vector, a.offset + r.start, a.map, out);
+            if let Some(b) = a.plus {
+                // The second term through a buffer in the cache, added piece by piece.
+                let mut buf = [0u8; PLUS_PIECE];
+                for (i, out) in out.chunks_mut(PLUS_PIECE).enumerate() {
+                    let buf = &mut buf[..out.len()];
+                    let first = b.offset + r.start + i * PLUS_PIECE;
+                    self.term(c, b.vector, first, Some(b.map), buf);
+                    for (o, x) in out.iter_mut().zip(buf.iter()) {
+                        *o ^= *x;
                     }
-                }
-                Form::Nibbles => {
-                    let map = a.map.map_or(GF2P4_TO_GF2P8, |m| m.compose(&GF2P4_TO_GF2P8));
-                    unpack(v, first, &map, out);
                 }
             }
         }
@@ -263,7 +325,7 @@ impl ByteRows for StoredRelations {
         // Only a range within one run of one relation.
         let (k, r, _) = self.runs(start, len).next()?;
         let a = self.parts[k][part / 2];
-        if a.map.is_some() || r.len() != len {
+        if a.map.is_some() || a.plus.is_some() || r.len() != len {
             return None;
         }
         let first = a.offset + r.start;
@@ -472,6 +534,107 @@ mod tests {
         // A part past the end of its vector.
         let past = [[at(0), at(0), part(1, n + 2, None)]];
         assert!(StoredRelations::nibbles(n, vectors, &past).is_err());
+    }
+
+    /// A part with a second term ([`At::plus`]) loads as the sum of both terms, each through
+    /// its map (the first one's optional), from any entry on and across relations, for bytes
+    /// and for packed nibbles (odd offsets, more entries than [`PLUS_PIECE`]); it is never
+    /// borrowed in place, and a second term past the end of its vector is refused.
+    #[test]
+    fn parts_with_a_second_term_load_as_sums() {
+        let n = 2 * PLUS_PIECE + 37;
+        static T: LinearMap8 = LinearMap8::mul_by(Gf2p8(0x53));
+        let t = &T;
+        let parts = [
+            [
+                at(0),
+                at(1).plus(0, 0, &LinearMap8::SQUARE),
+                part(2, 1, None).plus(1, n, t),
+            ],
+            [
+                part(1, n, Some(&LinearMap8::POW4)).plus(2, 0, t),
+                at(2),
+                at(0).plus(0, 0, t),
+            ],
+        ];
+        let bytes: Vec<RssVec<Gf2p8>> = vec![vector(n, 1), vector(2 * n, 2), vector(n + 1, 3)];
+        let nibbles: Vec<RssVec<Gf2p4>> = bytes
+            .iter()
+            .map(|v| {
+                let low = |c: &[Gf2p8]| c.iter().map(|x| Gf2p4(x.0 % 16)).collect();
+                RssVec {
+                    first: low(&v.first),
+                    second: low(&v.second),
+                }
+            })
+            .collect();
+        // The byte forms the check reads: the bytes themselves, or `ψ` of the nibbles.
+        let psi: Vec<RssVec<Gf2p8>> = nibbles.iter().map(|v| gf2p4_bytes(v.clone())).collect();
+        let forms = [
+            (
+                StoredRelations::new(n, bytes.clone(), &parts).unwrap(),
+                &bytes,
+                true,
+            ),
+            (
+                StoredRelations::nibbles(n, nibbles.clone(), &parts).unwrap(),
+                &psi,
+                false,
+            ),
+        ];
+        for (rel, src, stores_bytes) in &forms {
+            let entry = |vector: usize, c: usize, i: usize| {
+                let v = &src[vector];
+                if c == 0 {
+                    v.first[i]
+                } else {
+                    v.second[i]
+                }
+            };
+            for (k, ps) in parts.iter().enumerate() {
+                for (p, a) in ps.iter().enumerate() {
+                    for c in 0..2 {
+                        let want: Vec<u8> = (0..n)
+                            .map(|j| {
+                                let x = entry(a.vector, c, a.offset + j);
+                                let mut v = a.map.map_or(x, |m| m.apply(x));
+                                if let Some(b) = a.plus {
+                                    v += b.map.apply(entry(b.vector, c, b.offset + j));
+                                }
+                                v.0
+                            })
+                            .collect();
+                        for (from, len) in [(0, n), (1, n - 1), (PLUS_PIECE - 3, PLUS_PIECE + 9)] {
+                            let mut got = vec![0xa5u8; len];
+                            rel.load(2 * p + c, k * n + from, &mut got);
+                            assert_eq!(
+                                got,
+                                want[from..from + len],
+                                "relation {k}, part {p}, component {c}, from {from}"
+                            );
+                        }
+                        let in_place = rel.bytes(2 * p + c, k * n, 5);
+                        assert_eq!(
+                            in_place.is_some(),
+                            *stores_bytes && a.map.is_none() && a.plus.is_none(),
+                            "relation {k}, part {p}"
+                        );
+                    }
+                }
+            }
+            // Across the boundary of the two relations.
+            let mut got = vec![0u8; 6];
+            rel.load(4, n - 3, &mut got);
+            let mut want = vec![0u8; 6];
+            rel.load(4, n - 3, &mut want[..3]);
+            rel.load(4, n, &mut want[3..]);
+            assert_eq!(got, want);
+        }
+        let past = [[at(0), at(1), at(0).plus(2, 2, t)]];
+        assert!(StoredRelations::new(n, bytes.clone(), &past).is_err());
+        assert!(StoredRelations::nibbles(n, nibbles, &past).is_err());
+        let absent = [[at(0), at(1), at(0).plus(3, 0, t)]];
+        assert!(StoredRelations::new(n, bytes, &absent).is_err());
     }
 
     /// The byte form of `GF(2^4)` shares is multiplicative: a product of nibbles stays the
