@@ -139,6 +139,34 @@ pub(crate) struct StoredRelations {
     /// Both components of each vector, in `form`.
     vectors: Vec<[Vec<u8>; 2]>,
     parts: Vec<[At; 3]>,
+    /// Per relation and part, the maps applied to the stored entries of its first and second
+    /// term ([`term_maps`]), formed once.
+    maps: Vec<[TermMaps; 3]>,
+}
+
+/// The maps a part's terms take from the stored entries: for [`Form::Bytes`] the part's own
+/// (`None`: copied), for [`Form::Nibbles`] the part's after `ψ`.
+#[derive(Clone, Copy)]
+struct TermMaps {
+    first: Option<LinearMap8>,
+    plus: Option<LinearMap8>,
+}
+
+/// [`TermMaps`] of every part of `parts` in `form`.
+fn term_maps(form: Form, parts: &[[At; 3]]) -> Vec<[TermMaps; 3]> {
+    let map = |m: Option<&LinearMap8>| match form {
+        Form::Bytes => m.copied(),
+        Form::Nibbles => Some(m.map_or(GF2P4_TO_GF2P8, |m| m.compose(&GF2P4_TO_GF2P8))),
+    };
+    parts
+        .iter()
+        .map(|ps| {
+            ps.map(|a| TermMaps {
+                first: map(a.map),
+                plus: a.plus.and_then(|b| map(Some(b.map))),
+            })
+        })
+        .collect()
 }
 
 impl StoredRelations {
@@ -160,6 +188,7 @@ impl StoredRelations {
             form: Form::Bytes,
             vectors,
             parts: parts.to_vec(),
+            maps: term_maps(Form::Bytes, parts),
         })
     }
 
@@ -188,6 +217,7 @@ impl StoredRelations {
             form: Form::Nibbles,
             vectors: vectors.into_iter().map(|v| v.comps).collect(),
             parts: parts.to_vec(),
+            maps: term_maps(Form::Nibbles, parts),
         })
     }
 
@@ -229,8 +259,8 @@ impl StoredRelations {
         self.parts.len() * first + k * q + (j - first)
     }
 
-    /// Entries `first .. first + out.len()` of component `c` of vector `vector` in their byte
-    /// form, through `map` if it is given.
+    /// Entries `first .. first + out.len()` of component `c` of vector `vector` through `map`
+    /// (a term's map of [`TermMaps`]: for [`Form::Nibbles`] always given, `ψ` included).
     fn term(
         &self,
         c: usize,
@@ -248,10 +278,7 @@ impl StoredRelations {
                     None => out.copy_from_slice(src),
                 }
             }
-            Form::Nibbles => {
-                let map = map.map_or(GF2P4_TO_GF2P8, |m| m.compose(&GF2P4_TO_GF2P8));
-                unpack(v, first, &map, out);
-            }
+            Form::Nibbles => unpack(v, first, map.unwrap_or(&GF2P4_TO_GF2P8), out),
         }
     }
 
@@ -299,16 +326,16 @@ impl ByteRows for StoredRelations {
     fn load(&self, part: usize, start: usize, out: &mut [u8]) {
         let (c, p) = (part % 2, part / 2);
         for (k, r, at) in self.runs(start, out.len()) {
-            let a = self.parts[k][p];
+            let (a, maps) = (self.parts[k][p], &self.maps[k][p]);
             let out = &mut out[at..at + r.len()];
-            self.term(c, a.vector, a.offset + r.start, a.map, out);
+            self.term(c, a.vector, a.offset + r.start, maps.first.as_ref(), out);
             if let Some(b) = a.plus {
                 // The second term through a buffer in the cache, added piece by piece.
                 let mut buf = [0u8; PLUS_PIECE];
                 for (i, out) in out.chunks_mut(PLUS_PIECE).enumerate() {
                     let buf = &mut buf[..out.len()];
                     let first = b.offset + r.start + i * PLUS_PIECE;
-                    self.term(c, b.vector, first, Some(b.map), buf);
+                    self.term(c, b.vector, first, maps.plus.as_ref(), buf);
                     for (o, x) in out.iter_mut().zip(buf.iter()) {
                         *o ^= *x;
                     }
