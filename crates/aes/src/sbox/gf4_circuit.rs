@@ -900,8 +900,8 @@ const ROUND4_T: Gf2p8 = Gf2p8(0x02);
 /// `v ↦ t v` for [`ROUND4_T`], applied after `ψ` as the check loads a part.
 const TIMES_ROUND4_T: LinearMap8 = LinearMap8::mul_by(ROUND4_T);
 
-/// What a layer records: mal-gf4-circuit its five products as stored `GF(2^4)` triples of
-/// the layer's own vectors (packed two per byte; nothing else copied);
+/// What a layer records: mal-gf4-circuit its five products as four stored relations of the
+/// layer's own vectors ([`all_products`]; packed two per byte, nothing else copied);
 /// mal-gf4-circuit-opt the two norm products packed ([`NormRelations`]) and the packed gf4p4
 /// relations of the other three (`p` as byte maps of `d`, `a_h` and `a_l`).
 enum LayerRelations {
