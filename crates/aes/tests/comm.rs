@@ -431,93 +431,84 @@ fn mal_lut16_is_220_prep_and_80_240_online_bytes_per_block_and_logarithmic_final
 /// resp. 2 bit × bit-string relations (step 1's product checked inside step 2's) per one-hot
 /// vector, for all 16 lanes of every preprocessed word, and one gf4p4 relation per inversion
 /// — which fixes its bytes and messages; the layer's output is right.
+/// Runs `n` inversions of a fresh `make()` under the malicious model (its preprocessing, the
+/// layer, the finalize check) and checks the outputs, that `l` triples were recorded, and the
+/// finalize bytes and messages of a check over `l` triples with blocks of `k`.
+fn verifies_exactly<S: triskele_aes::sbox::SboxProtocol<triskele_engine::Malicious>>(
+    make: impl Fn() -> S + Sync,
+    n: usize,
+    l: usize,
+    k: usize,
+    what: &str,
+) {
+    use triskele_engine::{Malicious, Party, Phase};
+    use triskele_field::{Field, Gf2p8};
+    let nets = triskele_net::in_memory(&NetOptions::default());
+    let runs = three(nets, |net| {
+        let mut party = Party::<Malicious>::setup(net).expect("setup");
+        let mut sbox = make();
+        party.set_phase(Phase::Preprocessing);
+        sbox.preprocess(&mut party, n).expect("preprocess");
+        party.set_phase(Phase::Output);
+        let mut x = party.random_rss::<Gf2p8>(n);
+        let input = party.open(&x).expect("open input");
+        party.set_phase(Phase::Online);
+        sbox.invert(&mut party, &mut x).expect("invert");
+        let recorded = party.model().recorder().gf2p64_triples();
+        party.set_phase(Phase::Finalize);
+        sbox.finalize(&mut party).expect("finalize");
+        party.set_phase(Phase::Output);
+        let out = party.open_output(&x).expect("open output");
+        let stats = party.net().stats().get(Phase::Finalize);
+        party.shutdown().expect("shutdown");
+        (input, out, recorded, stats)
+    });
+    let (fin_next, fin_prev, fin_msgs) = verify_cost(l, k);
+    for (input, out, recorded, stats) in runs {
+        let want: Vec<Gf2p8> = input.iter().map(|v| v.inverse()).collect();
+        assert_eq!(out, want, "{what}");
+        assert_eq!(recorded, l, "{what}");
+        assert_eq!(stats.next.bytes_sent, fin_next, "{what}");
+        assert_eq!(stats.prev.bytes_sent, fin_prev, "{what}");
+        assert_eq!(stats.next.messages, fin_msgs, "{what}");
+        assert_eq!(stats.prev.messages, fin_msgs, "{what}");
+    }
+}
+
 /// mal-gf4-circuit checks four relations per inversion (round 4's two products as one) and
 /// mal-gf4-circuit-opt two, and the finalize sends the bytes of exactly that `L`: at `n = 250`
 /// inversions, `4 n = 1000` triples take `ℓ = 10` levels where `5 n` would take 11.
 #[test]
 fn gf4_circuits_verify_exactly_their_relations() {
     use triskele_aes::sbox::gf4_circuit::{Gf4Circuit, Gf4CircuitGf4p4};
-    use triskele_aes::sbox::SboxProtocol;
-    use triskele_engine::{Malicious, Party, Phase};
-    use triskele_field::{Field, Gf2p8};
-    fn run<S: SboxProtocol<Malicious> + Default>(n: usize, per: usize) {
-        let nets = triskele_net::in_memory(&NetOptions::default());
-        let runs = three(nets, |net| {
-            let mut party = Party::<Malicious>::setup(net).expect("setup");
-            let mut sbox = S::default();
-            party.set_phase(Phase::Output);
-            let mut x = party.random_rss::<Gf2p8>(n);
-            let input = party.open(&x).expect("open input");
-            party.set_phase(Phase::Online);
-            sbox.invert(&mut party, &mut x).expect("invert");
-            let recorded = party.model().recorder().gf2p64_triples();
-            party.set_phase(Phase::Finalize);
-            sbox.finalize(&mut party).expect("finalize");
-            party.set_phase(Phase::Output);
-            let out = party.open_output(&x).expect("open output");
-            let stats = party.net().stats().get(Phase::Finalize);
-            party.shutdown().expect("shutdown");
-            (input, out, recorded, stats)
-        });
-        let l = per * n;
-        let (fin_next, fin_prev, fin_msgs) = verify_cost(l, 32);
-        for (input, out, recorded, stats) in runs {
-            let want: Vec<Gf2p8> = input.iter().map(|v| v.inverse()).collect();
-            assert_eq!(out, want, "n = {n}");
-            assert_eq!(recorded, l, "n = {n}");
-            assert_eq!(stats.next.bytes_sent, fin_next, "n = {n}");
-            assert_eq!(stats.prev.bytes_sent, fin_prev, "n = {n}");
-            assert_eq!(stats.next.messages, fin_msgs, "n = {n}");
-            assert_eq!(stats.prev.messages, fin_msgs, "n = {n}");
-        }
-    }
     assert_eq!(verify_cost(1000, 32), verify_cost(1024, 32));
     assert_ne!(verify_cost(1000, 32), verify_cost(1250, 32));
     for n in [7usize, 250] {
-        run::<Gf4Circuit>(n, 4);
-        run::<Gf4CircuitGf4p4>(n, 2);
+        verifies_exactly(
+            || Gf4Circuit,
+            n,
+            4 * n,
+            32,
+            &format!("mal-gf4-circuit, n = {n}"),
+        );
+        let what = format!("mal-gf4-circuit-opt, n = {n}");
+        verifies_exactly(|| Gf4CircuitGf4p4, n, 2 * n, 8, &what);
     }
 }
 
 #[test]
 fn mal_lut16_verifies_exactly_the_recorded_relations() {
     use triskele_aes::sbox::mal_lut16::{MalLut16, Prep};
-    use triskele_aes::sbox::SboxProtocol;
-    use triskele_engine::{Malicious, Party, Phase};
-    use triskele_field::{Field, Gf2p8};
     for prep in [Prep::Ohv, Prep::Bitstring] {
         for n in [4usize, 17, 200] {
-            let nets = triskele_net::in_memory(&NetOptions::default());
-            let runs = three(nets, |net| {
-                let mut party = Party::<Malicious>::setup(net).expect("setup");
-                let mut sbox = MalLut16::new(prep);
-                party.set_phase(Phase::Preprocessing);
-                sbox.preprocess(&mut party, n).expect("preprocess");
-                party.set_phase(Phase::Output);
-                let mut x = party.random_rss::<Gf2p8>(n);
-                let input = party.open(&x).expect("open input");
-                party.set_phase(Phase::Online);
-                sbox.invert(&mut party, &mut x).expect("invert");
-                let recorded = party.model().recorder().gf2p64_triples();
-                party.set_phase(Phase::Finalize);
-                sbox.finalize(&mut party).expect("finalize");
-                party.set_phase(Phase::Output);
-                let out = party.open_output(&x).expect("open output");
-                let stats = party.net().stats().get(Phase::Finalize);
-                party.shutdown().expect("shutdown");
-                (input, out, recorded, stats)
-            });
             let l = 2 * 16 * n.div_ceil(16) + n;
-            let (fin_next, fin_prev, fin_msgs) = verify_cost(l, 8);
-            for (input, out, recorded, stats) in runs {
-                let want: Vec<Gf2p8> = input.iter().map(|v| v.inverse()).collect();
-                assert_eq!(out, want, "{prep:?} n = {n}");
-                assert_eq!(recorded, l, "{prep:?} n = {n}");
-                assert_eq!(stats.next.bytes_sent, fin_next, "{prep:?} n = {n}");
-                assert_eq!(stats.prev.bytes_sent, fin_prev, "{prep:?} n = {n}");
-                assert_eq!(stats.next.messages, fin_msgs, "{prep:?} n = {n}");
-                assert_eq!(stats.prev.messages, fin_msgs, "{prep:?} n = {n}");
-            }
+            verifies_exactly(
+                || MalLut16::new(prep),
+                n,
+                l,
+                8,
+                &format!("{prep:?} n = {n}"),
+            );
         }
     }
 }
