@@ -202,13 +202,19 @@ fn check(target: Target, size: KeySize, simd: usize) {
             assert_eq!(p.next.messages, msgs, "{target} prep messages next");
             assert_eq!(p.prev.messages, msgs, "{target} prep messages prev");
         }
-        let f = &r.finalize.stats;
-        let (fin_next, fin_prev, fin_msgs) = finalize_expected(target, size, simd);
-        assert_eq!(f.next.bytes_sent, fin_next, "{target} finalize next");
-        assert_eq!(f.prev.bytes_sent, fin_prev, "{target} finalize prev");
-        assert_eq!(f.next.messages, fin_msgs, "{target} finalize messages next");
-        assert_eq!(f.prev.messages, fin_msgs, "{target} finalize messages prev");
+        let expect = finalize_expected(target, size, simd);
+        assert_finalize(&r.finalize.stats, expect, &format!("{target} finalize"));
     }
+}
+
+/// The finalize phase's bytes to next and prev and its messages (the same to each neighbour)
+/// are `expect`.
+fn assert_finalize(f: &triskele_net::PhaseStats, expect: (u64, u64, u64), what: &str) {
+    let (next, prev, msgs) = expect;
+    assert_eq!(f.next.bytes_sent, next, "{what}: to next");
+    assert_eq!(f.prev.bytes_sent, prev, "{what}: to prev");
+    assert_eq!(f.next.messages, msgs, "{what}: messages next");
+    assert_eq!(f.prev.messages, msgs, "{what}: messages prev");
 }
 
 #[test]
@@ -463,15 +469,11 @@ fn verifies_exactly<S: triskele_aes::sbox::SboxProtocol<triskele_engine::Malicio
         party.shutdown().expect("shutdown");
         (input, out, recorded, stats)
     });
-    let (fin_next, fin_prev, fin_msgs) = verify_cost(l, k);
     for (input, out, recorded, stats) in runs {
         let want: Vec<Gf2p8> = input.iter().map(|v| v.inverse()).collect();
         assert_eq!(out, want, "{what}");
         assert_eq!(recorded, l, "{what}");
-        assert_eq!(stats.next.bytes_sent, fin_next, "{what}");
-        assert_eq!(stats.prev.bytes_sent, fin_prev, "{what}");
-        assert_eq!(stats.next.messages, fin_msgs, "{what}");
-        assert_eq!(stats.prev.messages, fin_msgs, "{what}");
+        assert_finalize(&stats, verify_cost(l, k), what);
     }
 }
 
