@@ -259,7 +259,9 @@ fn tampered_first_level_of_a_large_check_aborts() {
 /// cipher layers). A flip on the wire also makes the sharing inconsistent, which the views
 /// catch on their own; that the relations themselves catch a consistent additive error in
 /// each covered product are the unit tests `gf4p4_relation_holds_exactly_for_correct_products`
-/// and `norm_relation_holds_exactly_for_correct_products`.
+/// and `norm_relation_holds_exactly_for_correct_products`. The same for mal-gf4-circuit's
+/// round 4 (message `4j + 3`, both products in one relation:
+/// `round4_relation_holds_exactly_for_correct_products`).
 #[test]
 fn mal_gf4_circuit_opt_covered_products_abort() {
     for cheater in PartyId::ALL {
@@ -269,6 +271,15 @@ fn mal_gf4_circuit_opt_covered_products_abort() {
                 Target::MalGf4CircuitOpt,
                 t,
                 &format!("(a) covered product, online message {k}"),
+            );
+        }
+        // Round 4's message holds `b_h` and `b_l`; the seed picks the flipped bit.
+        for (k, seed) in [(3, 5), (43, 6), (79, 7), (79, 8)] {
+            let t = Tamper::new(cheater, Phase::Online, Some(Direction::Prev), k, seed);
+            assert_aborts(
+                Target::MalGf4Circuit,
+                t,
+                &format!("(a) round 4, online message {k}, seed {seed}"),
             );
         }
     }
