@@ -1038,7 +1038,8 @@ mod tests {
     }
 
     /// The recorded relations of each variant are true products: mal-gf4-circuit's four in
-    /// their byte form (stored vectors; round 4's two products as one, [`all_products`]); for mal-gf4-circuit-opt the norm relation of `d^6` and `d^-1`
+    /// their byte form (stored vectors; round 4's two products as one, [`all_products`]); for
+    /// mal-gf4-circuit-opt the norm relation of `d^6` and `d^-1`
     /// ([`NormRelations`]) with the packed gf4p4 relations of the other three, whose `p` from
     /// byte maps of `d` is the product's.
     #[test]

@@ -25,7 +25,7 @@ use std::sync::Arc;
 
 use triskele_engine::verify::{ByteRows, ByteSource};
 use triskele_engine::{EngineError, Party, SecurityModel, GF2P4_TO_GF2P8};
-use triskele_field::{Encode, Gf2p4, Gf2p8, LinearMap8};
+use triskele_field::{Bulk, Encode, Gf2p4, Gf2p8, LinearMap8};
 use triskele_share::RssVec;
 
 use super::ohv16::relation_runs;
@@ -336,9 +336,10 @@ impl ByteRows for StoredRelations {
                     let buf = &mut buf[..out.len()];
                     let first = b.offset + r.start + i * PLUS_PIECE;
                     self.term(c, b.vector, first, maps.plus.as_ref(), buf);
-                    for (o, x) in out.iter_mut().zip(buf.iter()) {
-                        *o ^= *x;
-                    }
+                    Gf2p8::add_assign_slice(
+                        Gf2p8::slice_from_bytes_mut(out),
+                        Gf2p8::slice_from_bytes(buf),
+                    );
                 }
             }
         }
