@@ -432,11 +432,6 @@ fn mal_lut16_is_220_prep_and_80_240_online_bytes_per_block_and_logarithmic_final
     }
 }
 
-/// mal-lut16 on layers that are not a multiple of 16 inversions (as in the key schedule): the
-/// finalize `Verify` runs over exactly `L = 2 · 16 ⌈n/16⌉ + n` relations — 2 packed ohv
-/// resp. 2 bit × bit-string relations (step 1's product checked inside step 2's) per one-hot
-/// vector, for all 16 lanes of every preprocessed word, and one gf4p4 relation per inversion
-/// — which fixes its bytes and messages; the layer's output is right.
 /// Runs `n` inversions of a fresh `make()` under the malicious model (its preprocessing, the
 /// layer, the finalize check) and checks the outputs, that `l` triples were recorded, and the
 /// finalize bytes and messages of a check over `l` triples with blocks of `k`.
@@ -498,6 +493,11 @@ fn gf4_circuits_verify_exactly_their_relations() {
     }
 }
 
+/// mal-lut16 on layers that are not a multiple of 16 inversions (as in the key schedule): the
+/// finalize `Verify` runs over exactly `L = 2 · 16 ⌈n/16⌉ + n` relations — 2 packed ohv
+/// resp. 2 bit × bit-string relations (step 1's product checked inside step 2's) per one-hot
+/// vector, for all 16 lanes of every preprocessed word, and one gf4p4 relation per inversion
+/// — which fixes its bytes and messages; the layer's output is right.
 #[test]
 fn mal_lut16_verifies_exactly_the_recorded_relations() {
     use triskele_aes::sbox::mal_lut16::{MalLut16, Prep};
