@@ -130,9 +130,9 @@ fn finalize_expected(target: Target, size: KeySize, simd: usize) -> (u64, u64, u
     // words or packed bits.
     let (triples_per_sbox, k) = match target {
         Target::MalChidaRecCheck => (4, 32),
-        // Round 4's two products (common factor d^-1) as one relation ([DEV] PROTOCOLS.md §6.4
-        // counts 5).
-        Target::MalGf4Circuit => (4, 32),
+        // Rounds 2 and 3 (common factor d^2) as one relation, round 4's two products (common
+        // factor d^-1) as one ([DEV] PROTOCOLS.md §6.4 counts 5).
+        Target::MalGf4Circuit => (3, 32),
         // The gf4p4 relation and the norm relation per S-box (both in GF(2^16), taken in the
         // pair form; [DEV] PROTOCOLS.md §6.4 counts 3: the norm products as two triples).
         Target::MalGf4CircuitOpt => (2, 8),
@@ -334,16 +334,16 @@ fn mal_gf4_circuit_is_400_bytes_per_block_to_prev_and_logarithmic_finalize() {
         assert_eq!((e.online_next, e.online_prev), (0, 400));
         assert_eq!(e.online_messages_prev, 40);
     }
-    // mal-gf4-circuit: S = 1: L = 640, ℓ = 10; S = 1000: L = 640 000, the k-ary first level
-    // with blocks of 32 and ℓ' = 15 (three halvings, four steps of eight); PROTOCOLS.md's L =
-    // 800 per block gives the same bytes at both sizes.
+    // mal-gf4-circuit: S = 1: L = 480, ℓ = 9; S = 1000: L = 480 000, the k-ary first level
+    // with blocks of 32 and ℓ' = 14 (two halvings, four steps of eight); PROTOCOLS.md's L =
+    // 800 per block would take ℓ = 10 and ℓ' = 15.
     assert_eq!(
         finalize_expected(Target::MalGf4Circuit, KeySize::Aes128, 1),
-        (152, 208, 28)
+        (144, 192, 26)
     );
     assert_eq!(
         finalize_expected(Target::MalGf4Circuit, KeySize::Aes128, 1000),
-        (136, 792, 24)
+        (128, 776, 22)
     );
     // mal-gf4-circuit-gf4p4: S = 1: L = 320, ℓ = 9; S = 1000: L = 320 000, the k-ary first
     // level (on words) and ℓ' = 16: four halvings, four steps of eight (S = 1: the same bytes
@@ -472,19 +472,20 @@ fn verifies_exactly<S: triskele_aes::sbox::SboxProtocol<triskele_engine::Malicio
     }
 }
 
-/// mal-gf4-circuit checks four relations per inversion (round 4's two products as one) and
-/// mal-gf4-circuit-opt two, and the finalize sends the bytes of exactly that `L`: at `n = 250`
-/// inversions, `4 n = 1000` triples take `ℓ = 10` levels where `5 n` would take 11.
+/// mal-gf4-circuit checks three relations per inversion (rounds 2 and 3 as one, round 4's
+/// two products as one) and mal-gf4-circuit-opt two, and the finalize sends the bytes of
+/// exactly that `L`: at `n = 170` inversions, `3 n = 510` triples take `ℓ = 9` levels where
+/// `4 n` would take 10.
 #[test]
 fn gf4_circuits_verify_exactly_their_relations() {
     use triskele_aes::sbox::gf4_circuit::{Gf4Circuit, Gf4CircuitGf4p4};
-    assert_eq!(verify_cost(1000, 32), verify_cost(1024, 32));
-    assert_ne!(verify_cost(1000, 32), verify_cost(1250, 32));
-    for n in [7usize, 250] {
+    assert_eq!(verify_cost(510, 32), verify_cost(512, 32));
+    assert_ne!(verify_cost(510, 32), verify_cost(680, 32));
+    for n in [7usize, 170, 250] {
         verifies_exactly(
             || Gf4Circuit,
             n,
-            4 * n,
+            3 * n,
             32,
             &format!("mal-gf4-circuit, n = {n}"),
         );

@@ -24,8 +24,9 @@ use triskele_share::{Direction, PartyId};
 fn triples_per_sbox(target: Target) -> usize {
     match target {
         Target::MalChidaRecCheck => 4,
-        // Round 4's two products (common factor d^-1) as one relation.
-        Target::MalGf4Circuit => 4,
+        // Rounds 2 and 3 (common factor d^2) as one relation, round 4's two products (common
+        // factor d^-1) as one.
+        Target::MalGf4Circuit => 3,
         // The gf4p4 relation and the norm relation (d^6 and d^-1) per S-box.
         Target::MalGf4CircuitOpt => 2,
         // 2 ohv resp. 2 bit × bit-string relations (steps 2 and 3, step 1 certified inside

@@ -20,10 +20,12 @@
 //! ([`Party::verify_recorded`]).
 //!
 //! * `mal-gf4-circuit` ([`Gf4Circuit`]): all 5 products are checked as `GF(2^4)` products
-//!   in their byte form `ψ` (lifted by `E_8`), round 4's two, which share the factor `d^-1`,
-//!   as one relation in `GF(2^8)`, `ψ(d^-1) (ψ(a_h) + t ψ(a_h + a_l)) = ψ(b_h) + t ψ(b_l)` with
-//!   a fixed `t` outside `ψ(GF(2^4))` (`all_products`): `L = 4 ·` inversions (AES-128: 640 per
-//!   block; \[DEV\]: PROTOCOLS.md §5.5 and §6.4 have 5 and 800).
+//!   in their byte form `ψ` (lifted by `E_8`), two products with a common factor as one
+//!   relation in `GF(2^8)` with a fixed `t` outside `ψ(GF(2^4))` (`all_products`): round 4's
+//!   two (factor `d^-1`), `ψ(d^-1) (ψ(a_h) + t ψ(a_h + a_l)) = ψ(b_h) + t ψ(b_l)`, and rounds 2
+//!   and 3 (factor `d^2`, with `d^-1 = d^2 (d^6)^2` for the right `d^6`), `ψ(d^2) (ψ(d^4) + t
+//!   ψ(d^6)^2) = ψ(d^6) + t ψ(d^-1)`: `L = 3 ·` inversions (AES-128: 480 per block;
+//!   \[DEV\]: PROTOCOLS.md §5.5 and §6.4 have 5 and 800).
 //! * `mal-gf4-circuit-opt`, CSV `mal-gf4-circuit-gf4p4` ([`Gf4CircuitGf4p4`]): for the
 //!   round-1 and round-4 products one relation over
 //!   `GF(2^16) = GF(2^4)[α]/(α^4+α^2+uα+u^2)` is recorded,
@@ -74,7 +76,7 @@ use super::SboxProtocol;
 use crate::sbox::tower::{from_halves, split_tower, square_powers, NibbleLinear};
 
 /// The `gf4-circuit` protocol; under [`Malicious`] it is `mal-gf4-circuit` (all five products
-/// recorded, as four relations).
+/// recorded, as three relations).
 #[derive(Debug, Default)]
 pub struct Gf4Circuit;
 
@@ -864,26 +866,35 @@ const A_L: usize = 4;
 const P: usize = 5;
 const B: usize = 6;
 
-/// All five products as four relations over the byte forms `ψ`: `p = a_h · a_l`, `d^6 = d^2 ·
-/// d^4`, `d^-1 = d^6 · d^8` (the squares of `d` as Frobenius maps of it: `ψ` is a ring
-/// homomorphism, so that the powers of `ψ(d)` are `ψ` of those of `d`), then round 4's two
-/// products with their common factor as one relation in `GF(2^8)`,
+/// All five products as three relations over the byte forms `ψ`, each of two products with a
+/// common factor in `GF(2^8)` but the first, `p = a_h · a_l`:
 ///
-/// `ψ(d^-1) · (ψ(a_h) + t ψ(a_h + a_l)) = ψ(b_h) + t ψ(b_l)`,
+/// * rounds 2 and 3, `d^6 = d^2 · d^4` and `d^-1 = d^6 · d^8`, with the common factor `d^2`:
+///   `ψ(d^2) · (ψ(d^4) + t ψ(d^6)^2) = ψ(d^6) + t ψ(d^-1)`. For the right `d^6`, `d^2 · (d^6)^2
+///   = d^14 = d^6 · d^8`, so the relation certifies the protocol's round-3 product through a
+///   factor that is a Frobenius map of its round-2 product;
+/// * round 4, `ψ(d^-1) · (ψ(a_h) + t ψ(a_h + a_l)) = ψ(b_h) + t ψ(b_l)`;
 ///
-/// with [`ROUND4_T`] outside the subfield `ψ(GF(2^4))`. `1` and `t` are a basis of `GF(2^8)`
-/// over that subfield, so the relation holds iff both products do: errors `e_h`, `e_l` in
-/// `b_h`, `b_l` leave `ψ(e_h) + t ψ(e_l)`, zero only for `e_h = e_l = 0`, whatever the
-/// factors (\[DEV\]: PROTOCOLS.md §5.5 checks the two as separate triples, `L = 5 ·`
-/// inversions; `round4_relation_holds_exactly_for_correct_products`).
-const fn all_products(n: usize) -> [[At; 3]; 4] {
+/// with [`ROUND4_T`] outside the subfield `ψ(GF(2^4))` and the squares of `d` and `d^6` as
+/// Frobenius maps of them (`ψ` is a ring homomorphism, so that the powers of `ψ(d)` are `ψ`
+/// of those of `d`). `1` and `t` are a basis of `GF(2^8)` over that subfield, so a relation
+/// holds iff both its products do: errors `e_1`, `e_2` in the two products leave `ψ(e_1) + t
+/// ψ(e_2)`, zero only for `e_1 = e_2 = 0`, whatever the factors. In rounds 2 and 3 an error `e`
+/// in the protocol's `d^6` breaks the first identity at every `d`, and with `d^6` right the
+/// second is the round-3 product's; an abort never depends on the shared values
+/// (`round4_relation_holds_exactly_for_correct_products`,
+/// `norm_pair_holds_exactly_for_correct_products`). (\[DEV\]: PROTOCOLS.md §5.5 checks the
+/// five as separate triples, `L = 5 ·` inversions.)
+const fn all_products(n: usize) -> [[At; 3]; 3] {
     let d2 = part(D, 0, Some(&LinearMap8::SQUARE));
     let d4 = part(D, 0, Some(&LinearMap8::POW4));
-    let d8 = part(D, 0, Some(&LinearMap8::POW8));
     [
         [at(LEFT), at(A_L), at(P)],
-        [d2, d4, at(D6)],
-        [at(D6), d8, at(DINV)],
+        [
+            d2,
+            d4.plus(D6, 0, &TIMES_ROUND4_T_SQUARE),
+            at(D6).plus(DINV, 0, &TIMES_ROUND4_T),
+        ],
         [
             at(DINV),
             at(LEFT).plus(LEFT, n, &TIMES_ROUND4_T),
@@ -892,7 +903,7 @@ const fn all_products(n: usize) -> [[At; 3]; 4] {
     ]
 }
 
-/// The `t` of round 4's relation ([`all_products`]): `0x02`, of multiplicative order 51 in
+/// The `t` of the paired relations ([`all_products`]): `0x02`, of multiplicative order 51 in
 /// the AES field, so not in the subfield `ψ(GF(2^4))` (the elements of order dividing 15 and
 /// zero; checked by `round4_relation_holds_exactly_for_correct_products`).
 const ROUND4_T: Gf2p8 = Gf2p8(0x02);
@@ -900,7 +911,11 @@ const ROUND4_T: Gf2p8 = Gf2p8(0x02);
 /// `v ↦ t v` for [`ROUND4_T`], applied after `ψ` as the check loads a part.
 const TIMES_ROUND4_T: LinearMap8 = LinearMap8::mul_by(ROUND4_T);
 
-/// What a layer records: mal-gf4-circuit its five products as four stored relations of the
+/// `v ↦ t v^2` for [`ROUND4_T`] (`t ψ(d^6)^2` in the relation of rounds 2 and 3), applied
+/// after `ψ`.
+const TIMES_ROUND4_T_SQUARE: LinearMap8 = TIMES_ROUND4_T.compose(&LinearMap8::SQUARE);
+
+/// What a layer records: mal-gf4-circuit its five products as three stored relations of the
 /// layer's own vectors ([`all_products`]; packed two per byte, nothing else copied);
 /// mal-gf4-circuit-opt the two norm products packed ([`NormRelations`]) and the packed gf4p4
 /// relations of the other three (`p` as byte maps of `d`, `a_h` and `a_l`).
@@ -1037,8 +1052,9 @@ mod tests {
         }
     }
 
-    /// The recorded relations of each variant are true products: mal-gf4-circuit's four in
-    /// their byte form (stored vectors; round 4's two products as one, [`all_products`]); for
+    /// The recorded relations of each variant are true products: mal-gf4-circuit's three in
+    /// their byte form (stored vectors; rounds 2 and 3 as one, round 4's two products as one,
+    /// [`all_products`]); for
     /// mal-gf4-circuit-opt the norm relation of `d^6` and `d^-1`
     /// ([`NormRelations`]) with the packed gf4p4 relations of the other three, whose `p` from
     /// byte maps of `d` is the product's.
@@ -1052,14 +1068,16 @@ mod tests {
             layer.b.slice(n..2 * n).unwrap(),
         );
         let [p, d6, dinv, b_h, b_l] = [&p, &layer.d6, &layer.dinv, &b_h, &b_l].map(bytes);
-        let plus_t = |a: &[Gf2p8], b: &[Gf2p8]| -> Vec<Gf2p8> {
-            a.iter().zip(b).map(|(a, b)| *a + ROUND4_T * *b).collect()
+        let plus_t = |a: &RssVec<Gf2p8>, b: &RssVec<Gf2p8>| {
+            let f = |a: &[Gf2p8], b: &[Gf2p8]| -> Vec<Gf2p8> {
+                a.iter().zip(b).map(|(a, b)| *a + ROUND4_T * *b).collect()
+            };
+            RssVec {
+                first: f(&a.first, &b.first),
+                second: f(&a.second, &b.second),
+            }
         };
-        let round4 = RssVec {
-            first: plus_t(&b_h.first, &b_l.first),
-            second: plus_t(&b_h.second, &b_l.second),
-        };
-        let all = [p, d6, dinv, round4];
+        let all = [p, plus_t(&d6, &dinv), plus_t(&b_h, &b_l)];
         let LayerRelations::Products(stored) = layer.relations(n).unwrap() else {
             panic!("mal-gf4-circuit records stored relations")
         };
@@ -1146,6 +1164,27 @@ mod tests {
         };
         assert_eq!(passes(ROUND4_T), 0);
         assert!(passes(psi(Gf2p4(2))) > 0);
+    }
+
+    /// The relation of rounds 2 and 3 ([`all_products`], with the maps the check applies)
+    /// holds for the right products and fails for every error in either, at every `d`: all
+    /// `16` values of `d`, an error `e_1` in the protocol's `d^6` and `e_2` in its `d^-1 = d^6
+    /// · d^8` computed from that wrong `d^6` (as a corrupt party's reshare leaves them).
+    #[test]
+    fn norm_pair_holds_exactly_for_correct_products() {
+        let psi = |x: Gf2p4| GF2P4_TO_GF2P8.apply(Gf2p8(x.0));
+        let map = |m: &LinearMap8, x: Gf2p8| Gf2p8(m.apply_byte(x.0));
+        for d in (0..16).map(Gf2p4) {
+            for (e1, e2) in (0..256).map(|e| (Gf2p4(e as u8 >> 4), Gf2p4(e as u8 & 15))) {
+                let d6 = d.square() * d.square().square() + e1;
+                let dinv = d6 * d.pow(8) + e2;
+                let x = map(&LinearMap8::SQUARE, psi(d));
+                let y = map(&LinearMap8::POW4, psi(d)) + map(&TIMES_ROUND4_T_SQUARE, psi(d6));
+                let z = psi(d6) + map(&TIMES_ROUND4_T, psi(dinv));
+                let correct = e1 == Gf2p4(0) && e2 == Gf2p4(0);
+                assert_eq!(x * y == z, correct, "d {d:?}, errors {e1:?} {e2:?}");
+            }
+        }
     }
 
     /// A layer whose records miss a packed vector is refused, not checked without it.
