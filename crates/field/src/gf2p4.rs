@@ -180,6 +180,19 @@ impl Gf2p4 {
         }
     }
 
+    /// [`Encode::encode_to_vec`] written past the cache where the backend can (non-temporal
+    /// stores, on every x86-64 backend but the portable one), and without zeroing the vector
+    /// first: for records that are read only much later (mal-gf4-circuit's, by the finalize
+    /// check), which would otherwise evict what the computation still uses.
+    pub fn encode_to_vec_streaming(src: &[Self]) -> Vec<u8> {
+        Self::encode_to_vec_streaming_with(backend::active(), src)
+    }
+
+    /// [`Gf2p4::encode_to_vec_streaming`] on an explicit backend (the same bytes on every one).
+    pub fn encode_to_vec_streaming_with(be: Backend, src: &[Self]) -> Vec<u8> {
+        backend::gf2p4_pack_stream(be, cast::gf2p4_as_bytes(src))
+    }
+
     /// [`Encode::decode_slice`] on an explicit backend (same elements and errors on every
     /// backend). On error `out` is left unchanged.
     pub fn decode_slice_with(

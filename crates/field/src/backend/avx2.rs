@@ -296,6 +296,63 @@ fn gf2p4_pack_impl(src: &[u8], out: &mut [u8]) {
     gf2p4::portable::pack(&src[2 * done..2 * n], ot);
 }
 
+/// [`gf2p4_pack`] of `src` into a new vector (a last odd element alone in a high nibble, as
+/// `Gf2p4::encode_slice` writes it), its 32-byte-aligned whole chunks written by
+/// non-temporal stores (`vmovntdq`), past the cache, and no byte written twice (the vector is
+/// not zeroed first).
+pub(crate) fn gf2p4_pack_stream(_t: Avx2, src: &[u8]) -> Vec<u8> {
+    let n = src.len().div_ceil(2);
+    let mut out: Vec<u8> = Vec::with_capacity(n);
+    let ptr = out.as_mut_ptr();
+    let head = ptr.align_offset(32).min(n);
+    // Whole pairs only in the streamed part (a last odd element goes to the tail).
+    let body = (src.len() / 2).saturating_sub(head) / 32 * 32;
+    // Bytes `from .. from + len` (`len ≤ 32`) one by one.
+    let small = |from: usize, len: usize| {
+        let mut buf = [0u8; 32];
+        for (i, b) in buf[..len].iter_mut().enumerate() {
+            let k = 2 * (from + i);
+            *b = (src[k] << 4) | src.get(k + 1).map_or(0, |l| l & 15);
+        }
+        // SAFETY: `from + len ≤ n`, the capacity of `out`; `buf` holds `len` bytes.
+        unsafe { core::ptr::copy_nonoverlapping(buf.as_ptr(), ptr.add(from), len) };
+    };
+    small(0, head);
+    if body > 0 {
+        // SAFETY: the token proves AVX2; `head .. head + body` lies within the capacity,
+        // `ptr + head` is 32-byte aligned and `body` a multiple of 32; `src` holds the
+        // `2 body` bytes from `2 head`.
+        unsafe { gf2p4_pack_stream_impl(&src[2 * head..2 * (head + body)], ptr.add(head)) };
+    }
+    small(head + body, n - head - body);
+    // SAFETY: all `n` bytes were written above (`head`, `body` and the rest).
+    unsafe { out.set_len(n) };
+    out
+}
+
+/// The kernel of [`gf2p4_pack_impl`], storing each 32 bytes at `dst + 32 k` by `vmovntdq`;
+/// then `sfence`, so that the stores are ordered before any later ones.
+///
+/// # Safety
+///
+/// AVX2; `dst .. dst + src.len() / 2` writable and `dst` 32-byte aligned; `src.len()` a
+/// multiple of 64.
+#[target_feature(enable = "avx2")]
+unsafe fn gf2p4_pack_stream_impl(src: &[u8], dst: *mut u8) {
+    let (sc, _) = src.as_chunks::<32>();
+    let (sp, _) = sc.as_chunks::<2>();
+    let nibble = _mm256_set1_epi8(0x0f);
+    let weights = _mm256_set1_epi16(0x0110);
+    for (k, [x0, x1]) in sp.iter().enumerate() {
+        let m0 = _mm256_maddubs_epi16(_mm256_and_si256(load(x0), nibble), weights);
+        let m1 = _mm256_maddubs_epi16(_mm256_and_si256(load(x1), nibble), weights);
+        let packed = _mm256_permute4x64_epi64::<0b11_01_10_00>(_mm256_packus_epi16(m0, m1));
+        // SAFETY: the caller's contract: 32 aligned writable bytes at `dst + 32 k`.
+        unsafe { _mm256_stream_si256(dst.add(32 * k).cast(), packed) };
+    }
+    _mm_sfence();
+}
+
 pub(crate) fn gf2p4_unpack(_t: Avx2, src: &[u8], out: &mut [u8], table: Option<&[u8; 16]>) {
     // SAFETY: the token proves AVX2.
     unsafe {
