@@ -262,7 +262,8 @@ fn tampered_first_level_of_a_large_check_aborts() {
 /// each covered product are the unit tests `gf4p4_relation_holds_exactly_for_correct_products`
 /// and `norm_relation_holds_exactly_for_correct_products`. The same for mal-gf4-circuit's
 /// round 4 (message `4j + 3`, both products in one relation:
-/// `round4_relation_holds_exactly_for_correct_products`).
+/// `round4_relation_holds_exactly_for_correct_products`) and its rounds 2 and 3 (messages `4j
+/// + 1`, `4j + 2`, one relation: `norm_pair_holds_exactly_for_correct_products`).
 #[test]
 fn mal_gf4_circuit_opt_covered_products_abort() {
     for cheater in PartyId::ALL {
@@ -274,13 +275,23 @@ fn mal_gf4_circuit_opt_covered_products_abort() {
                 &format!("(a) covered product, online message {k}"),
             );
         }
-        // Round 4's message holds `b_h` and `b_l`; the seed picks the flipped bit.
-        for (k, seed) in [(3, 5), (43, 6), (79, 7), (79, 8)] {
+        // Round 4's message holds `b_h` and `b_l`; the seed picks the flipped bit. Messages
+        // 4j + 1 and 4j + 2 are rounds 2 and 3.
+        for (k, seed) in [
+            (3, 5),
+            (43, 6),
+            (79, 7),
+            (79, 8),
+            (1, 9),
+            (2, 10),
+            (41, 11),
+            (78, 12),
+        ] {
             let t = Tamper::new(cheater, Phase::Online, Some(Direction::Prev), k, seed);
             assert_aborts(
                 Target::MalGf4Circuit,
                 t,
-                &format!("(a) round 4, online message {k}, seed {seed}"),
+                &format!("(a) rounds 2-4, online message {k}, seed {seed}"),
             );
         }
     }
