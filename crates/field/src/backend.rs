@@ -605,20 +605,15 @@ pub(crate) fn gf2p4_pack(be: Backend, src: &[u8], out: &mut [u8]) {
 }
 
 /// The wire encoding of `src` (`GF(2^4)` elements, one per byte; [`gf2p4_pack`], a last odd
-/// element in a high nibble) in a new vector, written past the cache where the backend can.
-pub(crate) fn gf2p4_pack_stream(be: Backend, src: &[u8]) -> Vec<u8> {
+/// element in a high nibble) in a new vector written past the cache, where the backend can
+/// (`None` elsewhere).
+pub(crate) fn gf2p4_pack_stream(be: Backend, src: &[u8]) -> Option<Vec<u8>> {
     #[cfg(target_arch = "x86_64")]
     if let Some(t) = gf2p4_avx2(be) {
-        return avx2::gf2p4_pack_stream(t, src);
+        return Some(avx2::gf2p4_pack_stream(t, src));
     }
-    #[cfg(not(target_arch = "x86_64"))]
-    let _ = be;
-    let mut out = vec![0u8; src.len().div_ceil(2)];
-    gf2p4::portable::pack(src, &mut out);
-    if let (true, Some(o), Some(l)) = (src.len() % 2 == 1, out.last_mut(), src.last()) {
-        *o = l << 4;
-    }
-    out
+    let _ = (be, src);
+    None
 }
 
 /// `out[2k] = src[k] >> 4`, `out[2k + 1] = src[k] & 15` for

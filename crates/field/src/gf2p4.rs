@@ -190,7 +190,11 @@ impl Gf2p4 {
 
     /// [`Gf2p4::encode_to_vec_streaming`] on an explicit backend (the same bytes on every one).
     pub fn encode_to_vec_streaming_with(be: Backend, src: &[Self]) -> Vec<u8> {
-        backend::gf2p4_pack_stream(be, cast::gf2p4_as_bytes(src))
+        backend::gf2p4_pack_stream(be, cast::gf2p4_as_bytes(src)).unwrap_or_else(|| {
+            let mut out = Vec::with_capacity(Self::encoded_len(src.len()));
+            Self::encode_slice_with(be, src, &mut out);
+            out
+        })
     }
 
     /// [`Encode::decode_slice`] on an explicit backend (same elements and errors on every

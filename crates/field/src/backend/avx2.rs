@@ -276,6 +276,19 @@ pub(crate) fn gf2p4_pack(_t: Avx2, src: &[u8], out: &mut [u8]) {
 /// 64 elements into 32 bytes: `vpmaddubsw` with weights `[16, 1]` puts `(h << 4) | l` of each
 /// pair in a 16-bit lane (at most 255 after masking, so `vpackuswb` keeps it), and
 /// `vpermq` undoes the per-128-bit-lane interleaving of `vpackuswb`.
+#[inline]
+#[target_feature(enable = "avx2")]
+fn pack64(x0: &[u8; 32], x1: &[u8; 32]) -> __m256i {
+    let nibble = _mm256_set1_epi8(0x0f);
+    // Bytes 16, 1 in every 16-bit lane (signed operand of `vpmaddubsw`).
+    let weights = _mm256_set1_epi16(0x0110);
+    let m0 = _mm256_maddubs_epi16(_mm256_and_si256(load(x0), nibble), weights);
+    let m1 = _mm256_maddubs_epi16(_mm256_and_si256(load(x1), nibble), weights);
+    // Quadwords: bytes 0-7, 16-23, 8-15, 24-31 of the output.
+    _mm256_permute4x64_epi64::<0b11_01_10_00>(_mm256_packus_epi16(m0, m1))
+}
+
+/// [`pack64`] over the whole chunks, the rest portable.
 #[target_feature(enable = "avx2")]
 fn gf2p4_pack_impl(src: &[u8], out: &mut [u8]) {
     let n = out.len().min(src.len() / 2);
@@ -283,15 +296,8 @@ fn gf2p4_pack_impl(src: &[u8], out: &mut [u8]) {
     let done = 32 * oc.len();
     let (sc, _) = src[..2 * done].as_chunks::<32>();
     let (sp, _) = sc.as_chunks::<2>();
-    let nibble = _mm256_set1_epi8(0x0f);
-    // Bytes 16, 1 in every 16-bit lane (signed operand of `vpmaddubsw`).
-    let weights = _mm256_set1_epi16(0x0110);
     for (o, [x0, x1]) in oc.iter_mut().zip(sp) {
-        let m0 = _mm256_maddubs_epi16(_mm256_and_si256(load(x0), nibble), weights);
-        let m1 = _mm256_maddubs_epi16(_mm256_and_si256(load(x1), nibble), weights);
-        // Quadwords: bytes 0-7, 16-23, 8-15, 24-31 of the output.
-        let packed = _mm256_packus_epi16(m0, m1);
-        store(o, _mm256_permute4x64_epi64::<0b11_01_10_00>(packed));
+        store(o, pack64(x0, x1));
     }
     gf2p4::portable::pack(&src[2 * done..2 * n], ot);
 }
@@ -330,8 +336,8 @@ pub(crate) fn gf2p4_pack_stream(_t: Avx2, src: &[u8]) -> Vec<u8> {
     out
 }
 
-/// The kernel of [`gf2p4_pack_impl`], storing each 32 bytes at `dst + 32 k` by `vmovntdq`;
-/// then `sfence`, so that the stores are ordered before any later ones.
+/// [`pack64`] over `src`, each 32 bytes stored at `dst + 32 k` by `vmovntdq`; then `sfence`,
+/// so that the stores are ordered before any later ones.
 ///
 /// # Safety
 ///
@@ -341,14 +347,9 @@ pub(crate) fn gf2p4_pack_stream(_t: Avx2, src: &[u8]) -> Vec<u8> {
 unsafe fn gf2p4_pack_stream_impl(src: &[u8], dst: *mut u8) {
     let (sc, _) = src.as_chunks::<32>();
     let (sp, _) = sc.as_chunks::<2>();
-    let nibble = _mm256_set1_epi8(0x0f);
-    let weights = _mm256_set1_epi16(0x0110);
     for (k, [x0, x1]) in sp.iter().enumerate() {
-        let m0 = _mm256_maddubs_epi16(_mm256_and_si256(load(x0), nibble), weights);
-        let m1 = _mm256_maddubs_epi16(_mm256_and_si256(load(x1), nibble), weights);
-        let packed = _mm256_permute4x64_epi64::<0b11_01_10_00>(_mm256_packus_epi16(m0, m1));
         // SAFETY: the caller's contract: 32 aligned writable bytes at `dst + 32 k`.
-        unsafe { _mm256_stream_si256(dst.add(32 * k).cast(), packed) };
+        unsafe { _mm256_stream_si256(dst.add(32 * k).cast(), pack64(x0, x1)) };
     }
     _mm_sfence();
 }
