@@ -41,7 +41,7 @@ use triskele_field::{Gf2p8, LinearMap8};
 use triskele_share::RssVec;
 
 use super::chida::{mapped_mul, parts, LocalProduct, Piece};
-use super::stored::{at, At, StoredRelations};
+use super::stored::{part, At, StoredRelations};
 use super::SboxProtocol;
 
 /// The `mal-chida-rec-check` protocol.
@@ -55,8 +55,22 @@ pub(crate) struct ChainValues {
     /// The input `x` (moved out of the caller's vector, which then holds `x^254`).
     pub(crate) x: RssVec<Gf2p8>,
     pub(crate) x3: RssVec<Gf2p8>,
-    pub(crate) x15: RssVec<Gf2p8>,
-    pub(crate) x14: RssVec<Gf2p8>,
+    /// `x^15 ‖ x^14` (`2 n` entries): round 2's product as it came, not split (splitting it
+    /// copied `x^14`, a pass over fresh memory per layer).
+    pub(crate) x15_14: RssVec<Gf2p8>,
+}
+
+impl ChainValues {
+    /// `x^15` and `x^14` as vectors of their own (`x^14` copied out).
+    pub(crate) fn split_products(self) -> [RssVec<Gf2p8>; 4] {
+        let ChainValues { x, x3, mut x15_14 } = self;
+        let n = x.len();
+        let x14 = RssVec {
+            first: x15_14.first.split_off(n),
+            second: x15_14.second.split_off(n),
+        };
+        [x, x3, x15_14, x14]
+    }
 }
 
 /// The chain of the table above on `x` (replaced by `x^254`), in three rounds, with the
@@ -81,30 +95,19 @@ pub(crate) fn inversion_chain(
     // Round 1: x^3 = x · x^2.
     let x3 = product(&[(parts(x), None, parts(x), sq)])?;
     // Round 2: [x^15, x^14] = [x^12, x^12] · [x^3, x^2], one message.
-    let RssVec {
-        first: mut f,
-        second: mut s,
-    } = product(&[
+    let x15_14 = product(&[
         (parts(&x3), p4, parts(&x3), None),
         (parts(&x3), p4, parts(x), sq),
     ])?;
-    // The upper halves move out (one copy); the lower halves stay in place.
-    let x14 = RssVec {
-        first: f.split_off(n),
-        second: s.split_off(n),
-    };
-    let x15 = RssVec {
-        first: f,
-        second: s,
-    };
-    // Round 3: x^254 = x^240 · x^14.
-    let x254 = product(&[(parts(&x15), p16, parts(&x14), None)])?;
+    // Round 3: x^254 = x^240 · x^14, from the halves in place.
+    let (x15_1, x14_1) = x15_14.first.split_at(n);
+    let (x15_2, x14_2) = x15_14.second.split_at(n);
+    let x254 = product(&[((x15_1, x15_2), p16, (x14_1, x14_2), None)])?;
     let input = core::mem::replace(x, x254);
     Ok(ChainValues {
         x: input,
         x3,
-        x15,
-        x14,
+        x15_14,
     })
 }
 
@@ -142,40 +145,33 @@ pub(crate) const CHAIN_X15: usize = 2;
 pub(crate) const CHAIN_X14: usize = 3;
 pub(crate) const CHAIN_X254: usize = 4;
 
-/// The four products of one layer's chains (the table above) over the five vectors
-/// [`CHAIN_FACTORS`] names, `x`, `x^3`, `x^15`, `x^14`, `x^254`, the other factors as their
-/// maps (10 bytes per inversion and party, against 16 for all eight values of the chain and 24
-/// for four `GF(2^8)` triples copied into the record store), which `Verify` reads in place,
-/// in blocks of inversions (`super::stored`): with `n` up to `stored::BLOCK` inversions,
-/// relation `k` of inversion `j` is triple `k n + j`, the order in which [`Party::mul`] would
-/// record them.
-const CHAIN_PARTS: [[At; 3]; 4] = {
-    let mut out = [[at(0); 3]; 4];
-    let mut k = 0;
-    while k < 4 {
-        let mut p = 0;
-        while p < 3 {
-            let (vector, map) = CHAIN_FACTORS[k][p];
-            out[k][p] = At {
-                vector,
-                offset: 0,
-                map,
-                plus: None,
+/// The four products of one layer's `n` chains (the table above) over the four vectors
+/// `x`, `x^3`, `x^15 ‖ x^14`, `x^254` (the five values [`CHAIN_FACTORS`] names, `x^14` at
+/// offset `n` of the third), the other factors as their maps (10 bytes per inversion and
+/// party, against 16 for all eight values of the chain and 24 for four `GF(2^8)` triples
+/// copied into the record store), which `Verify` reads in place, in blocks of inversions
+/// (`super::stored`): with `n` up to `stored::BLOCK` inversions, relation `k` of inversion `j`
+/// is triple `k n + j`, the order in which [`Party::mul`] would record them.
+fn chain_parts(n: usize) -> [[At; 3]; 4] {
+    CHAIN_FACTORS.map(|relation| {
+        relation.map(|(value, map)| {
+            let (vector, offset) = match value {
+                CHAIN_X14 => (CHAIN_X15, n),
+                CHAIN_X254 => (CHAIN_X254 - 1, 0),
+                v => (v, 0),
             };
-            p += 1;
-        }
-        k += 1;
-    }
-    out
-};
+            At { map, ..part(vector, offset, None) }
+        })
+    })
+}
 
 /// The chain of the table above on `x` (replaced by `x^254`), with the messages of
-/// [`Party::mul`], its four products recorded as the chain's vectors ([`CHAIN_PARTS`]).
+/// [`Party::mul`], its four products recorded as the chain's vectors ([`chain_parts`]).
 fn recorded_chain(party: &mut Party<Malicious>, x: &mut RssVec<Gf2p8>) -> Result<(), EngineError> {
     let n = x.len();
     let c = inversion_chain(party, x)?;
-    let v = vec![c.x, c.x3, c.x15, c.x14, x.clone()];
-    StoredRelations::new(n, v, &CHAIN_PARTS)?.record(party);
+    let v = vec![c.x, c.x3, c.x15_14, x.clone()];
+    StoredRelations::new(n, v, &chain_parts(n))?.record(party);
     Ok(())
 }
 
@@ -219,8 +215,11 @@ mod tests {
                 .map(|v| v.iter().map(|x| x.pow(e)).collect());
             RssVec { first, second }
         };
-        let v = Vec::from([1, 3, 15, 14, 254].map(powers));
-        let rel = StoredRelations::new(n, v, &CHAIN_PARTS).unwrap();
+        let mut v = Vec::from([1, 3, 15, 14, 254].map(powers));
+        // As `recorded_chain` keeps them: `x^15 ‖ x^14` in one vector.
+        let x14 = v.remove(CHAIN_X14);
+        v[CHAIN_X15].extend(&x14);
+        let rel = StoredRelations::new(n, v, &chain_parts(n)).unwrap();
         assert_eq!(ByteRows::len(&rel), 4 * n);
         for (k, exps) in EXPONENTS.iter().enumerate() {
             assert_eq!((exps[0] + exps[1]) % 255, exps[2]);

@@ -178,7 +178,7 @@ use triskele_field::{Bulk, Field, Gf2p8};
 use triskele_share::{commit_seed, verify_seed, Direction, PartyId, Prg, PrgKey, RssVec};
 use zeroize::Zeroize;
 
-use super::mal_chida::{inversion_chain, ChainValues, CHAIN_FACTORS, CHAIN_X};
+use super::mal_chida::{inversion_chain, CHAIN_FACTORS, CHAIN_X};
 use super::SboxProtocol;
 
 /// Multiplication triples per inversion (the four products of the chain).
@@ -556,13 +556,7 @@ impl SboxProtocol<Malicious> for MalChida {
         EngineError::ensure_preprocessed(needed, self.available())?;
         // The products are checked by the finalize's sacrifice (not recorded for Protocol 2),
         // from the chain's values kept here.
-        let ChainValues {
-            x: input,
-            x3,
-            x15,
-            x14,
-            ..
-        } = inversion_chain(party, x)?;
+        let [input, x3, x15, x14] = inversion_chain(party, x)?.split_products();
         self.chain.push(ChainLayer {
             v: [input, x3, x15, x14, x.clone()],
         });
