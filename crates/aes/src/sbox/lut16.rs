@@ -200,10 +200,18 @@ pub(crate) fn online_layer<M: SecurityModel>(
         let (h, l) = comp.split_at_mut(m);
         Gf2p4::add_assign_slice(l, h);
     }
-    let mut right = vinv.clone();
-    right.extend(&vinv);
+    // The right operand `v^-1 ‖ v^-1` as its two halves, both `vinv` itself.
     let mut t = vec![Gf2p4(0); 2 * m];
-    local_product(&mut t, &left, &right);
+    for (half, t) in t.chunks_exact_mut(m.max(1)).enumerate() {
+        let r = half * m..(half + 1) * m;
+        Gf2p4::local_product_slice(
+            t,
+            &left.first[r.clone()],
+            &left.second[r],
+            &vinv.first,
+            &vinv.second,
+        );
+    }
     let b = party.additive_to_rss(t, ReshareTo::Prev)?;
     Ok(Layer {
         left,

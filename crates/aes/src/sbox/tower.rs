@@ -88,11 +88,15 @@ pub(crate) fn square_powers(x: &RssVec<Gf2p4>) -> [RssVec<Gf2p4>; 3] {
     out
 }
 
-/// `φ` of one component, split into the high and low halves `(a_h, a_l)`.
+/// `φ` of one component, split into the high and low halves `(a_h, a_l)`. `a_h` has room for
+/// as many entries again: the protocols that invert through the tower field append `a_h +
+/// a_l` to it for their last round (`a_h ‖ (a_h + a_l)`), which then needs no reallocation
+/// (a copy of `a_h` into fresh memory).
 pub(crate) fn split_component(x: &[Gf2p8]) -> (Vec<Gf2p4>, Vec<Gf2p4>) {
     let n = x.len();
     let mut t = vec![Gf4Tower(0); n];
-    let mut h = vec![Gf2p4(0); n];
+    let mut h = Vec::with_capacity(2 * n);
+    h.resize(n, Gf2p4(0));
     let mut l = vec![Gf2p4(0); n];
     t.par_chunks_mut(PAR)
         .zip(x.par_chunks(PAR))
@@ -197,6 +201,7 @@ mod tests {
     fn split_and_join_round_trip_and_match_wol() {
         let x: Vec<Gf2p8> = (0..=255u8).map(Gf2p8).collect();
         let (h, l) = split_component(&x);
+        assert!(h.capacity() >= 2 * x.len());
         for (k, (h, l)) in h.iter().zip(&l).enumerate() {
             let t = Gf4Tower::from_gf2p8(Gf2p8(k as u8));
             assert_eq!((h.0, l.0), (t.high().0, t.low().0));
