@@ -160,7 +160,10 @@ fn chain_parts(n: usize) -> [[At; 3]; 4] {
                 CHAIN_X254 => (CHAIN_X254 - 1, 0),
                 v => (v, 0),
             };
-            At { map, ..part(vector, offset, None) }
+            At {
+                map,
+                ..part(vector, offset, None)
+            }
         })
     })
 }

@@ -11,6 +11,7 @@
 
 use core::arch::x86_64::*;
 
+use super::avx2::prefetch_ahead;
 use super::{portable, NibbleTables};
 use crate::LinearMap8;
 
@@ -113,6 +114,7 @@ fn linear_apply_impl(map: &LinearMap8, src: &[u8], dst: &mut [u8]) {
     let (sc, st) = src[..n].as_chunks::<32>();
     let (dc, dt) = dst[..n].as_chunks_mut::<32>();
     for (d, s) in dc.iter_mut().zip(sc) {
+        prefetch_ahead(s);
         store(d, _mm256_gf2p8affine_epi64_epi8::<0>(load(s), m));
     }
     portable::linear_apply(map, st, dt);
@@ -139,6 +141,8 @@ fn linear_apply_pair_impl([f, g]: [&LinearMap8; 2], a: &[u8], b: &[u8], dst: &mu
     let (bc, bt) = b[..n].as_chunks::<32>();
     let (dc, dt) = dst[..n].as_chunks_mut::<32>();
     for ((d, x), y) in dc.iter_mut().zip(ac).zip(bc) {
+        prefetch_ahead(x);
+        prefetch_ahead(y);
         let v = _mm256_xor_si256(
             _mm256_gf2p8affine_epi64_epi8::<0>(load(x), mf),
             _mm256_gf2p8affine_epi64_epi8::<0>(load(y), mg),
@@ -255,6 +259,7 @@ fn linear_apply_512_impl(map: &LinearMap8, src: &[u8], dst: &mut [u8]) {
     let (sc, st) = src[..n].as_chunks::<64>();
     let (dc, dt) = dst[..n].as_chunks_mut::<64>();
     for (d, s) in dc.iter_mut().zip(sc) {
+        prefetch_ahead(s);
         store64(d, _mm512_gf2p8affine_epi64_epi8::<0>(load64(s), m));
     }
     linear_apply_impl(map, st, dt);
@@ -282,6 +287,8 @@ fn linear_apply_pair_512_impl(maps: [&LinearMap8; 2], a: &[u8], b: &[u8], dst: &
     let (bc, bt) = b[..n].as_chunks::<64>();
     let (dc, dt) = dst[..n].as_chunks_mut::<64>();
     for ((d, x), y) in dc.iter_mut().zip(ac).zip(bc) {
+        prefetch_ahead(x);
+        prefetch_ahead(y);
         let v = _mm512_xor_si512(
             _mm512_gf2p8affine_epi64_epi8::<0>(load64(x), mf),
             _mm512_gf2p8affine_epi64_epi8::<0>(load64(y), mg),
@@ -315,6 +322,7 @@ fn linear_apply_sum_512_impl<const N: usize>(
     for (c, d) in dst[..n].as_chunks_mut::<64>().0.iter_mut().enumerate() {
         let mut v = _mm512_setzero_si512();
         for (s, m) in chunks.iter().zip(&m) {
+            prefetch_ahead(&s[c]);
             let x = load64(&s[c]);
             v = _mm512_xor_si512(v, _mm512_gf2p8affine_epi64_epi8::<0>(x, *m));
         }
@@ -835,6 +843,8 @@ fn lerp_assign_512_impl(vp: super::avx2::Vpclmul, v: &mut [u64], w: &[u64], s: u
     let (wc, _) = w[..n].as_chunks::<8>();
     let sv = _mm512_set1_epi64(s as i64);
     for (x, h) in vc.iter_mut().zip(wc) {
+        prefetch_ahead(x);
+        prefetch_ahead(h);
         let l = load_words8(x);
         let d = _mm512_xor_si512(l, load_words8(h));
         store_words8(x, _mm512_xor_si512(l, mul8(d, sv)));

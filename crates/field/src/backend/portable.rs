@@ -115,6 +115,12 @@ fn linear_swar(images: &[u64; 8], x: u64) -> u64 {
 /// `dst[k] = map(src[k])` on the common prefix.
 pub(crate) fn linear_apply(map: &LinearMap8, src: &[u8], dst: &mut [u8]) {
     let n = src.len().min(dst.len());
+    if *map == LinearMap8::IDENTITY {
+        // A copy (callers that stream records through a map take the identity for an
+        // unmapped part, so that the vector kernels prefetch it).
+        dst[..n].copy_from_slice(&src[..n]);
+        return;
+    }
     let images = broadcast_images(map);
     let (sc, st) = src[..n].as_chunks::<8>();
     let (dc, dt) = dst[..n].as_chunks_mut::<8>();
