@@ -66,14 +66,16 @@ use std::ops::Range;
 use std::sync::{Arc, OnceLock};
 
 use triskele_engine::verify::{LiftedTriples, Parts, TripleSource, ZPlanes};
-use triskele_engine::{EngineError, Malicious, Party, ProductPiece, SecurityModel, SemiHonest};
+use triskele_engine::{EngineError, Malicious, Party, SecurityModel, SemiHonest};
 use triskele_field::embed::{pair_of_nibbles, word_maps, ByteEmbedding, PairSlot, GF4P4_TABLES};
 use triskele_field::{Gf2p4, Gf2p64, Gf2p8, LinearMap8};
 use triskele_share::RssVec;
 
 use super::stored::{at, part, At, PackedNibbles, StoredRelations};
 use super::SboxProtocol;
-use crate::sbox::tower::{from_halves, split_tower, square_powers, NibbleLinear};
+use crate::sbox::tower::{
+    from_halves, last_round_pieces, left_operand, split_tower, square_powers, NibbleLinear,
+};
 
 /// The `gf4-circuit` protocol; under [`Malicious`] it is `mal-gf4-circuit` (all five products
 /// recorded, as three relations).
@@ -754,7 +756,7 @@ fn invert<M: SecurityModel>(
     // Round 4: (a_h, a_h + a_l) * (d^-1, d^-1) in one multiplication.
     let left = left_operand(a_h, &a_l);
     pack(LEFT, &left);
-    let b = party.mul_covered_parts(&round4_pieces(&left, &dinv))?;
+    let b = party.mul_covered_parts(&last_round_pieces(&left, &dinv))?;
     pack(B, &b);
     *x = from_halves(&b, n);
 
@@ -787,34 +789,6 @@ fn add_norm_terms(d: &mut RssVec<Gf2p4>, a_h: &RssVec<Gf2p4>, a_l: &RssVec<Gf2p4
             o.0 ^= LAMBDA_SQUARE.apply(h.0) ^ SQUARE.apply(l.0);
         }
     }
-}
-
-/// The pieces of round 4's product `(a_h ‖ (a_h + a_l)) · (d^-1 ‖ d^-1)`, with the right
-/// operand's halves both `dinv` itself rather than a vector of its own.
-fn round4_pieces<'a>(
-    left: &'a RssVec<Gf2p4>,
-    dinv: &'a RssVec<Gf2p4>,
-) -> [ProductPiece<'a, Gf2p4>; 2] {
-    let n = dinv.len();
-    let (h1, s1) = left.first.split_at(n.min(left.first.len()));
-    let (h2, s2) = left.second.split_at(n.min(left.second.len()));
-    let d = [&dinv.first[..], &dinv.second[..]];
-    [([h1, h2], d), ([s1, s2], d)]
-}
-
-/// The left operand of round 4, `a_h ‖ (a_h + a_l)` (local; `a_h`'s memory reused, which
-/// [`split_tower`] leaves room in).
-fn left_operand(a_h: RssVec<Gf2p4>, a_l: &RssVec<Gf2p4>) -> RssVec<Gf2p4> {
-    let n = a_l.len();
-    let mut left = a_h;
-    left.extend(a_l);
-    for c in [&mut left.first, &mut left.second] {
-        let (h, l) = c.split_at_mut(n);
-        for (lo, hi) in l.iter_mut().zip(h.iter()) {
-            lo.0 ^= hi.0;
-        }
-    }
-    left
 }
 
 /// The shared values of one layer that its checked relations are made of: `left = a_h ‖

@@ -26,12 +26,12 @@ use core::ops::Range;
 use std::sync::Arc;
 
 use rayon::prelude::*;
-use triskele_engine::{EngineError, Party, ReshareTo, SecurityModel, SemiHonest, View};
+use triskele_engine::{EngineError, Party, SecurityModel, SemiHonest, View};
 use triskele_field::{Bulk, Encode, Gf2p4, Gf2p8, OneHotLookup16};
 use triskele_share::{local_product, Direction, Prss, RssVec};
 
 use super::ohv16::{random_ohv16, Ohv16, OhvCheck};
-use super::tower::{from_halves, split_tower, NibbleLinear};
+use super::tower::{from_halves, last_round_pieces, left_operand, split_tower, NibbleLinear};
 use super::SboxProtocol;
 
 /// Instances per parallel work item.
@@ -194,25 +194,8 @@ pub(crate) fn online_layer<M: SecurityModel>(
     }
 
     // Round 2: b_h = a_h v^-1, b_l = (a_h + a_l) v^-1, one reshare to prev.
-    let mut left = a_h;
-    left.extend(&a_l);
-    for comp in [&mut left.first, &mut left.second] {
-        let (h, l) = comp.split_at_mut(m);
-        Gf2p4::add_assign_slice(l, h);
-    }
-    // The right operand `v^-1 ‖ v^-1` as its two halves, both `vinv` itself.
-    let mut t = vec![Gf2p4(0); 2 * m];
-    for (half, t) in t.chunks_exact_mut(m.max(1)).enumerate() {
-        let r = half * m..(half + 1) * m;
-        Gf2p4::local_product_slice(
-            t,
-            &left.first[r.clone()],
-            &left.second[r],
-            &vinv.first,
-            &vinv.second,
-        );
-    }
-    let b = party.additive_to_rss(t, ReshareTo::Prev)?;
+    let left = left_operand(a_h, &a_l);
+    let b = party.mul_covered_parts(&last_round_pieces(&left, &vinv))?;
     Ok(Layer {
         left,
         a_l,

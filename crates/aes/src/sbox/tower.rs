@@ -3,7 +3,8 @@
 //! `GF(2)`-linear maps on `GF(2^4)` (squarings), applied per component.
 
 use rayon::prelude::*;
-use triskele_field::{Gf2p4, Gf2p8, Gf4Tower};
+use triskele_engine::ProductPiece;
+use triskele_field::{Bulk, Gf2p4, Gf2p8, Gf4Tower};
 use triskele_share::RssVec;
 
 /// Elements per parallel work item.
@@ -109,6 +110,35 @@ pub(crate) fn split_component(x: &[Gf2p8]) -> (Vec<Gf2p4>, Vec<Gf2p4>) {
             }
         });
     (h, l)
+}
+
+/// The left operand of the last round of an inversion through the tower field, `a_h ‖ (a_h +
+/// a_l)` (local; `a_h`'s memory reused, which [`split_tower`] leaves room in).
+pub(crate) fn left_operand(a_h: RssVec<Gf2p4>, a_l: &RssVec<Gf2p4>) -> RssVec<Gf2p4> {
+    let n = a_l.len();
+    let mut left = a_h;
+    left.extend(a_l);
+    for c in [&mut left.first, &mut left.second] {
+        let (h, l) = c.split_at_mut(n);
+        Gf2p4::add_assign_slice(l, h);
+    }
+    left
+}
+
+/// The pieces of the last round's product `(a_h ‖ (a_h + a_l)) · (v ‖ v)` for the inverse `v`
+/// of the norm (`b_h = a_h v`, `b_l = (a_h + a_l) v`, one message), with both halves of the
+/// right operand `v` itself rather than a doubled copy ([`Party::mul_covered_parts`]).
+///
+/// [`Party::mul_covered_parts`]: triskele_engine::Party::mul_covered_parts
+pub(crate) fn last_round_pieces<'a>(
+    left: &'a RssVec<Gf2p4>,
+    v: &'a RssVec<Gf2p4>,
+) -> [ProductPiece<'a, Gf2p4>; 2] {
+    let n = v.len();
+    let (h1, s1) = left.first.split_at(n.min(left.first.len()));
+    let (h2, s2) = left.second.split_at(n.min(left.second.len()));
+    let v = [&v.first[..], &v.second[..]];
+    [([h1, h2], v), ([s1, s2], v)]
 }
 
 /// `([[a_h]], [[a_l]]) = φ([[x]])`, component-wise.
