@@ -115,6 +115,33 @@ impl Gf2p4 {
         backend::gf2p4_unpack(be, packed, out, Some(lo));
     }
 
+    /// Two packed runs unpacked through their maps and added, in one pass: `out[2k] =
+    /// map_a(a[k] >> 4) + map_b(b[k] >> 4)`, `out[2k + 1] = map_a(a[k] & 15) + map_b(b[k] &
+    /// 15)` for `k < min(a.len(), b.len(), out.len() / 2)`. A part of a recorded relation that
+    /// is the sum of two stored vectors loads this way, without a second write of `out`.
+    pub fn unpack_pairs_mapped_sum(
+        a: &[u8],
+        map_a: &LinearMap8,
+        b: &[u8],
+        map_b: &LinearMap8,
+        out: &mut [u8],
+    ) {
+        Self::unpack_pairs_mapped_sum_with(backend::active(), a, map_a, b, map_b, out);
+    }
+
+    /// [`Gf2p4::unpack_pairs_mapped_sum`] on an explicit backend.
+    pub fn unpack_pairs_mapped_sum_with(
+        be: Backend,
+        a: &[u8],
+        map_a: &LinearMap8,
+        b: &[u8],
+        map_b: &LinearMap8,
+        out: &mut [u8],
+    ) {
+        let ((ta, _), (tb, _)) = (map_a.nibble_tables(), map_b.nibble_tables());
+        backend::gf2p4_unpack_sum(be, a, ta, b, tb, out);
+    }
+
     /// Product, usable in constant expressions (same as `*`).
     #[inline]
     pub const fn const_mul(self, rhs: Self) -> Self {
@@ -345,6 +372,16 @@ pub(crate) mod portable {
         match table {
             None => unpack_by(src, out, |v| v),
             Some(t) => unpack_by(src, out, |v| t[usize::from(v)]),
+        }
+    }
+
+    /// `out[2k] = ta[a[k] >> 4] ^ tb[b[k] >> 4]`, `out[2k + 1] = ta[a[k] & 15] ^ tb[b[k] &
+    /// 15]` for `k < min(a.len(), b.len(), out.len() / 2)`.
+    pub(crate) fn unpack_sum(a: &[u8], ta: &[u8; 16], b: &[u8], tb: &[u8; 16], out: &mut [u8]) {
+        let (pairs, _) = out.as_chunks_mut::<2>();
+        for ([h, l], (x, y)) in pairs.iter_mut().zip(a.iter().zip(b)) {
+            *h = ta[usize::from(x >> 4)] ^ tb[usize::from(y >> 4)];
+            *l = ta[usize::from(x & 0x0f)] ^ tb[usize::from(y & 0x0f)];
         }
     }
 

@@ -366,6 +366,32 @@ fn gf2p4_unpacking_through_a_map_agrees() {
 }
 
 #[test]
+fn gf2p4_unpacking_a_sum_of_two_maps_agrees() {
+    let mut r = rng(13);
+    let bytes =
+        |r: &mut _, n: usize| -> Vec<u8> { vec_of::<Gf2p8>(r, n).iter().map(|x| x.0).collect() };
+    for n in gf2p4_lengths() {
+        let pairs = n / 2;
+        // The second run one byte longer, so that the shorter run bounds the pass.
+        let (a, b) = (bytes(&mut r, pairs), bytes(&mut r, pairs + 1));
+        let images = bytes(&mut r, 16);
+        let map = |i: &[u8]| LinearMap8::from_basis_images(core::array::from_fn(|j| i[j]));
+        let (ma, mb) = (map(&images[..8]), map(&images[8..]));
+        // Each output the sum of both nibbles' images; an odd count's last byte is left.
+        let mut want = vec![0xa5u8; n];
+        for (k, (x, y)) in a.iter().zip(&b).enumerate() {
+            want[2 * k] = ma.apply_byte(x >> 4) ^ mb.apply_byte(y >> 4);
+            want[2 * k + 1] = ma.apply_byte(x & 15) ^ mb.apply_byte(y & 15);
+        }
+        for be in Backend::ALL {
+            let mut got = vec![0xa5u8; n];
+            Gf2p4::unpack_pairs_mapped_sum_with(be, &a, &ma, &b, &mb, &mut got);
+            assert_eq!(got, want, "{be}, n = {n}");
+        }
+    }
+}
+
+#[test]
 fn gf2p4_decoding_is_strict() {
     use triskele_field::FieldError;
     let mut r = rng(11);

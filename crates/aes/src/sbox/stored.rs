@@ -321,6 +321,37 @@ fn unpack(packed: &[u8], first: usize, map: &LinearMap8, out: &mut [u8]) {
     }
 }
 
+/// `out[i] = map_a(a_{first_a + i}) + map_b(b_{first_b + i})` for the packed runs `a`, `b`
+/// ([`Form::Nibbles`]) in one pass ([`Gf2p4::unpack_pairs_mapped_sum`]); `false` (nothing
+/// written) if the two starts differ in parity, so that their nibbles do not pair up byte by
+/// byte.
+fn unpack_sum(
+    (a, b): (&[u8], &[u8]),
+    (first_a, first_b): (usize, usize),
+    (map_a, map_b): (&LinearMap8, &LinearMap8),
+    out: &mut [u8],
+) -> bool {
+    if first_a % 2 != first_b % 2 {
+        return false;
+    }
+    let both = |x: u8, y: u8| map_a.apply_byte(x) ^ map_b.apply_byte(y);
+    let (skip, out) = match out.split_first_mut() {
+        Some((o, rest)) if first_a % 2 == 1 => {
+            *o = both(a[first_a / 2] & 0x0f, b[first_b / 2] & 0x0f);
+            (1, rest)
+        }
+        _ => (0, out),
+    };
+    let (ia, ib) = ((first_a + skip) / 2, (first_b + skip) / 2);
+    let pairs = out.len() / 2;
+    let (head, tail) = out.split_at_mut(2 * pairs);
+    Gf2p4::unpack_pairs_mapped_sum(&a[ia..ia + pairs], map_a, &b[ib..ib + pairs], map_b, head);
+    if let Some(o) = tail.first_mut() {
+        *o = both(a[ia + pairs] >> 4, b[ib + pairs] >> 4);
+    }
+    true
+}
+
 impl ByteRows for StoredRelations {
     fn len(&self) -> usize {
         self.parts.len() * self.n
@@ -331,6 +362,18 @@ impl ByteRows for StoredRelations {
         for (k, r, at) in self.runs(start, out.len()) {
             let (a, maps) = (self.parts[k][p], &self.maps[k][p]);
             let out = &mut out[at..at + r.len()];
+            if let (Some(b), Form::Nibbles) = (a.plus, self.form) {
+                let vs = (
+                    &self.vectors[a.vector][c][..],
+                    &self.vectors[b.vector][c][..],
+                );
+                let map = |m: Option<&LinearMap8>| *m.unwrap_or(&GF2P4_TO_GF2P8);
+                let (ma, mb) = (map(maps.first.as_ref()), map(maps.plus.as_ref()));
+                let firsts = (a.offset + r.start, b.offset + r.start);
+                if unpack_sum(vs, firsts, (&ma, &mb), out) {
+                    continue;
+                }
+            }
             self.term(c, a.vector, a.offset + r.start, maps.first.as_ref(), out);
             if let Some(b) = a.plus {
                 // The second term through a buffer in the cache, added piece by piece.
@@ -569,7 +612,8 @@ mod tests {
 
     /// A part with a second term ([`At::plus`]) loads as the sum of both terms, each through
     /// its map (the first one's optional), from any entry on and across relations, for bytes
-    /// and for packed nibbles (odd offsets, more entries than [`PLUS_PIECE`]); it is never
+    /// and for packed nibbles (odd offsets, more entries than [`PLUS_PIECE`]; terms whose
+    /// starts have the same parity in one pass, [`unpack_sum`], the others not); it is never
     /// borrowed in place, and a second term past the end of its vector is refused.
     #[test]
     fn parts_with_a_second_term_load_as_sums() {

@@ -412,6 +412,54 @@ fn gf2p4_unpack_impl<const MAP: bool>(src: &[u8], out: &mut [u8], table: &[u8; 1
     gf2p4::portable::unpack(st, &mut out[2 * done..2 * n], MAP.then_some(table))
 }
 
+pub(crate) fn gf2p4_unpack_sum(
+    _t: Avx2,
+    a: &[u8],
+    ta: &[u8; 16],
+    b: &[u8],
+    tb: &[u8; 16],
+    out: &mut [u8],
+) {
+    // SAFETY: the token proves AVX2.
+    unsafe { gf2p4_unpack_sum_impl(a, ta, b, tb, out) }
+}
+
+/// [`gf2p4_unpack_impl`] of two packed runs at once, each nibble through its run's table and
+/// the two images added: `out[2k] = ta[a[k] >> 4] ^ tb[b[k] >> 4]`, `out[2k + 1] = ta[a[k] &
+/// 15] ^ tb[b[k] & 15]`. One pass and one write of `out`, where two unpackings and a sum
+/// wrote it twice and read it back.
+#[target_feature(enable = "avx2")]
+fn gf2p4_unpack_sum_impl(a: &[u8], ta: &[u8; 16], b: &[u8], tb: &[u8; 16], out: &mut [u8]) {
+    let n = a.len().min(b.len()).min(out.len() / 2);
+    let (ac, _) = a[..n].as_chunks::<32>();
+    let (bc, _) = b[..n].as_chunks::<32>();
+    let done = 32 * ac.len();
+    let (oc, _) = out[..2 * done].as_chunks_mut::<32>();
+    let (op, _) = oc.as_chunks_mut::<2>();
+    let nibble = _mm256_set1_epi8(0x0f);
+    let va = _mm256_broadcastsi128_si256(load16(ta));
+    let vb = _mm256_broadcastsi128_si256(load16(tb));
+    let halves = |v: __m256i, t: __m256i| {
+        let v = _mm256_permute4x64_epi64::<0b11_01_10_00>(v);
+        let hi = _mm256_and_si256(_mm256_srli_epi16::<4>(v), nibble);
+        let lo = _mm256_and_si256(v, nibble);
+        (_mm256_shuffle_epi8(t, hi), _mm256_shuffle_epi8(t, lo))
+    };
+    for (i, ([o0, o1], (x, y))) in op.iter_mut().zip(ac.iter().zip(bc)).enumerate() {
+        if i % 2 == 0 {
+            prefetch_ahead(x);
+            prefetch_ahead(y);
+        }
+        let (ha, la) = halves(load(x), va);
+        let (hb, lb) = halves(load(y), vb);
+        let (hi, lo) = (_mm256_xor_si256(ha, hb), _mm256_xor_si256(la, lb));
+        store(o0, _mm256_unpacklo_epi8(hi, lo));
+        store(o1, _mm256_unpackhi_epi8(hi, lo));
+    }
+    let out = &mut out[2 * done..2 * n];
+    gf2p4::portable::unpack_sum(&a[done..n], ta, &b[done..n], tb, out)
+}
+
 // ---- one-hot lookups of a 4-bit table -------------------------------------------------------
 
 pub(crate) fn onehot_lookup16(
