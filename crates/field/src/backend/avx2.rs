@@ -382,10 +382,22 @@ pub(crate) fn gf2p4_unpack(_t: Avx2, src: &[u8], out: &mut [u8], table: Option<&
     }
 }
 
-/// 32 bytes into 64 elements: `vpermq` first puts input bytes 0-7, 16-23 in the low 128-bit
-/// lane and 8-15, 24-31 in the high one, so that `vpunpcklbw` / `vpunpckhbw` of the high and
-/// low nibbles give output bytes 0-31 and 32-63 in order; with `MAP`, each nibble `v` is
-/// written as `table[v]` (one `vpshufb` per 32 nibbles).
+/// The high and the low nibbles of 32 packed bytes, each as a byte, in the lane order that
+/// [`gf2p4_unpack_impl`] interleaves them in: `vpermq` puts input bytes 0-7, 16-23 in the low
+/// 128-bit lane and 8-15, 24-31 in the high one.
+#[inline]
+#[target_feature(enable = "avx2")]
+fn nibbles_in_order(v: __m256i) -> (__m256i, __m256i) {
+    let nibble = _mm256_set1_epi8(0x0f);
+    let v = _mm256_permute4x64_epi64::<0b11_01_10_00>(v);
+    // The 16-bit shift moves bits across bytes; the mask keeps each byte's own high nibble.
+    let hi = _mm256_and_si256(_mm256_srli_epi16::<4>(v), nibble);
+    (hi, _mm256_and_si256(v, nibble))
+}
+
+/// 32 bytes into 64 elements: with the nibbles in [`nibbles_in_order`]'s lanes, `vpunpcklbw` /
+/// `vpunpckhbw` of the high and low nibbles give output bytes 0-31 and 32-63 in order; with
+/// `MAP`, each nibble `v` is written as `table[v]` (one `vpshufb` per 32 nibbles).
 #[target_feature(enable = "avx2")]
 fn gf2p4_unpack_impl<const MAP: bool>(src: &[u8], out: &mut [u8], table: &[u8; 16]) {
     let n = src.len().min(out.len() / 2);
@@ -393,16 +405,12 @@ fn gf2p4_unpack_impl<const MAP: bool>(src: &[u8], out: &mut [u8], table: &[u8; 1
     let done = 32 * sc.len();
     let (oc, _) = out[..2 * done].as_chunks_mut::<32>();
     let (op, _) = oc.as_chunks_mut::<2>();
-    let nibble = _mm256_set1_epi8(0x0f);
     let t = _mm256_broadcastsi128_si256(load16(table));
     for (i, ([o0, o1], s)) in op.iter_mut().zip(sc).enumerate() {
         if i % 2 == 0 {
             prefetch_ahead(s);
         }
-        let v = _mm256_permute4x64_epi64::<0b11_01_10_00>(load(s));
-        // The 16-bit shift moves bits across bytes; the mask keeps each byte's own high nibble.
-        let mut hi = _mm256_and_si256(_mm256_srli_epi16::<4>(v), nibble);
-        let mut lo = _mm256_and_si256(v, nibble);
+        let (mut hi, mut lo) = nibbles_in_order(load(s));
         if MAP {
             (hi, lo) = (_mm256_shuffle_epi8(t, hi), _mm256_shuffle_epi8(t, lo));
         }
@@ -436,13 +444,10 @@ fn gf2p4_unpack_sum_impl(a: &[u8], ta: &[u8; 16], b: &[u8], tb: &[u8; 16], out: 
     let done = 32 * ac.len();
     let (oc, _) = out[..2 * done].as_chunks_mut::<32>();
     let (op, _) = oc.as_chunks_mut::<2>();
-    let nibble = _mm256_set1_epi8(0x0f);
     let va = _mm256_broadcastsi128_si256(load16(ta));
     let vb = _mm256_broadcastsi128_si256(load16(tb));
     let halves = |v: __m256i, t: __m256i| {
-        let v = _mm256_permute4x64_epi64::<0b11_01_10_00>(v);
-        let hi = _mm256_and_si256(_mm256_srli_epi16::<4>(v), nibble);
-        let lo = _mm256_and_si256(v, nibble);
+        let (hi, lo) = nibbles_in_order(v);
         (_mm256_shuffle_epi8(t, hi), _mm256_shuffle_epi8(t, lo))
     };
     for (i, ([o0, o1], (x, y))) in op.iter_mut().zip(ac.iter().zip(bc)).enumerate() {
