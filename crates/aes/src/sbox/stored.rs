@@ -367,10 +367,10 @@ impl ByteRows for StoredRelations {
                     &self.vectors[a.vector][c][..],
                     &self.vectors[b.vector][c][..],
                 );
-                let map = |m: Option<&LinearMap8>| *m.unwrap_or(&GF2P4_TO_GF2P8);
-                let (ma, mb) = (map(maps.first.as_ref()), map(maps.plus.as_ref()));
+                let ma = maps.first.as_ref().unwrap_or(&GF2P4_TO_GF2P8);
+                let mb = maps.plus.as_ref().unwrap_or(&GF2P4_TO_GF2P8);
                 let firsts = (a.offset + r.start, b.offset + r.start);
-                if unpack_sum(vs, firsts, (&ma, &mb), out) {
+                if unpack_sum(vs, firsts, (ma, mb), out) {
                     continue;
                 }
             }
