@@ -108,7 +108,9 @@ pub fn bench_party(
 ) -> Result<RunReport, EngineError> {
     match target {
         Target::Chida => bench_with::<SemiHonest, _>(target, Chida, net, size, simd),
-        Target::Gf4Circuit => bench_with::<SemiHonest, _>(target, Gf4Circuit, net, size, simd),
+        Target::Gf4Circuit => {
+            bench_with::<SemiHonest, _>(target, Gf4Circuit::default(), net, size, simd)
+        }
         Target::Lut16 => bench_with::<SemiHonest, _>(target, Lut16::default(), net, size, simd),
         Target::Lut256 => bench_with::<SemiHonest, _>(target, Lut256::default(), net, size, simd),
         Target::Lut256Ss => {
@@ -123,9 +125,11 @@ pub fn bench_party(
         Target::BoolCircuit => {
             bench_with::<SemiHonest, _>(target, BoolCircuit::default(), net, size, simd)
         }
-        Target::MalGf4Circuit => bench_with::<Malicious, _>(target, Gf4Circuit, net, size, simd),
+        Target::MalGf4Circuit => {
+            bench_with::<Malicious, _>(target, Gf4Circuit::default(), net, size, simd)
+        }
         Target::MalGf4CircuitOpt => {
-            bench_with::<Malicious, _>(target, Gf4CircuitGf4p4, net, size, simd)
+            bench_with::<Malicious, _>(target, Gf4CircuitGf4p4::default(), net, size, simd)
         }
         Target::MalLut16Bitstring => {
             bench_with::<Malicious, _>(target, MalLut16::new(Prep::Bitstring), net, size, simd)
@@ -187,7 +191,7 @@ pub fn compute_party(
     match target {
         Target::Chida => compute_with::<SemiHonest, _>(target, Chida, net, key, blocks, mode),
         Target::Gf4Circuit => {
-            compute_with::<SemiHonest, _>(target, Gf4Circuit, net, key, blocks, mode)
+            compute_with::<SemiHonest, _>(target, Gf4Circuit::default(), net, key, blocks, mode)
         }
         Target::Lut16 => {
             compute_with::<SemiHonest, _>(target, Lut16::default(), net, key, blocks, mode)
@@ -208,10 +212,10 @@ pub fn compute_party(
             compute_with::<SemiHonest, _>(target, BoolCircuit::default(), net, key, blocks, mode)
         }
         Target::MalGf4Circuit => {
-            compute_with::<Malicious, _>(target, Gf4Circuit, net, key, blocks, mode)
+            compute_with::<Malicious, _>(target, Gf4Circuit::default(), net, key, blocks, mode)
         }
         Target::MalGf4CircuitOpt => {
-            compute_with::<Malicious, _>(target, Gf4CircuitGf4p4, net, key, blocks, mode)
+            compute_with::<Malicious, _>(target, Gf4CircuitGf4p4::default(), net, key, blocks, mode)
         }
         Target::MalLut16Bitstring => {
             let sbox = MalLut16::new(Prep::Bitstring);
@@ -261,7 +265,9 @@ pub fn sbox_layer_party(
 ) -> Result<Vec<u8>, EngineError> {
     let out = match target {
         Target::Chida => sbox_layer_with::<SemiHonest, _>(target, Chida, net, x)?,
-        Target::Gf4Circuit => sbox_layer_with::<SemiHonest, _>(target, Gf4Circuit, net, x)?,
+        Target::Gf4Circuit => {
+            sbox_layer_with::<SemiHonest, _>(target, Gf4Circuit::default(), net, x)?
+        }
         Target::Lut16 => sbox_layer_with::<SemiHonest, _>(target, Lut16::default(), net, x)?,
         Target::Lut256 => sbox_layer_with::<SemiHonest, _>(target, Lut256::default(), net, x)?,
         Target::Lut256Ss => sbox_layer_with::<SemiHonest, _>(target, Lut256Ss::default(), net, x)?,
@@ -272,9 +278,11 @@ pub fn sbox_layer_party(
         Target::BoolCircuit => {
             sbox_layer_with::<SemiHonest, _>(target, BoolCircuit::default(), net, x)?
         }
-        Target::MalGf4Circuit => sbox_layer_with::<Malicious, _>(target, Gf4Circuit, net, x)?,
+        Target::MalGf4Circuit => {
+            sbox_layer_with::<Malicious, _>(target, Gf4Circuit::default(), net, x)?
+        }
         Target::MalGf4CircuitOpt => {
-            sbox_layer_with::<Malicious, _>(target, Gf4CircuitGf4p4, net, x)?
+            sbox_layer_with::<Malicious, _>(target, Gf4CircuitGf4p4::default(), net, x)?
         }
         Target::MalLut16Bitstring => {
             sbox_layer_with::<Malicious, _>(target, MalLut16::new(Prep::Bitstring), net, x)?

@@ -483,14 +483,14 @@ fn gf4_circuits_verify_exactly_their_relations() {
     assert_ne!(verify_cost(510, 32), verify_cost(680, 32));
     for n in [7usize, 170, 250] {
         verifies_exactly(
-            || Gf4Circuit,
+            Gf4Circuit::default,
             n,
             3 * n,
             32,
             &format!("mal-gf4-circuit, n = {n}"),
         );
         let what = format!("mal-gf4-circuit-opt, n = {n}");
-        verifies_exactly(|| Gf4CircuitGf4p4, n, 2 * n, 8, &what);
+        verifies_exactly(Gf4CircuitGf4p4::default, n, 2 * n, 8, &what);
     }
 }
 

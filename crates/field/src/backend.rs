@@ -605,15 +605,15 @@ pub(crate) fn gf2p4_pack(be: Backend, src: &[u8], out: &mut [u8]) {
 }
 
 /// The wire encoding of `src` (`GF(2^4)` elements, one per byte; [`gf2p4_pack`], a last odd
-/// element in a high nibble) in a new vector written past the cache, where the backend can
-/// (`None` elsewhere).
-pub(crate) fn gf2p4_pack_stream(be: Backend, src: &[u8]) -> Option<Vec<u8>> {
+/// element in a high nibble) written past the cache into `out`'s memory (cleared first; grown
+/// if short), where the backend can; elsewhere `out` is handed back untouched.
+pub(crate) fn gf2p4_pack_stream(be: Backend, src: &[u8], out: Vec<u8>) -> Result<Vec<u8>, Vec<u8>> {
     #[cfg(target_arch = "x86_64")]
     if let Some(t) = gf2p4_avx2(be) {
-        return Some(avx2::gf2p4_pack_stream(t, src));
+        return Ok(avx2::gf2p4_pack_stream(t, src, out));
     }
     let _ = (be, src);
-    None
+    Err(out)
 }
 
 /// `out[2k] = src[k] >> 4`, `out[2k + 1] = src[k] & 15` for

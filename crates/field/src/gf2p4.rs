@@ -212,16 +212,32 @@ impl Gf2p4 {
     /// first: for records that are read only much later (mal-gf4-circuit's, by the finalize
     /// check), which would otherwise evict what the computation still uses.
     pub fn encode_to_vec_streaming(src: &[Self]) -> Vec<u8> {
-        Self::encode_to_vec_streaming_with(backend::active(), src)
+        Self::encode_streaming_into_with(backend::active(), src, Vec::new())
     }
 
     /// [`Gf2p4::encode_to_vec_streaming`] on an explicit backend (the same bytes on every one).
     pub fn encode_to_vec_streaming_with(be: Backend, src: &[Self]) -> Vec<u8> {
-        backend::gf2p4_pack_stream(be, cast::gf2p4_as_bytes(src)).unwrap_or_else(|| {
-            let mut out = Vec::with_capacity(Self::encoded_len(src.len()));
-            Self::encode_slice_with(be, src, &mut out);
-            out
-        })
+        Self::encode_streaming_into_with(be, src, Vec::new())
+    }
+
+    /// [`Gf2p4::encode_to_vec_streaming`] into `out`'s memory: `out` is cleared and returned
+    /// holding the encoding, reallocated only if its capacity is short. For records whose
+    /// memory was reserved before the computation that fills them.
+    pub fn encode_streaming_into(src: &[Self], out: Vec<u8>) -> Vec<u8> {
+        Self::encode_streaming_into_with(backend::active(), src, out)
+    }
+
+    /// [`Gf2p4::encode_streaming_into`] on an explicit backend (the same bytes on every one).
+    pub fn encode_streaming_into_with(be: Backend, src: &[Self], mut out: Vec<u8>) -> Vec<u8> {
+        out.clear();
+        out.reserve(Self::encoded_len(src.len()));
+        match backend::gf2p4_pack_stream(be, cast::gf2p4_as_bytes(src), out) {
+            Ok(packed) => packed,
+            Err(mut out) => {
+                Self::encode_slice_with(be, src, &mut out);
+                out
+            }
+        }
     }
 
     /// [`Encode::decode_slice`] on an explicit backend (same elements and errors on every

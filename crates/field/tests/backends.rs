@@ -204,6 +204,22 @@ fn gf2p4_non_canonical_inputs_agree() {
                 let mut want = Vec::new();
                 Gf2p4::encode_slice_with(Backend::Portable, &a[from..], &mut want);
                 assert_eq!(got, want, "{be} streaming encode, n = {n}, from {from}");
+                // Into a given vector: its old contents go, and its memory serves if it is
+                // large enough.
+                let mut given = vec![0x5a; 3];
+                given.reserve(n);
+                let at = given.as_ptr();
+                let got = Gf2p4::encode_streaming_into_with(be, &a[from..], given);
+                assert_eq!(
+                    got, want,
+                    "{be} streaming encode into, n = {n}, from {from}"
+                );
+                assert_eq!(got.as_ptr(), at, "{be} reused memory, n = {n}, from {from}");
+                let short = Gf2p4::encode_streaming_into_with(be, &a[from..], vec![1, 2]);
+                assert_eq!(
+                    short, want,
+                    "{be} into a short vector, n = {n}, from {from}"
+                );
             }
         }
     }

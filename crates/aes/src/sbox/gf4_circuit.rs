@@ -68,10 +68,10 @@ use std::sync::{Arc, OnceLock};
 use triskele_engine::verify::{LiftedTriples, Parts, TripleSource, ZPlanes};
 use triskele_engine::{EngineError, Malicious, Party, SecurityModel, SemiHonest};
 use triskele_field::embed::{pair_of_nibbles, word_maps, ByteEmbedding, PairSlot, GF4P4_TABLES};
-use triskele_field::{Gf2p4, Gf2p64, Gf2p8, LinearMap8};
+use triskele_field::{Encode, Gf2p4, Gf2p64, Gf2p8, LinearMap8};
 use triskele_share::RssVec;
 
-use super::stored::{at, part, At, PackedNibbles, StoredRelations};
+use super::stored::{at, part, At, PackedNibbles, RecordMemory, StoredRelations};
 use super::SboxProtocol;
 use crate::sbox::tower::{
     from_halves, last_round_pieces, left_operand, split_tower, square_powers, NibbleLinear,
@@ -80,12 +80,18 @@ use crate::sbox::tower::{
 /// The `gf4-circuit` protocol; under [`Malicious`] it is `mal-gf4-circuit` (all five products
 /// recorded, as three relations).
 #[derive(Debug, Default)]
-pub struct Gf4Circuit;
+pub struct Gf4Circuit {
+    /// The memory of a malicious run's records.
+    memory: RecordMemory,
+}
 
 /// `mal-gf4-circuit-opt`: the same circuit, checked with the norm relation and one gf4p4
 /// relation per inversion (see the module documentation).
 #[derive(Debug, Default)]
-pub struct Gf4CircuitGf4p4;
+pub struct Gf4CircuitGf4p4 {
+    /// The memory of the run's records.
+    memory: RecordMemory,
+}
 
 /// What a malicious run records (PROTOCOLS.md §5.5).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -94,6 +100,30 @@ enum Record {
     Products,
     /// `d^2 d^4` and `d^6 d^8` as `GF(2^4)` triples, the other three in one gf4p4 triple.
     Gf4p4,
+}
+
+impl Record {
+    /// The capacities of the vectors that the records of a layer of `n` inversions take from
+    /// [`RecordMemory`], in the order they are taken: mal-gf4-circuit's seven packed vectors
+    /// ([`Packed`], `2 n` entries in `left` and `b`), both components each;
+    /// mal-gf4-circuit-opt's three gf4p4 planes per component, then one norm plane per
+    /// component ([`Gf4p4Relations::with_dinv_p`], [`NormRelations::norm`]).
+    fn capacities(self, n: usize) -> Vec<usize> {
+        match self {
+            Record::Products => [A_L, P, D, D6, DINV, LEFT, B]
+                .iter()
+                .flat_map(|&k| {
+                    let entries = if k == LEFT || k == B { 2 * n } else { n };
+                    [Gf2p4::encoded_len(entries); 2]
+                })
+                .collect(),
+            Record::Gf4p4 => [
+                &Gf4p4Relations::capacities(n)[..],
+                &NormRelations::capacities(n),
+            ]
+            .concat(),
+        }
+    }
 }
 
 const SQUARE: NibbleLinear = NibbleLinear::SQUARE;
@@ -105,17 +135,22 @@ impl SboxProtocol<SemiHonest> for Gf4Circuit {
         party: &mut Party<SemiHonest>,
         x: &mut RssVec<Gf2p8>,
     ) -> Result<(), EngineError> {
-        invert(party, x, Record::Products)
+        invert(party, x, Record::Products, &mut self.memory)
     }
 }
 
 impl SboxProtocol<Malicious> for Gf4Circuit {
+    fn preprocess(&mut self, _party: &mut Party<Malicious>, n: usize) -> Result<(), EngineError> {
+        self.memory.expect(n);
+        Ok(())
+    }
+
     fn invert(
         &mut self,
         party: &mut Party<Malicious>,
         x: &mut RssVec<Gf2p8>,
     ) -> Result<(), EngineError> {
-        invert(party, x, Record::Products)
+        invert(party, x, Record::Products, &mut self.memory)
     }
 
     fn finalize(&mut self, party: &mut Party<Malicious>) -> Result<(), EngineError> {
@@ -124,12 +159,17 @@ impl SboxProtocol<Malicious> for Gf4Circuit {
 }
 
 impl SboxProtocol<Malicious> for Gf4CircuitGf4p4 {
+    fn preprocess(&mut self, _party: &mut Party<Malicious>, n: usize) -> Result<(), EngineError> {
+        self.memory.expect(n);
+        Ok(())
+    }
+
     fn invert(
         &mut self,
         party: &mut Party<Malicious>,
         x: &mut RssVec<Gf2p8>,
     ) -> Result<(), EngineError> {
-        invert(party, x, Record::Gf4p4)
+        invert(party, x, Record::Gf4p4, &mut self.memory)
     }
 
     fn finalize(&mut self, party: &mut Party<Malicious>) -> Result<(), EngineError> {
@@ -384,7 +424,14 @@ impl Gf4p4Relations {
             a_l,
             b,
             [plane(&dinv.first, &p.first), plane(&dinv.second, &p.second)],
+            &mut RecordMemory::default(),
         )
+    }
+
+    /// The capacities of the vectors that [`Gf4p4Relations::with_dinv_p`] takes from its
+    /// [`RecordMemory`] for `n` instances: three planes per component.
+    pub(crate) fn capacities(n: usize) -> [usize; 6] {
+        [n; 6]
     }
 
     /// [`Gf4p4Relations::new`] with the second plane per component, `d^-1 ‖ p`, given as a
@@ -396,33 +443,35 @@ impl Gf4p4Relations {
         a_l: &RssVec<Gf2p4>,
         b: &RssVec<Gf2p4>,
         dinv_p: [[(&LinearMap8, &[u8]); N]; 2],
+        memory: &mut RecordMemory,
     ) -> Self {
         // Byte maps (GFNI where the CPU has it) of the nibbles; the high nibbles are ignored.
-        let pack = |a_h: &[Gf2p4], a_l: &[Gf2p4], b: &[Gf2p4], dp: [(&LinearMap8, &[u8]); N]| {
-            let n = a_l.len();
-            fn bytes(v: &[Gf2p4], r: Range<usize>) -> &[u8] {
-                &Gf2p4::slice_as_bytes(v)[r]
-            }
-            let (b_h, b_l) = b.split_at(n);
-            // One pass over the instances for the three planes, so that each input is read
-            // from memory once.
-            written(n, |r, [x, y, z]| {
-                // `X_PAIR((h << 4) | (l & 15))`.
-                GF4P4_X_HIGH.apply_pair_bytes(
-                    &GF4P4_X_LOW,
-                    bytes(a_h, r.clone()),
-                    bytes(a_l, r.clone()),
-                    x,
-                );
-                LinearMap8::apply_sum_bytes(dp.map(|t| t.0), dp.map(|t| &t.1[r.clone()]), y);
-                // `((b_h + a_l^2) << 4) | (b_h + b_l)`.
-                LinearMap8::apply_sum_bytes(
-                    [&NIBBLE_BOTH, &SQUARE_HIGH, &NIBBLE_LOW],
-                    [bytes(b_h, r.clone()), bytes(a_l, r.clone()), bytes(b_l, r)],
-                    z,
-                );
-            })
-        };
+        let mut pack =
+            |a_h: &[Gf2p4], a_l: &[Gf2p4], b: &[Gf2p4], dp: [(&LinearMap8, &[u8]); N]| {
+                let n = a_l.len();
+                fn bytes(v: &[Gf2p4], r: Range<usize>) -> &[u8] {
+                    &Gf2p4::slice_as_bytes(v)[r]
+                }
+                let (b_h, b_l) = b.split_at(n);
+                // One pass over the instances for the three planes, so that each input is read
+                // from memory once.
+                written(memory, n, |r, [x, y, z]| {
+                    // `X_PAIR((h << 4) | (l & 15))`.
+                    GF4P4_X_HIGH.apply_pair_bytes(
+                        &GF4P4_X_LOW,
+                        bytes(a_h, r.clone()),
+                        bytes(a_l, r.clone()),
+                        x,
+                    );
+                    LinearMap8::apply_sum_bytes(dp.map(|t| t.0), dp.map(|t| &t.1[r.clone()]), y);
+                    // `((b_h + a_l^2) << 4) | (b_h + b_l)`.
+                    LinearMap8::apply_sum_bytes(
+                        [&NIBBLE_BOTH, &SQUARE_HIGH, &NIBBLE_LOW],
+                        [bytes(b_h, r.clone()), bytes(a_l, r.clone()), bytes(b_l, r)],
+                        z,
+                    );
+                })
+            };
         let [d1, d2] = dinv_p;
         PairRelations {
             planes: [
@@ -440,12 +489,23 @@ impl Gf4p4Relations {
 }
 
 impl NormRelations {
+    /// The capacities of the vectors that [`NormRelations::norm`] takes from its
+    /// [`RecordMemory`] for `n` instances: one plane per component.
+    fn capacities(n: usize) -> [usize; 2] {
+        [n; 2]
+    }
+
     /// From the norm `d` and `d^6` (`n` each) and the planes `d^-1 ‖ p` of both components
     /// (`n` bytes each, `d^-1` in the high nibble; kept, not copied).
-    fn norm(d: &RssVec<Gf2p4>, d6: &RssVec<Gf2p4>, dinv_p: [Arc<Vec<u8>>; 2]) -> Self {
-        let pack = |d: &[Gf2p4], d6: &[Gf2p4], dinv_p: Arc<Vec<u8>>| {
+    fn norm(
+        d: &RssVec<Gf2p4>,
+        d6: &RssVec<Gf2p4>,
+        dinv_p: [Arc<Vec<u8>>; 2],
+        memory: &mut RecordMemory,
+    ) -> Self {
+        let mut pack = |d: &[Gf2p4], d6: &[Gf2p4], dinv_p: Arc<Vec<u8>>| {
             let bytes = Gf2p4::slice_as_bytes;
-            let [dd6] = written(dinv_p.len(), |r, [out]| {
+            let [dd6] = written(memory, dinv_p.len(), |r, [out]| {
                 NORM_X_HIGH.apply_pair_bytes(&NORM_X_LOW, &bytes(d)[r.clone()], &bytes(d6)[r], out);
             });
             [Arc::new(dd6), dinv_p]
@@ -615,16 +675,18 @@ impl<const P: usize> TripleSource<Gf2p64> for PairRelations<P> {
     }
 }
 
-/// `K` vectors of `n` bytes that `fill(range, outs)` writes range by range through buffers
-/// on the stack: their memory is written once, where zeroed vectors are written twice (the
-/// zeros by the allocator, then the values), and a range's inputs are read once for all `K`.
-/// Measured on the gf4p4 packing of every online layer.
+/// `K` vectors of `n` bytes, their memory taken from `memory`, that `fill(range, outs)`
+/// writes range by range through buffers on the stack: their memory is written once, where
+/// zeroed vectors are written twice (the zeros by the allocator, then the values), and a
+/// range's inputs are read once for all `K`. Measured on the gf4p4 packing of every online
+/// layer.
 fn written<const K: usize>(
+    memory: &mut RecordMemory,
     n: usize,
     mut fill: impl FnMut(Range<usize>, [&mut [u8]; K]),
 ) -> [Vec<u8>; K] {
     const CHUNK: usize = 4096;
-    let mut v = [(); K].map(|_| Vec::with_capacity(n));
+    let mut v = [(); K].map(|_| memory.take(n));
     let mut buf = [[0u8; CHUNK]; K];
     let mut start = 0;
     while start < n {
@@ -724,14 +786,18 @@ fn invert<M: SecurityModel>(
     party: &mut Party<M>,
     x: &mut RssVec<Gf2p8>,
     record: Record,
+    memory: &mut RecordMemory,
 ) -> Result<(), EngineError> {
     let n = x.len();
+    if M::MALICIOUS {
+        memory.begin_layer(n, &record.capacities(n));
+    }
     let (a_h, a_l) = split_tower(x);
     // mal-gf4-circuit packs each vector of its records as soon as it has it ([`Packed`]).
     let mut packed = (M::MALICIOUS && record == Record::Products).then(Packed::default);
     let mut pack = |k: usize, v: &RssVec<Gf2p4>| {
         if let Some(pk) = packed.as_mut() {
-            pk.put(k, v);
+            pk.put(k, v, memory);
         }
     };
     pack(A_L, &a_l);
@@ -774,7 +840,7 @@ fn invert<M: SecurityModel>(
             b,
             kept,
         };
-        layer.record(party, n)?;
+        layer.record(party, n, memory)?;
     }
     Ok(())
 }
@@ -820,10 +886,10 @@ enum Kept {
 struct Packed([Option<PackedNibbles>; 7]);
 
 impl Packed {
-    /// Packs `v` as vector `k` (one of [`D`] .. [`B`]).
-    fn put(&mut self, k: usize, v: &RssVec<Gf2p4>) {
+    /// Packs `v` as vector `k` (one of [`D`] .. [`B`]) into memory taken from `memory`.
+    fn put(&mut self, k: usize, v: &RssVec<Gf2p4>, memory: &mut RecordMemory) {
         if let Some(slot) = self.0.get_mut(k) {
-            *slot = Some(PackedNibbles::new(v));
+            *slot = Some(PackedNibbles::new_in(v, memory));
         }
     }
 
@@ -910,8 +976,9 @@ enum LayerRelations {
 }
 
 impl Layer {
-    /// What `record` records ([`LayerRelations`]).
-    fn relations(self, n: usize) -> Result<LayerRelations, EngineError> {
+    /// What `record` records ([`LayerRelations`]), mal-gf4-circuit-opt's packing in memory
+    /// taken from `memory`.
+    fn relations(self, n: usize, memory: &mut RecordMemory) -> Result<LayerRelations, EngineError> {
         let Layer {
             left,
             a_l,
@@ -935,17 +1002,23 @@ impl Layer {
                         (&NIBBLE_SQUARE, comp(&a_l, c)),
                     ]
                 };
-                let packed = Gf4p4Relations::with_dinv_p(&left, &a_l, &b, [dinv_p(0), dinv_p(1)]);
+                let packed =
+                    Gf4p4Relations::with_dinv_p(&left, &a_l, &b, [dinv_p(0), dinv_p(1)], memory);
                 drop(dinv);
-                let norm = NormRelations::norm(&d, &d6, packed.dinv_planes());
+                let norm = NormRelations::norm(&d, &d6, packed.dinv_planes(), memory);
                 LayerRelations::Gf4p4(norm, packed)
             }
         })
     }
 
     /// Records [`Layer::relations`] for the finalize check.
-    fn record<M: SecurityModel>(self, party: &mut Party<M>, n: usize) -> Result<(), EngineError> {
-        match self.relations(n)? {
+    fn record<M: SecurityModel>(
+        self,
+        party: &mut Party<M>,
+        n: usize,
+        memory: &mut RecordMemory,
+    ) -> Result<(), EngineError> {
+        match self.relations(n, memory)? {
             LayerRelations::Products(stored) => stored.record(party),
             LayerRelations::Gf4p4(norm, packed) => {
                 packed.record(party);
@@ -965,8 +1038,9 @@ mod tests {
     use triskele_field::{Field, Gf2p4};
 
     /// The circuit of one layer in the clear, each component an independent set of inputs
-    /// (so that a mixed-up component shows), as [`invert`] leaves it for the records.
-    fn clear_layer(n: usize, record: Record) -> (Layer, RssVec<Gf2p4>) {
+    /// (so that a mixed-up component shows), as [`invert`] leaves it for the records (packed
+    /// into memory from `memory`).
+    fn clear_layer(n: usize, record: Record, memory: &mut RecordMemory) -> (Layer, RssVec<Gf2p4>) {
         let v =
             |s: usize| -> Vec<Gf2p4> { (0..n).map(|i| Gf2p4(((i * 7 + s) % 16) as u8)).collect() };
         let rss = |a: Vec<Gf2p4>, b: Vec<Gf2p4>| RssVec {
@@ -1000,7 +1074,7 @@ mod tests {
                     (P, &p),
                     (B, &b),
                 ] {
-                    packed.put(k, v);
+                    packed.put(k, v, memory);
                 }
                 Kept::Products(Box::new(packed))
             }
@@ -1046,7 +1120,8 @@ mod tests {
     #[test]
     fn recorded_relations_are_the_checked_products() {
         let n = 53;
-        let (layer, p) = clear_layer(n, Record::Products);
+        let mut memory = RecordMemory::default();
+        let (layer, p) = clear_layer(n, Record::Products, &mut memory);
         let bytes = |v: &RssVec<Gf2p4>| gf2p4_bytes(v.clone());
         let (b_h, b_l) = (
             layer.b.slice(0..n).unwrap(),
@@ -1063,20 +1138,20 @@ mod tests {
             }
         };
         let all = [p, plus_t(&d6, &dinv), plus_t(&b_h, &b_l)];
-        let LayerRelations::Products(stored) = layer.relations(n).unwrap() else {
+        let LayerRelations::Products(stored) = layer.relations(n, &mut memory).unwrap() else {
             panic!("mal-gf4-circuit records stored relations")
         };
         assert_products(&stored, n, &all, "mal-gf4-circuit");
 
         use triskele_field::embed::gf4p4;
-        let (layer, p) = clear_layer(n, Record::Gf4p4);
+        let (layer, p) = clear_layer(n, Record::Gf4p4, &mut memory);
         let [d6, dinv] = [&layer.d6, &layer.dinv].map(|v| v.clone());
         let want = Gf4p4Relations::new(&layer.left, &layer.a_l, &layer.dinv, &p, &layer.b);
         let Kept::Norm { d } = &layer.kept else {
             unreachable!("clear_layer keeps the norm")
         };
         let d = d.clone();
-        let LayerRelations::Gf4p4(rel, packed) = layer.relations(n).unwrap() else {
+        let LayerRelations::Gf4p4(rel, packed) = layer.relations(n, &mut memory).unwrap() else {
             panic!("mal-gf4-circuit-opt records packed relations")
         };
         assert_eq!(packed.planes, want.planes);
@@ -1178,8 +1253,9 @@ mod tests {
         let n = 9;
         let v = RssVec::<Gf2p4>::zeros(2 * n);
         let mut packed = Packed::default();
+        let mut memory = RecordMemory::default();
         for k in [D, D6, DINV, LEFT, A_L, P] {
-            packed.put(k, &v);
+            packed.put(k, &v, &mut memory);
         }
         assert!(matches!(
             packed.relations(n),
@@ -1190,9 +1266,38 @@ mod tests {
         ));
         let mut packed = Packed::default();
         for k in [D, D6, DINV, LEFT, A_L, P, B] {
-            packed.put(k, &v);
+            packed.put(k, &v, &mut memory);
         }
         assert!(packed.relations(n).is_ok());
+    }
+
+    /// A layer's records take exactly the vectors [`Record::capacities`] reserves: a run of
+    /// three layers reserves them all at its first and takes every one, nothing more; a
+    /// smaller layer reserves nothing.
+    #[test]
+    fn record_memory_is_reserved_for_exactly_what_layers_take() {
+        for record in [Record::Products, Record::Gf4p4] {
+            let n = RecordMemory::MIN_LAYER + 3;
+            let mut memory = RecordMemory::default();
+            memory.expect(3 * n);
+            for layer in 0..3 {
+                memory.begin_layer(n, &record.capacities(n));
+                assert_eq!(
+                    memory.left(),
+                    (3 - layer) * record.capacities(n).len(),
+                    "{record:?}, layer {layer}"
+                );
+                let (layer, _) = clear_layer(n, record, &mut memory);
+                drop(layer.relations(n, &mut memory).unwrap());
+            }
+            assert_eq!(memory.left(), 0, "{record:?}");
+            assert_eq!(memory.taken(), 3 * record.capacities(n).len(), "{record:?}");
+
+            let small = RecordMemory::MIN_LAYER - 1;
+            memory.expect(3 * small);
+            memory.begin_layer(small, &record.capacities(small));
+            assert_eq!(memory.left(), 0, "{record:?}, small layer");
+        }
     }
 
     /// An error `e_1` in the protocol's `d^6` and `e_2` in its `d^-1` (computed from the wrong
@@ -1231,6 +1336,7 @@ mod tests {
             &share(ds.clone()),
             &share(d6s),
             [plane(&dinv_p.first), plane(&dinv_p.second)],
+            &mut RecordMemory::default(),
         );
         let mut out = LiftedTriples {
             x: RssVec::zeros(n),

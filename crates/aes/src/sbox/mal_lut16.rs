@@ -83,6 +83,7 @@ use super::lut16::{online_layer, Ohv16Pool};
 use super::ohv16::{
     assemble, part_maps, random_ohv16, Ohv16, OhvCheck, PartMaps, PartTables, PerInstance,
 };
+use super::stored::RecordMemory;
 use super::SboxProtocol;
 
 /// How [`MalLut16`] makes its one-hot vectors and certifies their bit products
@@ -101,6 +102,8 @@ pub enum Prep {
 pub struct MalLut16 {
     prep: Prep,
     pool: Ohv16Pool,
+    /// The memory of the run's records.
+    memory: RecordMemory,
 }
 
 impl MalLut16 {
@@ -108,6 +111,7 @@ impl MalLut16 {
         MalLut16 {
             prep,
             pool: Ohv16Pool::default(),
+            memory: RecordMemory::default(),
         }
     }
 }
@@ -119,6 +123,7 @@ impl SboxProtocol<Malicious> for MalLut16 {
             Prep::Bitstring => bitstring_ohv16(party, n)?,
         };
         self.pool.add(fresh);
+        self.memory.expect(n);
         Ok(())
     }
 
@@ -128,6 +133,7 @@ impl SboxProtocol<Malicious> for MalLut16 {
         x: &mut RssVec<Gf2p8>,
     ) -> Result<(), EngineError> {
         let m = x.len();
+        self.memory.begin_layer(m, &Gf4p4Relations::capacities(m));
         let layer = online_layer(party, &mut self.pool, x)?;
         // [[p]] = [[d]] + λ[[a_h]]^2 + [[a_l]]^2 with [[d]] = c + [[r]] (the public c in the
         // components `add_constant` puts it in), as byte maps of the nibbles straight into
@@ -155,6 +161,7 @@ impl SboxProtocol<Malicious> for MalLut16 {
                     [&layer.left.second[..m], &layer.a_l.second],
                 ),
             ],
+            &mut self.memory,
         )
         .record(party);
         *x = layer.output();

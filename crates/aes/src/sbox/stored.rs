@@ -25,7 +25,7 @@ use std::sync::Arc;
 
 use triskele_engine::verify::{ByteRows, ByteSource};
 use triskele_engine::{EngineError, Party, SecurityModel, GF2P4_TO_GF2P8};
-use triskele_field::{Bulk, Gf2p4, Gf2p8, LinearMap8};
+use triskele_field::{Bulk, Encode, Gf2p4, Gf2p8, LinearMap8};
 use triskele_share::RssVec;
 
 use super::ohv16::relation_runs;
@@ -119,15 +119,93 @@ pub(crate) struct PackedNibbles {
 }
 
 impl PackedNibbles {
-    /// Both components of `v`, packed.
-    pub(crate) fn new(v: &RssVec<Gf2p4>) -> Self {
+    /// Both components of `v`, packed into memory taken from `memory`.
+    pub(crate) fn new_in(v: &RssVec<Gf2p4>, memory: &mut RecordMemory) -> Self {
         PackedNibbles {
             // Past the cache: the records are read only by the finalize check, and written
             // through the cache they evicted the layer's own vectors (online phase of
             // mal-gf4-circuit at 10,000 blocks about 6% shorter; docs/PERFORMANCE.md).
-            comps: [&v.first, &v.second].map(|c| Gf2p4::encode_to_vec_streaming(c)),
+            comps: [&v.first, &v.second].map(|c| {
+                let out = memory.take(Gf2p4::encoded_len(c.len()));
+                Gf2p4::encode_streaming_into(c, out)
+            }),
             len: v.first.len().min(v.second.len()),
         }
+    }
+}
+
+/// The memory of a run's records, reserved for all its layers at once, before the first
+/// layer that takes from it.
+///
+/// Records stay allocated until the finalize check, while every layer allocates and frees
+/// its own working vectors. Allocated layer by layer, the records took memory the allocator
+/// had just had back from the previous layer's working vectors (still in the cache), and the
+/// next layer's vectors came from memory further off, colder: mal-gf4-circuit's online phase
+/// ran about 6% longer than with the records' memory reserved up front (docs/PERFORMANCE.md,
+/// "Record memory reserved up front").
+#[derive(Debug, Default)]
+pub(crate) struct RecordMemory {
+    /// Instances the run has still to invert ([`RecordMemory::expect`]); unknown is zero.
+    remaining: usize,
+    /// Reserved vectors, empty, not yet taken.
+    free: Vec<Vec<u8>>,
+    /// Vectors taken, reserved or not.
+    #[cfg(test)]
+    taken: usize,
+}
+
+impl RecordMemory {
+    /// The fewest instances of a layer whose records are reserved for (smaller layers, such
+    /// as the key schedule's, allocate theirs as they go).
+    pub(crate) const MIN_LAYER: usize = 1 << 12;
+
+    /// A run of `n` instances in all begins: what was reserved before goes.
+    pub(crate) fn expect(&mut self, n: usize) {
+        *self = RecordMemory {
+            remaining: n,
+            ..RecordMemory::default()
+        };
+    }
+
+    /// A layer of `n` instances begins, whose records take vectors of the capacities `caps`.
+    /// If nothing is reserved and the layer is large enough, reserves `caps` for as many
+    /// layers of `n` as the rest of the run holds, this one included.
+    pub(crate) fn begin_layer(&mut self, n: usize, caps: &[usize]) {
+        if self.free.is_empty() && n >= Self::MIN_LAYER {
+            let layers = self.remaining / n;
+            self.free.reserve(layers * caps.len());
+            for _ in 0..layers {
+                // Taken from the back: the layer's first vector last.
+                self.free
+                    .extend(caps.iter().rev().map(|&c| Vec::with_capacity(c)));
+            }
+        }
+        self.remaining = self.remaining.saturating_sub(n);
+    }
+
+    /// An empty vector of capacity `cap` at least: a reserved one of exactly `cap` if one is
+    /// left, else a new one.
+    pub(crate) fn take(&mut self, cap: usize) -> Vec<u8> {
+        #[cfg(test)]
+        {
+            self.taken += 1;
+        }
+        match self.free.iter().rposition(|v| v.capacity() == cap) {
+            Some(i) => self.free.swap_remove(i),
+            None => Vec::with_capacity(cap),
+        }
+    }
+
+    /// Reserved vectors not taken.
+    #[cfg(test)]
+    pub(crate) fn left(&self) -> usize {
+        self.free.len()
+    }
+
+    /// Vectors taken since [`RecordMemory::expect`], reserved or not.
+    #[cfg(test)]
+    pub(crate) fn taken(&self) -> usize {
+        self.taken
     }
 }
 
@@ -203,7 +281,11 @@ impl StoredRelations {
         vectors: Vec<RssVec<Gf2p4>>,
         parts: &[[At; 3]],
     ) -> Result<Self, EngineError> {
-        let packed = vectors.iter().map(PackedNibbles::new).collect();
+        let mut memory = RecordMemory::default();
+        let packed = vectors
+            .iter()
+            .map(|v| PackedNibbles::new_in(v, &mut memory))
+            .collect();
         Self::packed(n, packed, parts)
     }
 

@@ -320,13 +320,14 @@ fn gf2p4_pack_impl(src: &[u8], out: &mut [u8]) {
     gf2p4::portable::pack(&src[2 * done..2 * n], ot);
 }
 
-/// [`gf2p4_pack`] of `src` into a new vector (a last odd element alone in a high nibble, as
+/// [`gf2p4_pack`] of `src` into `out`'s memory (cleared, grown if short; a last odd element alone in a high nibble, as
 /// `Gf2p4::encode_slice` writes it), its 32-byte-aligned whole chunks written by
 /// non-temporal stores (`vmovntdq`), past the cache, and no byte written twice (the vector is
 /// not zeroed first).
-pub(crate) fn gf2p4_pack_stream(_t: Avx2, src: &[u8]) -> Vec<u8> {
+pub(crate) fn gf2p4_pack_stream(_t: Avx2, src: &[u8], mut out: Vec<u8>) -> Vec<u8> {
     let n = src.len().div_ceil(2);
-    let mut out: Vec<u8> = Vec::with_capacity(n);
+    out.clear();
+    out.reserve(n);
     let ptr = out.as_mut_ptr();
     let head = ptr.align_offset(32).min(n);
     // Whole pairs only in the streamed part (a last odd element goes to the tail).
