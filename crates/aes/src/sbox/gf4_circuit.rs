@@ -679,7 +679,8 @@ impl<const P: usize> TripleSource<Gf2p64> for PairRelations<P> {
 /// writes range by range through buffers on the stack: their memory is written once, where
 /// zeroed vectors are written twice (the zeros by the allocator, then the values), and a
 /// range's inputs are read once for all `K`. Measured on the gf4p4 packing of every online
-/// layer.
+/// layer. The ranges go into the vectors past the cache (`extend_streaming`): the records are
+/// read only by the finalize check.
 fn written<const K: usize>(
     memory: &mut RecordMemory,
     n: usize,
@@ -693,7 +694,7 @@ fn written<const K: usize>(
         let k = CHUNK.min(n - start);
         fill(start..start + k, buf.each_mut().map(|b| &mut b[..k]));
         for (v, b) in v.iter_mut().zip(&buf) {
-            v.extend_from_slice(&b[..k]);
+            triskele_field::backend::extend_streaming(v, &b[..k]);
         }
         start += k;
     }

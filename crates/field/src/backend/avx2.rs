@@ -2167,6 +2167,32 @@ fn aes_blocks_impl(step: crate::aes_round::BlockStep, buf: &mut [u8]) {
 
 /// [`super::scatter_streaming`] on x86-64: whole cache lines leave the line buffers with
 /// non-temporal stores (SSE2, part of x86-64), the rest with plain ones.
+/// `out.extend_from_slice(src)` with the whole 64-byte lines of the appended part written by
+/// non-temporal stores (`movntdq`, SSE2, part of x86-64), past the cache; then `sfence`.
+pub(crate) fn extend_streaming(out: &mut Vec<u8>, src: &[u8]) {
+    out.reserve(src.len());
+    let at = out.len();
+    let n = src.len();
+    // SAFETY: `reserve` left room for `n` bytes from `at`, so `dst .. dst + n` lies within the
+    // allocation. The head of up to 63 bytes and the tail are copied; the body between them
+    // starts at a 64-byte boundary and is a multiple of 64, so every 16-byte store is aligned
+    // and inside it. All `n` bytes are written before the length covers them.
+    unsafe {
+        let dst = out.as_mut_ptr().add(at);
+        let head = dst.align_offset(64).min(n);
+        let body = (n - head) / 64 * 64;
+        core::ptr::copy_nonoverlapping(src.as_ptr(), dst, head);
+        let (s, d) = (src.as_ptr().add(head), dst.add(head));
+        for k in (0..body).step_by(16) {
+            _mm_stream_si128(d.add(k).cast(), _mm_loadu_si128(s.add(k).cast()));
+        }
+        _mm_sfence();
+        let rest = head + body;
+        core::ptr::copy_nonoverlapping(src.as_ptr().add(rest), dst.add(rest), n - rest);
+        out.set_len(at + n);
+    }
+}
+
 pub(crate) fn scatter_streaming(
     out: &mut [u64],
     next: &mut [usize],
