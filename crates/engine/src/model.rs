@@ -172,6 +172,14 @@ pub trait SecurityModel: Default + Debug + Send + 'static {
         None
     }
 
+    /// The bytes of records (as [`Recorder::recorded_bytes`] counts them) that can still be
+    /// recorded before the current segment is due, if the model verifies segments: a
+    /// protocol that reserves memory for its records ahead reserves no more than that, so
+    /// that the reserve does not outgrow the segment. `None` (the default): no segments.
+    fn segment_room(&self) -> Option<usize> {
+        None
+    }
+
     /// The most binary triples one run of Protocol 2 checks: a segment (or the finalize
     /// check) with more is verified in several runs over consecutive windows, so that the
     /// check's working memory follows the segment size even when one recorded source (e.g.
@@ -1013,6 +1021,11 @@ impl SecurityModel for Malicious {
 
     fn segment_size(&self) -> Option<usize> {
         self.segment.filter(|_| self.segments < MAX_SEGMENTS)
+    }
+
+    fn segment_room(&self) -> Option<usize> {
+        self.segment_size()
+            .map(|s| s.saturating_sub(self.recorder.recorded_bytes()))
     }
 
     /// The segment size in `GF(2^8)` triples (6 bytes each), at least [`MIN_RUN`] (runs of

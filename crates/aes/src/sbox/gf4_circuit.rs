@@ -791,7 +791,8 @@ fn invert<M: SecurityModel>(
 ) -> Result<(), EngineError> {
     let n = x.len();
     if M::MALICIOUS {
-        memory.begin_layer(n, &record.capacities(n));
+        let room = party.model().segment_room();
+        memory.begin_layer(n, &record.capacities(n), room);
     }
     let (a_h, a_l) = split_tower(x);
     // mal-gf4-circuit packs each vector of its records as soon as it has it ([`Packed`]).
@@ -1282,7 +1283,7 @@ mod tests {
             let mut memory = RecordMemory::default();
             memory.expect(3 * n);
             for layer in 0..3 {
-                memory.begin_layer(n, &record.capacities(n));
+                memory.begin_layer(n, &record.capacities(n), None);
                 assert_eq!(
                     memory.left(),
                     (3 - layer) * record.capacities(n).len(),
@@ -1296,8 +1297,21 @@ mod tests {
 
             let small = RecordMemory::MIN_LAYER - 1;
             memory.expect(3 * small);
-            memory.begin_layer(small, &record.capacities(small));
+            memory.begin_layer(small, &record.capacities(small), None);
             assert_eq!(memory.left(), 0, "{record:?}, small layer");
+
+            // Verified in segments: no more layers than fill the segment's room, at least one.
+            let caps = record.capacities(n);
+            let layer_bytes: usize = caps.iter().sum();
+            for (room, layers) in [(0, 1), (layer_bytes, 1), (layer_bytes + 1, 2), (1 << 40, 5)] {
+                memory.expect(5 * n);
+                memory.begin_layer(n, &caps, Some(room));
+                assert_eq!(
+                    memory.left(),
+                    layers * caps.len(),
+                    "{record:?}, room {room}"
+                );
+            }
         }
     }
 

@@ -133,7 +133,9 @@ impl SboxProtocol<Malicious> for MalLut16 {
         x: &mut RssVec<Gf2p8>,
     ) -> Result<(), EngineError> {
         let m = x.len();
-        self.memory.begin_layer(m, &Gf4p4Relations::capacities(m));
+        let room = party.model().segment_room();
+        self.memory
+            .begin_layer(m, &Gf4p4Relations::capacities(m), room);
         let layer = online_layer(party, &mut self.pool, x)?;
         // [[p]] = [[d]] + λ[[a_h]]^2 + [[a_l]]^2 with [[d]] = c + [[r]] (the public c in the
         // components `add_constant` puts it in), as byte maps of the nibbles straight into

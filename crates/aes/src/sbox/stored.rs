@@ -169,10 +169,18 @@ impl RecordMemory {
 
     /// A layer of `n` instances begins, whose records take vectors of the capacities `caps`.
     /// If nothing is reserved and the layer is large enough, reserves `caps` for as many
-    /// layers of `n` as the rest of the run holds, this one included.
-    pub(crate) fn begin_layer(&mut self, n: usize, caps: &[usize]) {
+    /// layers of `n` as the rest of the run holds, this one included; with `room` given (the
+    /// model verifies its records in segments, and the current one can take `room` bytes
+    /// more: `SecurityModel::segment_room`), for no more layers than fill that room (at
+    /// least this one), so that the reserve does not hold memory the verified segments would
+    /// have given back.
+    pub(crate) fn begin_layer(&mut self, n: usize, caps: &[usize], room: Option<usize>) {
         if self.free.is_empty() && n >= Self::MIN_LAYER {
-            let layers = self.remaining / n;
+            let mut layers = self.remaining / n;
+            if let Some(room) = room {
+                let layer_bytes = caps.iter().sum::<usize>().max(1);
+                layers = layers.min(room.div_ceil(layer_bytes).max(1));
+            }
             self.free.reserve(layers * caps.len());
             for _ in 0..layers {
                 // Taken from the back: the layer's first vector last.
