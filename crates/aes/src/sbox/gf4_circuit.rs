@@ -437,7 +437,7 @@ impl Gf4p4Relations {
     /// [`Gf4p4Relations::new`] with the second plane per component, `d^-1 ‖ p`, given as a
     /// sum of byte maps of byte slices (`n` each at least): `NIBBLE_HIGH(d^-1)` and terms whose
     /// images lie in the low nibble and add up to `p`, so that a protocol that forms `p` by
-    /// byte maps need not store it first.
+    /// byte maps need not store it first. The planes' memory is taken from `memory`.
     pub(crate) fn with_dinv_p<const N: usize>(
         left: &RssVec<Gf2p4>,
         a_l: &RssVec<Gf2p4>,
@@ -496,7 +496,8 @@ impl NormRelations {
     }
 
     /// From the norm `d` and `d^6` (`n` each) and the planes `d^-1 ‖ p` of both components
-    /// (`n` bytes each, `d^-1` in the high nibble; kept, not copied).
+    /// (`n` bytes each, `d^-1` in the high nibble; kept, not copied); the new planes' memory
+    /// taken from `memory`.
     fn norm(
         d: &RssVec<Gf2p4>,
         d6: &RssVec<Gf2p4>,

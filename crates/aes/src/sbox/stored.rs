@@ -134,14 +134,15 @@ impl PackedNibbles {
     }
 }
 
-/// The memory of a run's records, reserved for all its layers at once, before the first
-/// layer that takes from it.
+/// The memory of a run's records, reserved ahead for many layers at once: for all of them,
+/// or for as many as the current verification segment has room for
+/// ([`RecordMemory::begin_layer`]).
 ///
-/// Records stay allocated until the finalize check, while every layer allocates and frees
-/// its own working vectors. Allocated layer by layer, the records took memory the allocator
-/// had just had back from the previous layer's working vectors (still in the cache), and the
-/// next layer's vectors came from memory further off, colder: mal-gf4-circuit's online phase
-/// ran about 6% longer than with the records' memory reserved up front (docs/PERFORMANCE.md,
+/// Records stay allocated until they are verified, while every layer allocates and frees its
+/// own working vectors. Allocated layer by layer, the records took memory the allocator had
+/// just had back from the previous layer's working vectors (still in the cache), and the next
+/// layer's vectors came from memory further off, colder: mal-gf4-circuit's online phase ran
+/// about 5% longer than with the records' memory reserved ahead (docs/PERFORMANCE.md,
 /// "Record memory reserved up front").
 #[derive(Debug, Default)]
 pub(crate) struct RecordMemory {

@@ -320,10 +320,10 @@ fn gf2p4_pack_impl(src: &[u8], out: &mut [u8]) {
     gf2p4::portable::pack(&src[2 * done..2 * n], ot);
 }
 
-/// [`gf2p4_pack`] of `src` into `out`'s memory (cleared, grown if short; a last odd element alone in a high nibble, as
-/// `Gf2p4::encode_slice` writes it), its 32-byte-aligned whole chunks written by
-/// non-temporal stores (`vmovntdq`), past the cache, and no byte written twice (the vector is
-/// not zeroed first).
+/// [`gf2p4_pack`] of `src` into `out`'s memory (cleared, grown if short; a last odd element
+/// alone in a high nibble, as `Gf2p4::encode_slice` writes it), its 32-byte-aligned whole
+/// chunks written by non-temporal stores (`vmovntdq`), past the cache, and no byte written
+/// twice (the vector is not zeroed first).
 pub(crate) fn gf2p4_pack_stream(_t: Avx2, src: &[u8], mut out: Vec<u8>) -> Vec<u8> {
     let n = src.len().div_ceil(2);
     out.clear();
@@ -2165,8 +2165,6 @@ fn aes_blocks_impl(step: crate::aes_round::BlockStep, buf: &mut [u8]) {
     }
 }
 
-/// [`super::scatter_streaming`] on x86-64: whole cache lines leave the line buffers with
-/// non-temporal stores (SSE2, part of x86-64), the rest with plain ones.
 /// `out.extend_from_slice(src)` with the whole 64-byte lines of the appended part written by
 /// non-temporal stores (`movntdq`, SSE2, part of x86-64), past the cache; then `sfence`.
 pub(crate) fn extend_streaming(out: &mut Vec<u8>, src: &[u8]) {
@@ -2193,6 +2191,8 @@ pub(crate) fn extend_streaming(out: &mut Vec<u8>, src: &[u8]) {
     }
 }
 
+/// [`super::scatter_streaming`] on x86-64: whole cache lines leave the line buffers with
+/// non-temporal stores (SSE2, part of x86-64), the rest with plain ones.
 pub(crate) fn scatter_streaming(
     out: &mut [u64],
     next: &mut [usize],
