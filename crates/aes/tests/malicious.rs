@@ -12,7 +12,7 @@
 
 mod common;
 
-use common::{run_fips197 as run, three, FIPS_CT as CT};
+use common::{check_random_blocks, run_fips197 as run, three, Links, FIPS_CT as CT};
 use triskele_aes::{aes_tamper, KeySize, Target};
 use triskele_engine::verify::levels;
 use triskele_engine::EngineError;
@@ -164,6 +164,21 @@ macro_rules! abort_matrix {
 /// blocks: one run over all records at most `(2ℓ + 88)/2^64` (runs that fold by 32 and end
 /// with steps of eight, the largest constant); in segments at most `⌈L/2^20⌉ + 257` runs whose
 /// bounds add up to at most `R (2 log2(L/R) + 90) / 2^64`.
+/// Layers large enough that the variants that reserve their records' memory do so
+/// (`RecordMemory::MIN_LAYER`, 4,096 inversions: 256 blocks), through the real network
+/// stack: the records packed into the reserve pass the check and the outputs are
+/// RustCrypto's.
+#[test]
+fn layers_with_reserved_record_memory_match_rustcrypto() {
+    for target in [
+        Target::MalGf4Circuit,
+        Target::MalGf4CircuitOpt,
+        Target::MalLut16Ohv,
+    ] {
+        check_random_blocks(target, 940, Links::Tls, 260);
+    }
+}
+
 #[test]
 fn soundness_bounds_of_a_million_aes256_blocks() {
     let blocks = 1_000_000usize;

@@ -14,8 +14,8 @@
 mod common;
 
 use common::{
-    assert_fips197_aborts, check_random_against_rustcrypto, run_fips197, three, verify_based,
-    FIPS_CT,
+    assert_fips197_aborts, check_random_against_rustcrypto, check_random_blocks, run_fips197,
+    three, verify_based, Links, FIPS_CT,
 };
 use triskele_aes::{aes_tamper, bench_party, KeySize, Target};
 use triskele_engine::set_verify_segment;
@@ -33,6 +33,22 @@ fn segmented_variants_match_rustcrypto() {
     tiny_segments();
     for (i, target) in verify_based().enumerate() {
         check_random_against_rustcrypto(target, 900 + i as u64);
+    }
+}
+
+/// Layers large enough that the variants that reserve their records' memory do so
+/// (`RecordMemory::MIN_LAYER`, 4,096 inversions: 256 blocks), with every layer its own
+/// segment, so that the reserve is taken one layer at a time and the verified segments'
+/// memory serves the next: the outputs are RustCrypto's and every check passes.
+#[test]
+fn segmented_layers_with_reserved_record_memory_match_rustcrypto() {
+    tiny_segments();
+    for target in [
+        Target::MalGf4Circuit,
+        Target::MalGf4CircuitOpt,
+        Target::MalLut16Ohv,
+    ] {
+        check_random_blocks(target, 930, Links::InMemory, 260);
     }
 }
 

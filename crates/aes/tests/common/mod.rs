@@ -182,6 +182,11 @@ pub fn check_random_against_rustcrypto(target: Target, seed: u64) {
 /// [`check_random_against_rustcrypto`] over the given links: AES-128 and AES-256, encryption
 /// and decryption.
 pub fn check_random_over(target: Target, seed: u64, links: Links) {
+    check_random_blocks(target, seed, links, 5);
+}
+
+/// [`check_random_over`] with `n` blocks per key and direction.
+pub fn check_random_blocks(target: Target, seed: u64, links: Links, n: usize) {
     use aes::cipher::{BlockDecrypt, BlockEncrypt, KeyInit};
     use rand::RngCore;
     let mut rng = ChaCha20Rng::seed_from_u64(seed);
@@ -189,7 +194,6 @@ pub fn check_random_over(target: Target, seed: u64, links: Links) {
         for decrypt in [false, true] {
             let mut key = vec![0u8; key_len];
             rng.fill_bytes(&mut key);
-            let n = 5;
             let mut blocks = vec![0u8; 16 * n];
             rng.fill_bytes(&mut blocks);
             let mut expected = blocks.clone();
