@@ -46,7 +46,7 @@
 //! Every product is computed with [`Party::mul_covered`] (the messages of [`Party::mul`]).
 //! mal-gf4-circuit records its `GF(2^4)` triples as the layer's own vectors (`Layer::relations`:
 //! the operands and products it computed anyway, the squares of `d` as byte maps of `d`, packed
-//! two per byte, 9 bytes per inversion and party, and taken to their byte form `ψ` as `Verify`
+//! two per byte, 8 bytes per inversion and party, and taken to their byte form `ψ` as `Verify`
 //! reads them; `super::stored`), the
 //! triples `Party::mul` would have recorded (in blocks of instances, see `super::stored`),
 //! instead of copies of each product's six share vectors. mal-gf4-circuit-opt
@@ -105,15 +105,15 @@ enum Record {
 impl Record {
     /// The capacities of the vectors that the records of a layer of `n` inversions take from
     /// [`RecordMemory`], in the order they are taken: mal-gf4-circuit's seven packed vectors
-    /// ([`Packed`], `2 n` entries in `left` and `b`), both components each;
+    /// ([`Packed`], `2 n` entries in `b`), both components each;
     /// mal-gf4-circuit-opt's three gf4p4 planes per component, then one norm plane per
     /// component ([`Gf4p4Relations::with_dinv_p`], [`NormRelations::norm`]).
     fn capacities(self, n: usize) -> Vec<usize> {
         match self {
-            Record::Products => [A_L, P, D, D6, DINV, LEFT, B]
+            Record::Products => [A_H, A_L, P, D, D6, DINV, B]
                 .iter()
                 .flat_map(|&k| {
-                    let entries = if k == LEFT || k == B { 2 * n } else { n };
+                    let entries = if k == B { 2 * n } else { n };
                     [Gf2p4::encoded_len(entries); 2]
                 })
                 .collect(),
@@ -803,6 +803,7 @@ fn invert<M: SecurityModel>(
             pk.put(k, v, memory);
         }
     };
+    pack(A_H, &a_h);
     pack(A_L, &a_l);
 
     // Round 1: p = a_h a_l; d = λ a_h^2 + p + a_l^2.
@@ -824,7 +825,6 @@ fn invert<M: SecurityModel>(
 
     // Round 4: (a_h, a_h + a_l) * (d^-1, d^-1) in one multiplication.
     let left = left_operand(a_h, &a_l);
-    pack(LEFT, &left);
     let b = party.mul_covered_parts(&last_round_pieces(&left, &dinv))?;
     pack(B, &b);
     *x = from_halves(&b, n);
@@ -883,8 +883,9 @@ enum Kept {
 
 /// mal-gf4-circuit's record vectors, each packed two per byte as soon as the layer has
 /// computed it ([`PackedNibbles`]), at its index below. Packed at the end of the layer, the
-/// seven vectors (2.6 MB per party and layer at 10,000 blocks) had left the cache, and
-/// reading them back was most of what recording cost the online phase.
+/// seven vectors (2.6 MB per party and layer at 10,000 blocks, 2.3 MB since `a_h + a_l` is
+/// formed from `a_h` and `a_l` as the check loads it) had left the cache, and reading them
+/// back was most of what recording cost the online phase.
 #[derive(Default)]
 struct Packed([Option<PackedNibbles>; 7]);
 
@@ -911,11 +912,14 @@ impl Packed {
 }
 
 /// Indices of the stored vectors of mal-gf4-circuit's relations ([`Layer::relations`]), in
-/// its order.
+/// its order: `n` entries each but `b = b_h ‖ b_l`. Round 4's left operand `a_h ‖ (a_h + a_l)`
+/// is not stored: its second half is the sum of the stored `a_h` and `a_l`
+/// ([`TIMES_ONE_PLUS_ROUND4_T`]; a ninth of the records' memory, and of the bytes the check
+/// reads from memory).
 const D: usize = 0;
 const D6: usize = 1;
 const DINV: usize = 2;
-const LEFT: usize = 3;
+const A_H: usize = 3;
 const A_L: usize = 4;
 const P: usize = 5;
 const B: usize = 6;
@@ -943,7 +947,7 @@ const fn all_products(n: usize) -> [[At; 3]; 3] {
     let d2 = part(D, 0, Some(&LinearMap8::SQUARE));
     let d4 = part(D, 0, Some(&LinearMap8::POW4));
     [
-        [at(LEFT), at(A_L), at(P)],
+        [at(A_H), at(A_L), at(P)],
         [
             d2,
             d4.plus(D6, 0, &TIMES_ROUND4_T_SQUARE),
@@ -951,7 +955,7 @@ const fn all_products(n: usize) -> [[At; 3]; 3] {
         ],
         [
             at(DINV),
-            at(LEFT).plus(LEFT, n, &TIMES_ROUND4_T),
+            part(A_H, 0, Some(&TIMES_ONE_PLUS_ROUND4_T)).plus(A_L, 0, &TIMES_ROUND4_T),
             at(B).plus(B, n, &TIMES_ROUND4_T),
         ],
     ]
@@ -964,6 +968,11 @@ const ROUND4_T: Gf2p8 = Gf2p8(0x02);
 
 /// `v ↦ t v` for [`ROUND4_T`], applied after `ψ` as the check loads a part.
 const TIMES_ROUND4_T: LinearMap8 = LinearMap8::mul_by(ROUND4_T);
+
+/// `v ↦ (1 + t) v` for [`ROUND4_T`], applied after `ψ`: round 4's `ψ(a_h) + t ψ(a_h + a_l)` is
+/// `(1 + t) ψ(a_h) + t ψ(a_l)`, formed from the stored `a_h` and `a_l` as the check loads it
+/// (`ψ` is additive), so that `a_h + a_l` need not be stored.
+const TIMES_ONE_PLUS_ROUND4_T: LinearMap8 = LinearMap8::mul_by(Gf2p8(ROUND4_T.0 ^ 1));
 
 /// `v ↦ t v^2` for [`ROUND4_T`] (`t ψ(d^6)^2` in the relation of rounds 2 and 3), applied
 /// after `ψ`.
@@ -1061,7 +1070,7 @@ mod tests {
         let [d2, d4, d8] = square_powers(&d);
         let d6 = mul(&d2, &d4);
         let dinv = mul(&d6, &d8);
-        let left = left_operand(a_h, &a_l);
+        let left = left_operand(a_h.clone(), &a_l);
         let mut right = dinv.clone();
         right.extend(&dinv);
         let b = mul(&left, &right);
@@ -1072,7 +1081,7 @@ mod tests {
                     (D, &d),
                     (D6, &d6),
                     (DINV, &dinv),
-                    (LEFT, &left),
+                    (A_H, &a_h),
                     (A_L, &a_l),
                     (P, &p),
                     (B, &b),
@@ -1257,7 +1266,7 @@ mod tests {
         let v = RssVec::<Gf2p4>::zeros(2 * n);
         let mut packed = Packed::default();
         let mut memory = RecordMemory::default();
-        for k in [D, D6, DINV, LEFT, A_L, P] {
+        for k in [D, D6, DINV, A_H, A_L, P] {
             packed.put(k, &v, &mut memory);
         }
         assert!(matches!(
@@ -1268,7 +1277,7 @@ mod tests {
             })
         ));
         let mut packed = Packed::default();
-        for k in [D, D6, DINV, LEFT, A_L, P, B] {
+        for k in [D, D6, DINV, A_H, A_L, P, B] {
             packed.put(k, &v, &mut memory);
         }
         assert!(packed.relations(n).is_ok());
