@@ -45,8 +45,9 @@
 //!
 //! Every product is computed with [`Party::mul_covered`] (the messages of [`Party::mul`]).
 //! mal-gf4-circuit records its `GF(2^4)` triples as the layer's own vectors (`Layer::relations`:
-//! the operands and products it computed anyway, the squares of `d` as byte maps of `d`, packed
-//! two per byte, 8 bytes per inversion and party, and taken to their byte form `ψ` as `Verify`
+//! the operands and products it computed anyway, the squares of `d` as byte maps of `d`, `p` and
+//! `a_h + a_l` as sums of byte maps of `d`, `a_h` and `a_l`, packed two per byte, 7 bytes per
+//! inversion and party, and taken to their byte form `ψ` as `Verify`
 //! reads them; `super::stored`), the
 //! triples `Party::mul` would have recorded (in blocks of instances, see `super::stored`),
 //! instead of copies of each product's six share vectors. mal-gf4-circuit-opt
@@ -66,9 +67,9 @@ use std::ops::Range;
 use std::sync::{Arc, OnceLock};
 
 use triskele_engine::verify::{LiftedTriples, Parts, TripleSource, ZPlanes};
-use triskele_engine::{EngineError, Malicious, Party, SecurityModel, SemiHonest};
+use triskele_engine::{EngineError, Malicious, Party, SecurityModel, SemiHonest, GF2P4_TO_GF2P8};
 use triskele_field::embed::{pair_of_nibbles, word_maps, ByteEmbedding, PairSlot, GF4P4_TABLES};
-use triskele_field::{Encode, Gf2p4, Gf2p64, Gf2p8, LinearMap8};
+use triskele_field::{Encode, Gf2p4, Gf2p64, Gf2p8, Gf4Tower, LinearMap8};
 use triskele_share::RssVec;
 
 use super::stored::{at, part, At, PackedNibbles, RecordMemory, StoredRelations};
@@ -104,13 +105,13 @@ enum Record {
 
 impl Record {
     /// The capacities of the vectors that the records of a layer of `n` inversions take from
-    /// [`RecordMemory`], in the order they are taken: mal-gf4-circuit's seven packed vectors
+    /// [`RecordMemory`], in the order they are taken: mal-gf4-circuit's six packed vectors
     /// ([`Packed`], `2 n` entries in `b`), both components each;
     /// mal-gf4-circuit-opt's three gf4p4 planes per component, then one norm plane per
     /// component ([`Gf4p4Relations::with_dinv_p`], [`NormRelations::norm`]).
     fn capacities(self, n: usize) -> Vec<usize> {
         match self {
-            Record::Products => [A_H, A_L, P, D, D6, DINV, B]
+            Record::Products => [A_H, A_L, D, D6, DINV, B]
                 .iter()
                 .flat_map(|&k| {
                     let entries = if k == B { 2 * n } else { n };
@@ -808,7 +809,6 @@ fn invert<M: SecurityModel>(
 
     // Round 1: p = a_h a_l; d = λ a_h^2 + p + a_l^2.
     let mut d = party.mul_covered(&a_h, &a_l)?;
-    pack(P, &d);
     add_norm_terms(&mut d, &a_h, &a_l);
     pack(D, &d);
     let [d2, d4, d8] = square_powers(&d);
@@ -873,8 +873,8 @@ struct Layer {
 
 /// What else a variant keeps of a layer for its records.
 enum Kept {
-    /// mal-gf4-circuit: all seven vectors of its records, packed (`p = a_h a_l` and the norm
-    /// `d` among them; `d^2`, `d^4`, `d^8` are maps of `d`).
+    /// mal-gf4-circuit: all six vectors of its records, packed (the norm `d` among them;
+    /// `d^2`, `d^4`, `d^8` are maps of `d`, `p` a sum of maps of `d`, `a_h` and `a_l`).
     Products(Box<Packed>),
     /// mal-gf4-circuit-opt: the norm `d` (`p`, `d^2`, `d^4`, `d^8` are maps of it and of
     /// `a_h`, `a_l`).
@@ -883,11 +883,11 @@ enum Kept {
 
 /// mal-gf4-circuit's record vectors, each packed two per byte as soon as the layer has
 /// computed it ([`PackedNibbles`]), at its index below. Packed at the end of the layer, the
-/// seven vectors (2.6 MB per party and layer at 10,000 blocks, 2.3 MB since `a_h + a_l` is
-/// formed from `a_h` and `a_l` as the check loads it) had left the cache, and reading them
-/// back was most of what recording cost the online phase.
+/// vectors (2.6 MB per party and layer at 10,000 blocks, when they were seven; six now, 2.0
+/// MB, since `a_h + a_l` and `p` are formed as the check loads them) had left the cache, and
+/// reading them back was most of what recording cost the online phase.
 #[derive(Default)]
-struct Packed([Option<PackedNibbles>; 7]);
+struct Packed([Option<PackedNibbles>; 6]);
 
 impl Packed {
     /// Packs `v` as vector `k` (one of [`D`] .. [`B`]) into memory taken from `memory`.
@@ -901,9 +901,9 @@ impl Packed {
     /// mismatch of the vector count) if one was not packed.
     fn relations(self, n: usize) -> Result<StoredRelations, EngineError> {
         let vectors: Vec<_> = self.0.into_iter().flatten().collect();
-        if vectors.len() != 7 {
+        if vectors.len() != 6 {
             return Err(EngineError::LengthMismatch {
-                expected: 7,
+                expected: 6,
                 got: vectors.len(),
             });
         }
@@ -912,17 +912,17 @@ impl Packed {
 }
 
 /// Indices of the stored vectors of mal-gf4-circuit's relations ([`Layer::relations`]), in
-/// its order: `n` entries each but `b = b_h ‖ b_l`. Round 4's left operand `a_h ‖ (a_h + a_l)`
-/// is not stored: its second half is the sum of the stored `a_h` and `a_l`
-/// ([`TIMES_ONE_PLUS_ROUND4_T`]; a ninth of the records' memory, and of the bytes the check
-/// reads from memory).
+/// its order: `n` entries each but `b = b_h ‖ b_l`. Two values the check reads are not
+/// stored, but formed from stored ones as it loads them: round 4's left operand `a_h ‖ (a_h +
+/// a_l)`, whose second half is the sum of `a_h` and `a_l` ([`TIMES_ONE_PLUS_ROUND4_T`]), and
+/// round 1's product `p = d + λ a_h^2 + a_l^2` ([`PSI_LAMBDA_SQUARE`]). Each was a ninth, then
+/// an eighth, of the records' memory and of the bytes the check reads from memory.
 const D: usize = 0;
 const D6: usize = 1;
 const DINV: usize = 2;
 const A_H: usize = 3;
 const A_L: usize = 4;
-const P: usize = 5;
-const B: usize = 6;
+const B: usize = 5;
 
 /// All five products as three relations over the byte forms `ψ`, each of two products with a
 /// common factor in `GF(2^8)` but the first, `p = a_h · a_l`:
@@ -933,7 +933,9 @@ const B: usize = 6;
 ///   factor that is a Frobenius map of its round-2 product;
 /// * round 4, `ψ(d^-1) · (ψ(a_h) + t ψ(a_h + a_l)) = ψ(b_h) + t ψ(b_l)`;
 ///
-/// with [`ROUND4_T`] outside the subfield `ψ(GF(2^4))` and the squares of `d` and `d^6` as
+/// and round 1's `ψ(a_h) · ψ(a_l) = ψ(p)` with `ψ(p)` formed as `ψ(d) + ψ(λ) ψ(a_h)^2 +
+/// ψ(a_l)^2`: each party's shares of `d` are its shares of `p` plus local maps of its shares
+/// of `a_h` and `a_l`, so these are its shares of `ψ(p)` exactly, as received; with [`ROUND4_T`] outside the subfield `ψ(GF(2^4))` and the squares of `d` and `d^6` as
 /// Frobenius maps of them (`ψ` is a ring homomorphism, so that the powers of `ψ(d)` are `ψ`
 /// of those of `d`). `1` and `t` are a basis of `GF(2^8)` over that subfield, so a relation
 /// holds iff both its products do: errors `e_1`, `e_2` in the two products leave `ψ(e_1) + t
@@ -947,7 +949,13 @@ const fn all_products(n: usize) -> [[At; 3]; 3] {
     let d2 = part(D, 0, Some(&LinearMap8::SQUARE));
     let d4 = part(D, 0, Some(&LinearMap8::POW4));
     [
-        [at(A_H), at(A_L), at(P)],
+        [
+            at(A_H),
+            at(A_L),
+            at(D)
+                .plus(A_H, 0, &PSI_LAMBDA_SQUARE)
+                .plus(A_L, 0, &LinearMap8::SQUARE),
+        ],
         [
             d2,
             d4.plus(D6, 0, &TIMES_ROUND4_T_SQUARE),
@@ -968,6 +976,13 @@ const ROUND4_T: Gf2p8 = Gf2p8(0x02);
 
 /// `v ↦ t v` for [`ROUND4_T`], applied after `ψ` as the check loads a part.
 const TIMES_ROUND4_T: LinearMap8 = LinearMap8::mul_by(ROUND4_T);
+
+/// `ψ(v) ↦ ψ(λ v^2) = ψ(λ) ψ(v)^2` (`ψ` is a ring homomorphism), applied after `ψ`: round 1's
+/// product `p = a_h a_l = d + λ a_h^2 + a_l^2` is formed from the stored norm `d`, `a_h` and
+/// `a_l` as the check loads it, so that `p` need not be stored.
+const PSI_LAMBDA_SQUARE: LinearMap8 =
+    LinearMap8::mul_by(Gf2p8(GF2P4_TO_GF2P8.apply_byte(Gf4Tower::LAMBDA.0)))
+        .compose(&LinearMap8::SQUARE);
 
 /// `v ↦ (1 + t) v` for [`ROUND4_T`], applied after `ψ`: round 4's `ψ(a_h) + t ψ(a_h + a_l)` is
 /// `(1 + t) ψ(a_h) + t ψ(a_l)`, formed from the stored `a_h` and `a_l` as the check loads it
@@ -1083,7 +1098,6 @@ mod tests {
                     (DINV, &dinv),
                     (A_H, &a_h),
                     (A_L, &a_l),
-                    (P, &p),
                     (B, &b),
                 ] {
                     packed.put(k, v, memory);
@@ -1266,18 +1280,18 @@ mod tests {
         let v = RssVec::<Gf2p4>::zeros(2 * n);
         let mut packed = Packed::default();
         let mut memory = RecordMemory::default();
-        for k in [D, D6, DINV, A_H, A_L, P] {
+        for k in [D, D6, DINV, A_H, A_L] {
             packed.put(k, &v, &mut memory);
         }
         assert!(matches!(
             packed.relations(n),
             Err(EngineError::LengthMismatch {
-                expected: 7,
-                got: 6
+                expected: 6,
+                got: 5
             })
         ));
         let mut packed = Packed::default();
-        for k in [D, D6, DINV, A_H, A_L, P, B] {
+        for k in [D, D6, DINV, A_H, A_L, B] {
             packed.put(k, &v, &mut memory);
         }
         assert!(packed.relations(n).is_ok());

@@ -32,15 +32,15 @@ use super::ohv16::relation_runs;
 
 /// Where a part (`X`, `Y` or `Z`) of a relation lies: entries `offset .. offset + n` of
 /// vector `vector`, with `map` applied if it is given (a local `GF(2)`-linear map of a stored
-/// value, e.g. a Frobenius power, so that the value need not be stored itself), plus, if
-/// `plus` is given, a second stored value through its map (a part that is a linear
-/// combination of two stored values, [`At::plus`]).
+/// value, e.g. a Frobenius power, so that the value need not be stored itself), plus up to
+/// two more stored values, each through its map (a part that is a linear combination of two
+/// or three stored values, [`At::plus`]; the second slot only with the first).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct At {
     pub(crate) vector: usize,
     pub(crate) offset: usize,
     pub(crate) map: Option<&'static LinearMap8>,
-    pub(crate) plus: Option<Plus>,
+    pub(crate) plus: [Option<Plus>; 2],
 }
 
 /// The second term of a part ([`At::plus`]): entries `offset .. offset + n` of vector
@@ -55,17 +55,20 @@ pub(crate) struct Plus {
 
 impl At {
     /// This part plus entries `offset ..` of vector `vector` through `map`, added as they
-    /// are loaded (a part that is not itself stored but the sum of two stored values, each
-    /// through a map; [`StoredRelations`] reads both).
+    /// are loaded (a part that is not itself stored but the sum of two or three stored
+    /// values, each through a map; [`StoredRelations`] reads them all). The term goes into the
+    /// first free slot; a part has at most three terms, and a fourth replaces the third.
     pub(crate) const fn plus(self, vector: usize, offset: usize, map: &'static LinearMap8) -> At {
-        At {
-            plus: Some(Plus {
-                vector,
-                offset,
-                map,
-            }),
-            ..self
-        }
+        let term = Some(Plus {
+            vector,
+            offset,
+            map,
+        });
+        let plus = match self.plus[0] {
+            None => [term, None],
+            Some(_) => [self.plus[0], term],
+        };
+        At { plus, ..self }
     }
 }
 
@@ -75,7 +78,7 @@ pub(crate) const fn part(vector: usize, offset: usize, map: Option<&'static Line
         vector,
         offset,
         map,
-        plus: None,
+        plus: [None; 2],
     }
 }
 
@@ -85,7 +88,7 @@ pub(crate) const fn at(vector: usize) -> At {
         vector,
         offset: 0,
         map: None,
-        plus: None,
+        plus: [None; 2],
     }
 }
 
@@ -229,8 +232,8 @@ pub(crate) struct StoredRelations {
     /// Both components of each vector, in `form`.
     vectors: Vec<[Vec<u8>; 2]>,
     parts: Vec<[At; 3]>,
-    /// Per relation and part, the maps applied to the stored entries of its first and second
-    /// term ([`term_maps`]), formed once.
+    /// Per relation and part, the maps applied to the stored entries of each of its terms
+    /// ([`term_maps`]), formed once.
     maps: Vec<[TermMaps; 3]>,
 }
 
@@ -239,7 +242,7 @@ pub(crate) struct StoredRelations {
 #[derive(Clone, Copy)]
 struct TermMaps {
     first: Option<LinearMap8>,
-    plus: Option<LinearMap8>,
+    plus: [Option<LinearMap8>; 2],
 }
 
 /// [`TermMaps`] of every part of `parts` in `form`.
@@ -253,7 +256,7 @@ fn term_maps(form: Form, parts: &[[At; 3]]) -> Vec<[TermMaps; 3]> {
         .map(|ps| {
             ps.map(|a| TermMaps {
                 first: map(a.map),
-                plus: a.plus.and_then(|b| map(Some(b.map))),
+                plus: a.plus.map(|b| b.and_then(|b| map(Some(b.map)))),
             })
         })
         .collect()
@@ -318,7 +321,7 @@ impl StoredRelations {
     /// Whether every part of `parts` lies inside its vector (`entries` per vector).
     fn checked(n: usize, parts: &[[At; 3]], entries: Vec<usize>) -> Result<(), EngineError> {
         let terms = parts.iter().flatten().flat_map(|a| {
-            let plus = a.plus.map(|p| (p.vector, p.offset));
+            let plus = a.plus.into_iter().flatten().map(|p| (p.vector, p.offset));
             core::iter::once((a.vector, a.offset)).chain(plus)
         });
         for (vector, offset) in terms {
@@ -453,26 +456,30 @@ impl ByteRows for StoredRelations {
         for (k, r, at) in self.runs(start, out.len()) {
             let (a, maps) = (self.parts[k][p], &self.maps[k][p]);
             let out = &mut out[at..at + r.len()];
-            if let (Some(b), Form::Nibbles) = (a.plus, self.form) {
+            // The first two terms in one pass where both are nibbles that start alike.
+            let mut fused = false;
+            if let (Some(b), Form::Nibbles) = (a.plus[0], self.form) {
                 let vs = (
                     &self.vectors[a.vector][c][..],
                     &self.vectors[b.vector][c][..],
                 );
                 let ma = maps.first.as_ref().unwrap_or(&GF2P4_TO_GF2P8);
-                let mb = maps.plus.as_ref().unwrap_or(&GF2P4_TO_GF2P8);
+                let mb = maps.plus[0].as_ref().unwrap_or(&GF2P4_TO_GF2P8);
                 let firsts = (a.offset + r.start, b.offset + r.start);
-                if unpack_sum(vs, firsts, (ma, mb), out) {
-                    continue;
-                }
+                fused = unpack_sum(vs, firsts, (ma, mb), out);
             }
-            self.term(c, a.vector, a.offset + r.start, maps.first.as_ref(), out);
-            if let Some(b) = a.plus {
-                // The second term through a buffer in the cache, added piece by piece.
+            if !fused {
+                self.term(c, a.vector, a.offset + r.start, maps.first.as_ref(), out);
+            }
+            let more = a.plus.iter().zip(&maps.plus).skip(usize::from(fused));
+            for (b, map) in more {
+                let Some(b) = b else { continue };
+                // A further term through a buffer in the cache, added piece by piece.
                 let mut buf = [0u8; PLUS_PIECE];
                 for (i, out) in out.chunks_mut(PLUS_PIECE).enumerate() {
                     let buf = &mut buf[..out.len()];
                     let first = b.offset + r.start + i * PLUS_PIECE;
-                    self.term(c, b.vector, first, maps.plus.as_ref(), buf);
+                    self.term(c, b.vector, first, map.as_ref(), buf);
                     Gf2p8::add_assign_slice(
                         Gf2p8::slice_from_bytes_mut(out),
                         Gf2p8::slice_from_bytes(buf),
@@ -490,7 +497,7 @@ impl ByteRows for StoredRelations {
         // Only a range within one run of one relation.
         let (k, r, _) = self.runs(start, len).next()?;
         let a = self.parts[k][part / 2];
-        if a.map.is_some() || a.plus.is_some() || r.len() != len {
+        if a.map.is_some() || a.plus.iter().any(Option::is_some) || r.len() != len {
             return None;
         }
         let first = a.offset + r.start;
@@ -701,11 +708,12 @@ mod tests {
         assert!(StoredRelations::nibbles(n, vectors, &past).is_err());
     }
 
-    /// A part with a second term ([`At::plus`]) loads as the sum of both terms, each through
-    /// its map (the first one's optional), from any entry on and across relations, for bytes
-    /// and for packed nibbles (odd offsets, more entries than [`PLUS_PIECE`]; terms whose
-    /// starts have the same parity in one pass, [`unpack_sum`], the others not); it is never
-    /// borrowed in place, and a second term past the end of its vector is refused.
+    /// A part with a second or a third term ([`At::plus`]) loads as the sum of its terms,
+    /// each through its map (the first one's optional), from any entry on and across
+    /// relations, for bytes and for packed nibbles (odd offsets, more entries than
+    /// [`PLUS_PIECE`]; first two terms whose starts have the same parity in one pass,
+    /// [`unpack_sum`], the others not, and a third term after either); it is never borrowed in
+    /// place, and a further term past the end of its vector is refused.
     #[test]
     fn parts_with_a_second_term_load_as_sums() {
         let n = 2 * PLUS_PIECE + 37;
@@ -719,8 +727,13 @@ mod tests {
             ],
             [
                 part(1, n, Some(&LinearMap8::POW4)).plus(2, 0, t),
-                at(2),
+                at(2).plus(0, 0, t).plus(1, 1, &LinearMap8::SQUARE),
                 at(0).plus(0, 0, t),
+            ],
+            [
+                part(1, 1, None).plus(0, 0, &LinearMap8::POW4).plus(2, 1, t),
+                at(1).plus(2, 0, &LinearMap8::SQUARE).plus(2, 1, t),
+                at(0),
             ],
         ];
         let bytes: Vec<RssVec<Gf2p8>> = vec![vector(n, 1), vector(2 * n, 2), vector(n + 1, 3)];
@@ -764,7 +777,7 @@ mod tests {
                             .map(|j| {
                                 let x = entry(a.vector, c, a.offset + j);
                                 let mut v = a.map.map_or(x, |m| m.apply(x));
-                                if let Some(b) = a.plus {
+                                for b in a.plus.iter().flatten() {
                                     v += b.map.apply(entry(b.vector, c, b.offset + j));
                                 }
                                 v.0
@@ -782,7 +795,7 @@ mod tests {
                         let in_place = rel.bytes(2 * p + c, k * n, 5);
                         assert_eq!(
                             in_place.is_some(),
-                            *stores_bytes && a.map.is_none() && a.plus.is_none(),
+                            *stores_bytes && a.map.is_none() && a.plus == [None; 2],
                             "relation {k}, part {p}"
                         );
                     }
@@ -800,7 +813,9 @@ mod tests {
         assert!(StoredRelations::new(n, bytes.clone(), &past).is_err());
         assert!(StoredRelations::nibbles(n, nibbles, &past).is_err());
         let absent = [[at(0), at(1), at(0).plus(3, 0, t)]];
-        assert!(StoredRelations::new(n, bytes, &absent).is_err());
+        assert!(StoredRelations::new(n, bytes.clone(), &absent).is_err());
+        let third_past = [[at(0), at(1), at(0).plus(1, 0, t).plus(2, 2, t)]];
+        assert!(StoredRelations::new(n, bytes, &third_past).is_err());
     }
 
     /// The byte form of `GF(2^4)` shares is multiplicative: a product of nibbles stays the
