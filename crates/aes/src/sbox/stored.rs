@@ -43,7 +43,7 @@ pub(crate) struct At {
     pub(crate) plus: [Option<Plus>; 2],
 }
 
-/// The second term of a part ([`At::plus`]): entries `offset .. offset + n` of vector
+/// A second or third term of a part ([`At::plus`]): entries `offset .. offset + n` of vector
 /// `vector` through `map` (after the byte form `ψ` for [`Form::Nibbles`], as for the first
 /// term).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
