@@ -935,7 +935,8 @@ const B: usize = 5;
 ///
 /// and round 1's `ψ(a_h) · ψ(a_l) = ψ(p)` with `ψ(p)` formed as `ψ(d) + ψ(λ) ψ(a_h)^2 +
 /// ψ(a_l)^2`: each party's shares of `d` are its shares of `p` plus local maps of its shares
-/// of `a_h` and `a_l`, so these are its shares of `ψ(p)` exactly, as received; with [`ROUND4_T`] outside the subfield `ψ(GF(2^4))` and the squares of `d` and `d^6` as
+/// of `a_h` and `a_l`, so these are its shares of `ψ(p)` exactly, as received; with
+/// [`ROUND4_T`] outside the subfield `ψ(GF(2^4))` and the squares of `d` and `d^6` as
 /// Frobenius maps of them (`ψ` is a ring homomorphism, so that the powers of `ψ(d)` are `ψ`
 /// of those of `d`). `1` and `t` are a basis of `GF(2^8)` over that subfield, so a relation
 /// holds iff both its products do: errors `e_1`, `e_2` in the two products leave `ψ(e_1) + t

@@ -471,11 +471,10 @@ impl ByteRows for StoredRelations {
             if !fused {
                 self.term(c, a.vector, a.offset + r.start, maps.first.as_ref(), out);
             }
+            // Any further term through a buffer in the cache, added piece by piece.
             let more = a.plus.iter().zip(&maps.plus).skip(usize::from(fused));
-            for (b, map) in more {
-                let Some(b) = b else { continue };
-                // A further term through a buffer in the cache, added piece by piece.
-                let mut buf = [0u8; PLUS_PIECE];
+            let mut buf = [0u8; PLUS_PIECE];
+            for (b, map) in more.filter_map(|(b, m)| Some((b.as_ref()?, m))) {
                 for (i, out) in out.chunks_mut(PLUS_PIECE).enumerate() {
                     let buf = &mut buf[..out.len()];
                     let first = b.offset + r.start + i * PLUS_PIECE;
