@@ -119,52 +119,85 @@ fn expected(target: Target, size: KeySize) -> Expected {
 /// back in the two-way compare-view), `2ℓ + 8` messages on each channel. Logarithmic in `L`.
 /// A run of at least `OCTAL_MIN_LEN` triples that all have a byte or word form (every
 /// variant here: bytes, bit-sliced bits, packed relations, gf4p4 relations as words) starts
-/// with the k-ary first level instead: with blocks of `k` (32 for runs of bytes only, 8 for
-/// the others) and `ℓ' = ⌈log2 ⌈L/k⌉⌉` levels after it, of which the last (up to) twelve go
-/// in steps of eight (`verify` module `tail`): `h = ℓ' - min(ℓ', 12)` halvings and `q` steps
-/// (`⌈min(ℓ', 12)/3⌉`, the last of `2^r` if `3` does not divide the rest), to next `16 + 8 +
-/// 8 (h + q) + 24 + 32`, to prev `8 (k - 1) + 16h + Σ 8 (2k_i - 2) + 16 + 32`, `2 (h + q) + 10`
-/// messages.
+/// with the k-ary first level instead: with blocks of `k` (32 for runs of bytes only or of bits
+/// only, 8 for the others) and `ℓ' = ⌈log2 ⌈L/k⌉⌉` levels after it, of which the last (up to)
+/// twelve go in steps of eight (`verify` module `tail`): `h = ℓ' - min(ℓ', 12)` halvings and
+/// `q` steps (`⌈min(ℓ', 12)/3⌉`, the last of `2^r` if `3` does not divide the rest), to next
+/// `16 + 8 + 8 (h + q) + 24 + 32`, to prev `8 (k - 1) + 16h + Σ 8 (2k_i - 2) + 16 + 32`,
+/// `2 (h + q) + 10` messages.
+///
+/// A variant whose records are of several kinds (bits, bytes, others) checks each kind in a
+/// run of its own once every kind has at least `OCTAL_MIN_LEN` triples (`verify_runs`): the
+/// runs' bytes add up but for the one compare-view, and their last steps and `CheckTriple`s go
+/// side by side ([`runs_cost`]).
 fn finalize_expected(target: Target, size: KeySize, simd: usize) -> (u64, u64, u64) {
-    // The arity of the k-ary first level: 32 for runs of bytes only, 8 for runs that also hold
-    // words or packed bits.
-    let (triples_per_sbox, k) = match target {
-        Target::MalChidaRecCheck => (4, 32),
+    // Triples per S-box of each kind, with the arity of the k-ary first level of a run of that
+    // kind alone: 32 for bytes only or bits only, 8 for the others (pairs, words).
+    let kinds: &[(usize, usize)] = match target {
+        Target::MalChidaRecCheck => &[(4, 32)],
         // Rounds 2 and 3 (common factor d^2) as one relation, round 4's two products (common
         // factor d^-1) as one ([DEV] PROTOCOLS.md §6.4 counts 5).
-        Target::MalGf4Circuit => (3, 32),
-        // The gf4p4 relation and the norm relation per S-box (both in GF(2^16), taken in the
-        // pair form; [DEV] PROTOCOLS.md §6.4 counts 3: the norm products as two triples).
-        Target::MalGf4CircuitOpt => (2, 8),
+        Target::MalGf4Circuit => &[(3, 32)],
+        // The relation of rounds 2 and 3 in bytes (as in mal-gf4-circuit) and the gf4p4
+        // relation of rounds 1 and 4 (in GF(2^16), the pair form) per S-box ([DEV]
+        // PROTOCOLS.md §6.4 counts 3: the norm products as two triples).
+        Target::MalGf4CircuitOpt => &[(1, 32), (1, 8)],
         // 2 packed ohv relations resp. 2 bit × bit-string relations (steps 2 and 3, step 1
-        // inside step 2's; [DEV] PROTOCOLS.md §6.4 counts 3) per one-hot vector and one gf4p4
-        // relation per S-box; exact here because a benchmark layer is a multiple of 16
-        // S-boxes (no padding lanes; see mal_lut16_verifies_exactly_the_recorded_relations).
-        Target::MalLut16Ohv | Target::MalLut16Bitstring => (3, 8),
+        // inside step 2's; [DEV] PROTOCOLS.md §6.4 counts 3) per one-hot vector, as bytes, and
+        // one gf4p4 relation per S-box; exact here because a benchmark layer is a multiple of
+        // 16 S-boxes (no padding lanes; see mal_lut16_verifies_exactly_the_recorded_relations).
+        Target::MalLut16Ohv | Target::MalLut16Bitstring => &[(2, 32), (1, 8)],
         // 22 bit triples (or 4 packed relations) of the preprocessing + 2 VerifySbox triples:
-        // bits next to bytes (blocks of eight), resp. bytes only (blocks of 32).
-        Target::MalLut256Ss => (24, 8),
-        Target::MalLut256SsOpt => (6, 32),
+        // bits and bytes, resp. bytes only.
+        Target::MalLut256Ss => &[(22, 32), (2, 32)],
+        Target::MalLut256SsOpt => &[(6, 32)],
         _ => return (0, 0, 0),
     };
-    verify_cost(triples_per_sbox * size.sboxes_per_block() * simd, k)
+    let sboxes = size.sboxes_per_block() * simd;
+    let runs: Vec<(usize, usize)> = kinds.iter().map(|(t, k)| (t * sboxes, *k)).collect();
+    let split = runs
+        .iter()
+        .all(|(l, _)| *l >= triskele_engine::verify::OCTAL_MIN_LEN);
+    if runs.len() > 1 && !split {
+        // One run of all kinds: blocks of eight.
+        return verify_cost(runs.iter().map(|(l, _)| l).sum(), 8);
+    }
+    runs_cost(&runs)
 }
 
 /// [`finalize_expected`] for `Verify` over exactly `l` triples that all have a byte or word
 /// form, whose k-ary first level has blocks of `k`.
 fn verify_cost(l: usize, k: usize) -> (u64, u64, u64) {
+    runs_cost(&[(l, k)])
+}
+
+/// [`finalize_expected`] for runs of `Verify` side by side, run `r` over `l_r` triples with
+/// blocks of `k_r` (if it has at least `OCTAL_MIN_LEN`): each run's seed, first level and
+/// halvings one run after the other (a seed is one round, a first level or halving two),
+/// then the runs' steps of eight side by side (two rounds each, as many as the run with the
+/// most), their `CheckTriple`s (five rounds) and the compare-view (two rounds). Per run, to
+/// next its seed (16), coins (8 per level) and `CheckTriple` (24); to prev its reshared values
+/// and `CheckTriple` (16); the compare-view's 32 bytes each way once.
+fn runs_cost(runs: &[(usize, usize)]) -> (u64, u64, u64) {
     use triskele_engine::verify::{later_levels, levels, OCTAL_MIN_LEN};
-    if l >= OCTAL_MIN_LEN {
-        let first = 8 * (k as u64 - 1);
-        let (steps, later) = later_levels(levels(l.div_ceil(k)));
-        return (
-            16 + 8 + 8 * steps + 24 + 32,
-            first + later + 16 + 32,
-            2 * steps + 10,
-        );
+    let (mut next, mut prev, mut rounds, mut steps_side) = (32u64, 32u64, 7u64, 0u64);
+    for &(l, k) in runs {
+        if l >= OCTAL_MIN_LEN {
+            let after = levels(l.div_ceil(k));
+            let (steps, later) = later_levels(after);
+            let halvings = u64::from(after.saturating_sub(12));
+            next += 16 + 8 + 8 * steps + 24;
+            prev += 8 * (k as u64 - 1) + later + 16;
+            rounds += 1 + 2 + 2 * halvings;
+            steps_side = steps_side.max(2 * (steps - halvings));
+        } else {
+            let l = u64::from(levels(l));
+            next += 16 + 8 * l + 24;
+            prev += 16 * l + 16;
+            rounds += 1 + 2 * l;
+        }
     }
-    let l = u64::from(levels(l));
-    (16 + 8 * l + 24 + 32, 16 * l + 16 + 32, 2 * l + 8)
+    (next, prev, rounds + steps_side)
 }
 
 fn bench(target: Target, size: KeySize, simd: usize) -> [RunReport; 3] {
@@ -345,16 +378,19 @@ fn mal_gf4_circuit_is_400_bytes_per_block_to_prev_and_logarithmic_finalize() {
         finalize_expected(Target::MalGf4Circuit, KeySize::Aes128, 1000),
         (128, 776, 22)
     );
-    // mal-gf4-circuit-gf4p4: S = 1: L = 320, ℓ = 9; S = 1000: L = 320 000, the k-ary first
-    // level (on words) and ℓ' = 16: four halvings, four steps of eight (S = 1: the same bytes
-    // as PROTOCOLS.md's L = 480 per block).
+    // mal-gf4-circuit-gf4p4: S = 1: L = 320 in one run, ℓ = 9 (the same bytes as
+    // PROTOCOLS.md's L = 480 per block); S = 1000: L = 320 000 in two runs, the 160 000
+    // relations of rounds 2 and 3 in bytes (blocks of 32, ℓ' = 13: one halving, four steps of
+    // eight) and the 160 000 gf4p4 relations in the pair form (blocks of eight, ℓ' = 15: three
+    // halvings, four steps). In one run of blocks of eight (before runs by kind):
+    // (144, 616, 26).
     assert_eq!(
         finalize_expected(Target::MalGf4CircuitOpt, KeySize::Aes128, 1),
         (144, 192, 26)
     );
     assert_eq!(
         finalize_expected(Target::MalGf4CircuitOpt, KeySize::Aes128, 1000),
-        (144, 616, 26)
+        (224, 1328, 29)
     );
 }
 
@@ -370,15 +406,17 @@ fn mal_lut256_ss_is_440_prep_and_160_160_online_bytes_per_block_and_logarithmic_
         let e = expected(t, KeySize::Aes256);
         assert_eq!((e.prep_prev, e.online_next, e.online_prev), (616, 224, 224));
     }
-    // mal-lut256-ss: S = 1: L = 3840, ℓ = 12; S = 1000: L = 3 840 000, the k-ary first level
-    // and ℓ' = 19 (seven halvings, four steps of eight).
+    // mal-lut256-ss: S = 1: L = 3840 in one run, ℓ = 12; S = 1000: L = 3 840 000 in two
+    // runs, the 3 520 000 bit triples (blocks of 32, ℓ' = 17: five halvings, four steps of
+    // eight) and the 320 000 VerifySbox triples in bytes (blocks of 32, ℓ' = 14: two halvings,
+    // four steps). In one run of blocks of eight: (168, 664, 32).
     assert_eq!(
         finalize_expected(Target::MalLut256Ss, KeySize::Aes128, 1),
         (168, 240, 32)
     );
     assert_eq!(
         finalize_expected(Target::MalLut256Ss, KeySize::Aes128, 1000),
-        (168, 664, 32)
+        (248, 1568, 35)
     );
     // mal-lut256-ss-opt: S = 1: L = 960, ℓ = 10; S = 1000: L = 960 000, the k-ary first level
     // with blocks of 32 and ℓ' = 15 (three halvings, four steps of eight).
@@ -412,15 +450,17 @@ fn mal_lut16_is_220_prep_and_80_240_online_bytes_per_block_and_logarithmic_final
         expected(Target::MalLut16Bitstring, KeySize::Aes128).prep_rounds,
         3
     );
-    // mal-lut16-ohv: S = 1: L = 480, ℓ = 9; S = 1000: L = 480 000, the k-ary first level (on
-    // words) and ℓ' = 16 (four halvings, four steps of eight).
+    // mal-lut16-ohv: S = 1: L = 480 in one run, ℓ = 9; S = 1000: L = 480 000 in two runs,
+    // the 320 000 packed ohv relations in bytes (blocks of 32, ℓ' = 14: two halvings, four
+    // steps of eight) and the 160 000 gf4p4 relations in the pair form (blocks of eight, ℓ' =
+    // 15: three halvings, four steps). In one run of blocks of eight: (144, 616, 26).
     assert_eq!(
         finalize_expected(Target::MalLut16Ohv, KeySize::Aes128, 1),
         (144, 192, 26)
     );
     assert_eq!(
         finalize_expected(Target::MalLut16Ohv, KeySize::Aes128, 1000),
-        (144, 616, 26)
+        (232, 1344, 31)
     );
     // mal-lut16-bitstring: the same L (PROTOCOLS.md §6.4 has L = 640 per block, with step 1
     // of Protocol 5 as a triple of its own).

@@ -190,7 +190,8 @@ fn soundness_bounds_of_a_million_aes256_blocks() {
         let layers = size.rounds() + size.key_schedule_sboxes() / 4;
         let l = t * (sboxes + 16 * layers);
         let once = (2 * u64::from(levels(l)) + 88) as f64;
-        let r = l.div_ceil(1 << 20) as f64 + 257.0;
+        // Per segment at most one window more than its triples fill, per kind of its runs.
+        let r = l.div_ceil(1 << 20) as f64 + 3.0 * 257.0;
         let segmented = r * (2.0 * (l as f64 / r).log2() + 90.0);
         (l, once.log2(), segmented.log2())
     };
@@ -216,10 +217,10 @@ fn soundness_bounds_of_a_million_aes256_blocks() {
         );
     }
     // mal-lut256-ss (24 triples per S-box) is the one above 2^32 triples, for which the bound
-    // is stated for 2^13 + 257 runs.
+    // is stated for 2^13 + 3 · 257 runs.
     assert!(largest > 1 << 32);
-    // The generic figure of the derivation: R = 2^13 + 257 runs of L = 2^33 triples.
-    let r = 8449.0_f64;
+    // The generic figure of the derivation: R = 2^13 + 3 · 257 runs of L = 2^33 triples.
+    let r = 8963.0_f64;
     assert!(r * (2.0 * (2f64.powi(33) / r).log2() + 90.0) < 2f64.powi(21));
 }
 
@@ -240,13 +241,19 @@ abort_matrix!(mal_lut256_ss_opt, Target::MalLut256SsOpt);
 /// take it: bytes only (mal-chida-rec-check, 128 blocks: 82,080 products; blocks of 32, 248
 /// bytes reshared, then 2,565 entries, twelve levels: steps of eight only), words
 /// (mal-lut16-ohv, 160 blocks), and the bit products of mal-lut256-ss's preprocessing with its
-/// VerifySbox bytes (32 blocks).
+/// VerifySbox bytes (32 blocks), each in one run of both kinds. And two runs of their own
+/// kind (mal-gf4-circuit-opt, 420 blocks: 67,240 relations of rounds 2 and 3 in bytes, as
+/// many gf4p4 relations): the first is the bytes' run (blocks of 32, 248 bytes reshared, then
+/// 2,102 entries: steps of eight, which wait for the other run's), and the second message to
+/// the previous party is the first level's reshare of the gf4p4 relations' run (blocks of
+/// eight, 56 bytes).
 #[test]
 fn tampered_first_level_of_a_large_check_aborts() {
     for (target, blocks, reshare_len, next_len) in [
         (Target::MalChidaRecCheck, 128, 248, 112),
         (Target::MalLut16Ohv, 160, 56, 16),
         (Target::MalLut256Ss, 32, 56, 16),
+        (Target::MalGf4CircuitOpt, 420, 248, 56),
     ] {
         let honest = common::run_batch(target, blocks, None);
         assert!(honest.iter().all(Result::is_ok), "{target}: {honest:?}");
@@ -254,7 +261,7 @@ fn tampered_first_level_of_a_large_check_aborts() {
             for (dir, k, len, what) in [
                 (Direction::Prev, 0, reshare_len, "the first level's reshare"),
                 (Direction::Next, 1, 8, "the first level's coin"),
-                // Its fold forms the sums of the first halving after it.
+                // Its fold forms the sums of the first halving after it (or of the next run).
                 (Direction::Prev, 1, next_len, "the next level's reshare"),
             ] {
                 let t = Tamper::new(cheater, Phase::Finalize, Some(dir), k, 7 * k + 3);
@@ -275,10 +282,11 @@ fn tampered_first_level_of_a_large_check_aborts() {
 /// cipher layers). A flip on the wire also makes the sharing inconsistent, which the views
 /// catch on their own; that the relations themselves catch a consistent additive error in
 /// each covered product are the unit tests `gf4p4_relation_holds_exactly_for_correct_products`
-/// and `norm_relation_holds_exactly_for_correct_products`. The same for mal-gf4-circuit's
-/// round 4 (message `4j + 3`, both products in one relation:
+/// and, for the norm relation, which is mal-gf4-circuit's relation of rounds 2 and 3,
+/// `norm_pair_holds_exactly_for_correct_products`. The same for mal-gf4-circuit's round 4
+/// (message `4j + 3`, both products in one relation:
 /// `round4_relation_holds_exactly_for_correct_products`) and its rounds 2 and 3 (messages `4j
-/// + 1`, `4j + 2`, one relation: `norm_pair_holds_exactly_for_correct_products`).
+/// + 1`, `4j + 2`).
 #[test]
 fn mal_gf4_circuit_opt_covered_products_abort() {
     for cheater in PartyId::ALL {

@@ -10,7 +10,7 @@ use zeroize::Zeroize;
 
 use crate::error::{AbortReason, EngineError};
 use crate::model::{Lift, Malicious, Recorder, SecurityModel, SemiHonest, Triples, View};
-use crate::verify::{paired_runs, verify, Concat, TripleSource, VerifyField};
+use crate::verify::{kind_groups, paired_runs, verify, Concat, TripleSource, VerifyField};
 
 /// One piece of a product for [`Party::mul_covered_parts`]: both components of the piece of
 /// `x`, then of `y`.
@@ -772,18 +772,25 @@ impl<M: SecurityModel> Party<M> {
             .custom
             .iter()
             .map(|s| &**s as &dyn TripleSource<triskele_field::Gf2p64>);
-        let binary = Concat::new(
-            fixed
+        let sources: Vec<_> = fixed
+            .into_iter()
+            .chain(custom)
+            .filter(|s| !s.is_empty())
+            .collect();
+        // The sources by kind (`kind_groups`), each group in runs of at most the run size
+        // (`run_size_for`, which depends on the group's kind).
+        let groups: Vec<Concat<'_, triskele_field::Gf2p64>> =
+            kind_groups(sources, crate::verify::OCTAL_MIN_LEN)
                 .into_iter()
-                .chain(custom)
-                .filter(|s| !s.is_empty())
-                .collect(),
-        );
-        let max = crate::verify::run_size_for(&binary, self.model.run_size());
+                .map(Concat::new)
+                .collect();
         // The runs, each a window of the records or a concatenation of pieces; their last
         // levels and final checks go side by side (`verify_runs`).
         type Src<'a> = &'a dyn TripleSource<triskele_field::Gf2p64>;
-        let runs = paired_runs(&binary, max);
+        let runs: Vec<_> = groups
+            .iter()
+            .flat_map(|g| paired_runs(g, crate::verify::run_size_for(g, self.model.run_size())))
+            .collect();
         let joined: Vec<Option<Concat<'_, triskele_field::Gf2p64>>> = runs
             .iter()
             .map(|pieces| {

@@ -33,15 +33,18 @@
 //!   embedded into `GF(2^64)` by `φ_0`, `α ↦ A` (`triskele_field::embed::gf4p4_slice`). The
 //!   α-degree is at most 2, so no reduction occurs and it holds iff `p = a_h a_l`,
 //!   `b_h = a_h d^-1` and `b_l + b_h = a_l d^-1` all hold. The round-2 and round-3 products
-//!   `d^6 = d^2 · d^4` and `d^-1 = d^6 · d^8` are one relation of the same shape,
-//!   `(d^2 + α d^6) · (d^4 + α d^8) = d^6 + α^2 d^-1` (\[DEV\]: PROTOCOLS.md §5.5 checks them as
-//!   two `GF(2^4)` triples; its `α^1` identity holds once `d^6` is right, see
-//!   `NormRelations`), so every product of the circuit is checked with `L = 2 ·` inversions
-//!   (AES-128: 320 per block; PROTOCOLS.md §6.4: 480). Both are recorded compactly as custom
-//!   triple sources (`PairRelations`; the gf4p4 ones shared with mal-lut16): packed nibbles,
-//!   embedded while `Verify` streams over them (6 bytes per inversion and party for the gf4p4
-//!   relation, 2 for the norm relation, instead of 48 for a lifted `GF(2^64)` triple), and
-//!   taken by `Verify`'s k-ary first level in the pair form, nearly as bytes.
+//!   `d^6 = d^2 · d^4` and `d^-1 = d^6 · d^8` are mal-gf4-circuit's relation of rounds 2 and
+//!   3 (the norm relation, below; \[DEV\]: PROTOCOLS.md §5.5 checks them as two `GF(2^4)`
+//!   triples), so every product of the circuit is checked with `L = 2 ·` inversions (AES-128:
+//!   320 per block; PROTOCOLS.md §6.4: 480). The gf4p4 relations are recorded compactly as a
+//!   custom triple source (`PairRelations`, shared with mal-lut16): packed nibbles, embedded
+//!   while `Verify` streams over them (6 bytes per inversion and party instead of 48 for a
+//!   lifted `GF(2^64)` triple), and taken by `Verify`'s k-ary first level in the pair form,
+//!   nearly as bytes, with blocks of eight. The norm relations are bytes, which a run of their
+//!   own takes with blocks of 32 (`Verify` checks records of different kinds in runs of their
+//!   own kind from `2^16` of each on: at 10,000 blocks this took the finalize from about 0.020
+//!   to 0.018 s against the norm relation in the gf4p4 shape, `(d^2 + α d^6) · (d^4 + α d^8) =
+//!   d^6 + α^2 d^-1`, in one run with the others; docs/PERFORMANCE.md).
 //!
 //! Every product is computed with [`Party::mul_covered`] (the messages of [`Party::mul`]).
 //! mal-gf4-circuit records its `GF(2^4)` triples as the layer's own vectors (`Layer::relations`:
@@ -50,12 +53,10 @@
 //! inversion and party, and taken to their byte form `ψ` as `Verify`
 //! reads them; `super::stored`), the
 //! triples `Party::mul` would have recorded (in blocks of instances, see `super::stored`),
-//! instead of copies of each product's six share vectors. mal-gf4-circuit-opt
-//! keeps less (`NormRelations`): its norm relation as `d ‖ d^6` and the gf4p4 packing's
-//! `d^-1` (the squares of `d` are byte maps of it, applied as `Verify` reads them), and `p`
-//! inside the gf4p4 packing as byte maps of `d`, `a_h` and `a_l`: 8 bytes per inversion and
-//! party against 16 (the memory the records take is most of what recording costs the online
-//! phase).
+//! instead of copies of each product's six share vectors. mal-gf4-circuit-opt stores its norm
+//! relation the same way (`d`, `d^6`, `d^-1` packed, `Packed::norm`), and `p` inside the gf4p4
+//! packing as byte maps of `d`, `a_h` and `a_l`: 9 bytes per inversion and party against 16
+//! (the memory the records take is most of what recording costs the online phase).
 //!
 //! Soundness and finalize communication are those of [`triskele_engine::verify`]: a wrong
 //! product survives a run of the check with probability at most `(2ℓ + 44)/2^64`,
@@ -106,9 +107,9 @@ enum Record {
 impl Record {
     /// The capacities of the vectors that the records of a layer of `n` inversions take from
     /// [`RecordMemory`], in the order they are taken: mal-gf4-circuit's six packed vectors
-    /// ([`Packed`], `2 n` entries in `b`), both components each;
-    /// mal-gf4-circuit-opt's three gf4p4 planes per component, then one norm plane per
-    /// component ([`Gf4p4Relations::with_dinv_p`], [`NormRelations::norm`]).
+    /// ([`Packed`], `2 n` entries in `b`), both components each; mal-gf4-circuit-opt's three
+    /// packed vectors of its norm relation (`d`, `d^6`, `d^-1`; [`Packed::norm`]), then its
+    /// three gf4p4 planes per component ([`Gf4p4Relations::with_dinv_p`]).
     fn capacities(self, n: usize) -> Vec<usize> {
         match self {
             Record::Products => [A_H, A_L, D, D6, DINV, B]
@@ -118,11 +119,11 @@ impl Record {
                     [Gf2p4::encoded_len(entries); 2]
                 })
                 .collect(),
-            Record::Gf4p4 => [
-                &Gf4p4Relations::capacities(n)[..],
-                &NormRelations::capacities(n),
-            ]
-            .concat(),
+            Record::Gf4p4 => [D, D6, DINV]
+                .iter()
+                .flat_map(|_| [Gf2p4::encoded_len(n); 2])
+                .chain(Gf4p4Relations::capacities(n))
+                .collect(),
         }
     }
 }
@@ -245,7 +246,7 @@ pub(crate) struct PairRelations<const P: usize> {
 /// instance and party, against 48 for a lifted `GF(2^64)` triple; one byte plane per byte, so
 /// that packing is a byte-wise loop the compiler vectorises). Planes per component: `a_h ‖
 /// a_l`, `d^-1 ‖ p`, `z_1 ‖ z_2` (high ‖ low nibble) with `z_1 = b_h + a_l^2`, `z_2 = b_l +
-/// b_h` (the second shared with the layer's [`NormRelations`]). The embedded relation holds iff
+/// b_h`. The embedded relation holds iff
 /// `p = a_h a_l`, `b_h = a_h d^-1` and `b_l + b_h = a_l d^-1`.
 pub(crate) type Gf4p4Relations = PairRelations<3>;
 
@@ -274,133 +275,6 @@ static GF4P4_SPEC: PairSpec = PairSpec {
     words: || {
         static W: OnceLock<Option<[[LinearMap8; 2]; 5]>> = OnceLock::new();
         W.get_or_init(|| words_of(&GF4P4_SPEC)).as_ref()
-    },
-};
-
-/// The two norm products of a layer of mal-gf4-circuit-opt, `d^6 = d^2 · d^4` and `d^-1 = d^6
-/// · d^8`, as one relation of the same shape as the gf4p4 ones: `(d^2 + α d^6) · (d^4 + α d^8)
-/// = d^6 + α^2 d^-1`. Its coefficient identities are exactly the two products: `α^0` is `d^2
-/// d^4 = d^6`, `α^2` is `d^6 d^8 = d^-1`, and `α^1`, `d^2 d^8 + d^6 d^4 = 0`, holds once `d^6`
-/// is right (both terms are `d^10`). With errors `e_1` in the protocol's `d^6` and `e_2` in its
-/// `d^-1` (computed from the wrong `d^6`) the relation is off by `e_1 + α e_1 d^4 + α^2 e_2`,
-/// zero only for `e_1 = e_2 = 0` whatever `d` (test
-/// `norm_relation_holds_exactly_for_correct_products`). \[DEV\] PROTOCOLS.md §5.5 checks the
-/// two products as `GF(2^4)` triples of their own (`L = 480` per AES-128 block); here `L =
-/// 320`. Planes per component: `d ‖ d^6` (its own; `d^2`, `d^4`, `d^8` are Frobenius powers of
-/// `d`, maps of the byte) and `d^-1 ‖ p`, shared with the layer's gf4p4 relations: 1 byte per
-/// inversion and component of its own.
-pub(crate) type NormRelations = PairRelations<2>;
-
-/// `v ↦ v^(2^k)` in `GF(2^4)` as a table.
-const fn nibble_frobenius(k: u32) -> [u8; 16] {
-    let mut t = [0u8; 16];
-    let mut v = 0;
-    while v < 16 {
-        let mut x = v as u8;
-        let mut i = 0;
-        while i < k {
-            x = Gf2p4::SQUARE_TABLE[x as usize];
-            i += 1;
-        }
-        t[v] = x;
-        v += 1;
-    }
-    t
-}
-
-/// `Σ_i T_i(f_i(v))` for the nibble tables `T_i` of [`GF4P4_TABLES`] and Frobenius powers
-/// `f_i = v ↦ v^(2^k_i)` (`None`: the term is absent), as a nibble table.
-const fn gf4p4_table(terms: [Option<u32>; 3]) -> [u64; 16] {
-    let mut t = [0u64; 16];
-    let mut i = 0;
-    while i < 3 {
-        if let Some(k) = terms[i] {
-            let f = nibble_frobenius(k);
-            let mut v = 0;
-            while v < 16 {
-                t[v] ^= GF4P4_TABLES[i][f[v] as usize];
-                v += 1;
-            }
-        }
-        i += 1;
-    }
-    t
-}
-
-/// The byte map `h ‖ l ↦ (f(h) ‖ g(h)) + (0 ‖ k(l))` for Frobenius powers `f = high[0]`,
-/// `g = high[1]`, `k = low` of the nibbles (`None`: zero), which [`pair_of_nibbles`] then takes
-/// to the pair form.
-const fn nibble_powers(high: [Option<u32>; 2], low: Option<u32>) -> LinearMap8 {
-    let mut images = [0u8; 8];
-    let mut j = 0;
-    while j < 4 {
-        if let Some(k) = low {
-            images[j] = nibble_frobenius(k)[1 << j];
-        }
-        if let Some(k) = high[0] {
-            images[4 + j] ^= nibble_frobenius(k)[1 << j] << 4;
-        }
-        if let Some(k) = high[1] {
-            images[4 + j] ^= nibble_frobenius(k)[1 << j];
-        }
-        j += 1;
-    }
-    LinearMap8::from_basis_images(images)
-}
-
-/// [`NormRelations`]: `X = T_0(d^2) + T_1(d^6)` and `Y = T_0(d^4) + T_1(d^8)` (two terms of
-/// the same plane) from `d ‖ d^6`, `Z = T_0(d^6) + T_2(d^-1)` from `d ‖ d^6` and `d^-1 ‖ p`.
-static NORM_SPEC: PairSpec = PairSpec {
-    x: Term {
-        plane: 0,
-        lift: lift_after(
-            &ByteEmbedding::from_nibble_tables(
-                gf4p4_table([None, Some(0), None]),
-                gf4p4_table([Some(1), None, None]),
-            ),
-            &NORM_LOAD,
-        ),
-        pair: LinearMap8::IDENTITY,
-    },
-    y: [
-        Term {
-            plane: 0,
-            lift: lift_after(
-                &ByteEmbedding::from_nibble_tables([0; 16], gf4p4_table([Some(2), None, None])),
-                &NORM_LOAD,
-            ),
-            pair: pair_of_nibbles(PairSlot::First, PairSlot::Second)
-                .compose(&nibble_powers([Some(2), None], None))
-                .compose(&NORM_LOAD),
-        },
-        Term {
-            plane: 0,
-            lift: lift_after(
-                &ByteEmbedding::from_nibble_tables([0; 16], gf4p4_table([None, Some(3), None])),
-                &NORM_LOAD,
-            ),
-            pair: pair_of_nibbles(PairSlot::First, PairSlot::Second)
-                .compose(&nibble_powers([None, Some(3)], None))
-                .compose(&NORM_LOAD),
-        },
-    ],
-    z: [
-        (
-            0,
-            lift_after(
-                &ByteEmbedding::from_nibble_tables(gf4p4_table([Some(0), None, None]), [0; 16]),
-                &NORM_LOAD,
-            ),
-        ),
-        (
-            1,
-            ByteEmbedding::from_nibble_tables([0; 16], gf4p4_table([None, None, Some(0)])),
-        ),
-    ],
-    own: 1,
-    words: || {
-        static W: OnceLock<Option<[[LinearMap8; 2]; 5]>> = OnceLock::new();
-        W.get_or_init(|| words_of(&NORM_SPEC)).as_ref()
     },
 };
 
@@ -480,45 +354,6 @@ impl Gf4p4Relations {
                 pack(&left.second, &a_l.second, &b.second, d2).map(Arc::new),
             ],
             spec: &GF4P4_SPEC,
-        }
-    }
-
-    /// The planes `d^-1 ‖ p` of both components, shared.
-    fn dinv_planes(&self) -> [Arc<Vec<u8>>; 2] {
-        self.planes.each_ref().map(|c| Arc::clone(&c[1]))
-    }
-}
-
-impl NormRelations {
-    /// The capacities of the vectors that [`NormRelations::norm`] takes from its
-    /// [`RecordMemory`] for `n` instances: one plane per component.
-    fn capacities(n: usize) -> [usize; 2] {
-        [n; 2]
-    }
-
-    /// From the norm `d` and `d^6` (`n` each) and the planes `d^-1 ‖ p` of both components
-    /// (`n` bytes each, `d^-1` in the high nibble; kept, not copied); the new planes' memory
-    /// taken from `memory`.
-    fn norm(
-        d: &RssVec<Gf2p4>,
-        d6: &RssVec<Gf2p4>,
-        dinv_p: [Arc<Vec<u8>>; 2],
-        memory: &mut RecordMemory,
-    ) -> Self {
-        let mut pack = |d: &[Gf2p4], d6: &[Gf2p4], dinv_p: Arc<Vec<u8>>| {
-            let bytes = Gf2p4::slice_as_bytes;
-            let [dd6] = written(memory, dinv_p.len(), |r, [out]| {
-                NORM_X_HIGH.apply_pair_bytes(&NORM_X_LOW, &bytes(d)[r.clone()], &bytes(d6)[r], out);
-            });
-            [Arc::new(dd6), dinv_p]
-        };
-        let [first, second] = dinv_p;
-        PairRelations {
-            planes: [
-                pack(&d.first, &d6.first, first),
-                pack(&d.second, &d6.second, second),
-            ],
-            spec: &NORM_SPEC,
         }
     }
 }
@@ -749,30 +584,24 @@ const X_PAIR: LinearMap8 = pair_of_nibbles(PairSlot::First, PairSlot::Second);
 const Y_PAIR_OF_A: LinearMap8 = pair_of_nibbles(PairSlot::None, PairSlot::First);
 const Y_PAIR_OF_D: LinearMap8 = pair_of_nibbles(PairSlot::Second, PairSlot::None);
 
-/// The first plane of each relation kind holds `x` in the pair form, so that `Verify` reads
-/// it in place ([`TripleSource::pairs_in_place`]) instead of mapping it in both passes of its
-/// k-ary level: the gf4p4 relations store `X_PAIR(a_h ‖ a_l)`, the norm relations the pair
-/// form of `d^2 + α d^6` ([`NORM_X_PAIR`] of `d ‖ d^6`). The other terms that read the plane
-/// go through the inverse map (`*_LOAD`) back to the nibbles.
+/// The first plane of the gf4p4 relations holds `x` in the pair form, `X_PAIR(a_h ‖ a_l)`, so
+/// that `Verify` reads it in place ([`TripleSource::pairs_in_place`]) instead of mapping it in
+/// both passes of its k-ary level. The other terms that read the plane go through the
+/// inverse map (`GF4P4_LOAD`) back to the nibbles.
 const GF4P4_LOAD: LinearMap8 = inverse(&X_PAIR);
-const NORM_X_PAIR: LinearMap8 = pair_of_nibbles(PairSlot::First, PairSlot::Second)
-    .compose(&nibble_powers([Some(1), None], Some(0)));
-const NORM_LOAD: LinearMap8 = inverse(&NORM_X_PAIR);
-/// The packing of those planes from two nibble vectors (high, low).
+/// The packing of that plane from two nibble vectors (high, low).
 const GF4P4_X_HIGH: LinearMap8 = X_PAIR.compose(&NIBBLE_HIGH);
 const GF4P4_X_LOW: LinearMap8 = X_PAIR.compose(&NIBBLE_LOW);
-const NORM_X_HIGH: LinearMap8 = NORM_X_PAIR.compose(&NIBBLE_HIGH);
-const NORM_X_LOW: LinearMap8 = NORM_X_PAIR.compose(&NIBBLE_LOW);
 
-/// The inverse of a byte map, zero if it has none (the two above have one: checked at
-/// compile time below, and through the lifts in the tests).
+/// The inverse of a byte map, zero if it has none (`X_PAIR` has one: checked at compile time
+/// below, and through the lifts in the tests).
 const fn inverse(m: &LinearMap8) -> LinearMap8 {
     match m.inverse() {
         Some(i) => i,
         None => LinearMap8::ZERO,
     }
 }
-const _: () = assert!(X_PAIR.inverse().is_some() && NORM_X_PAIR.inverse().is_some());
+const _: () = assert!(X_PAIR.inverse().is_some());
 
 /// `lift ∘ m`: the lift of the bytes that `m` maps to what `lift` takes.
 const fn lift_after(lift: &ByteEmbedding, m: &LinearMap8) -> ByteEmbedding {
@@ -797,11 +626,14 @@ fn invert<M: SecurityModel>(
         memory.begin_layer(n, &record.capacities(n), room);
     }
     let (a_h, a_l) = split_tower(x);
-    // mal-gf4-circuit packs each vector of its records as soon as it has it ([`Packed`]).
-    let mut packed = (M::MALICIOUS && record == Record::Products).then(Packed::default);
+    // Each vector of the stored records is packed as soon as the layer has it ([`Packed`]):
+    // all six of mal-gf4-circuit, the three of mal-gf4-circuit-opt's norm relation.
+    let mut packed = M::MALICIOUS.then(Packed::default);
     let mut pack = |k: usize, v: &RssVec<Gf2p4>| {
         if let Some(pk) = packed.as_mut() {
-            pk.put(k, v, memory);
+            if record == Record::Products || [D, D6, DINV].contains(&k) {
+                pk.put(k, v, memory);
+            }
         }
     };
     pack(A_H, &a_h);
@@ -830,9 +662,12 @@ fn invert<M: SecurityModel>(
     *x = from_halves(&b, n);
 
     let kept = match (packed, d) {
-        (Some(packed), _) => Some(Kept::Products(Box::new(packed))),
-        (None, Some(d)) => Some(Kept::Norm { d }),
-        (None, None) => None,
+        (Some(packed), None) => Some(Kept::Products(Box::new(packed))),
+        (Some(packed), Some(d)) => Some(Kept::Norm {
+            d,
+            norm: Box::new(packed),
+        }),
+        (None, _) => None,
     };
     if let Some(kept) = kept {
         let layer = Layer {
@@ -876,9 +711,9 @@ enum Kept {
     /// mal-gf4-circuit: all six vectors of its records, packed (the norm `d` among them;
     /// `d^2`, `d^4`, `d^8` are maps of `d`, `p` a sum of maps of `d`, `a_h` and `a_l`).
     Products(Box<Packed>),
-    /// mal-gf4-circuit-opt: the norm `d` (`p`, `d^2`, `d^4`, `d^8` are maps of it and of
-    /// `a_h`, `a_l`).
-    Norm { d: RssVec<Gf2p4> },
+    /// mal-gf4-circuit-opt: the norm `d` (`p` is a sum of maps of it and of `a_h`, `a_l`)
+    /// and the packed vectors of its norm relation (`d`, `d^6`, `d^-1`).
+    Norm { d: RssVec<Gf2p4>, norm: Box<Packed> },
 }
 
 /// mal-gf4-circuit's record vectors, each packed two per byte as soon as the layer has
@@ -900,19 +735,38 @@ impl Packed {
     /// The stored relations of [`all_products`] over the packed vectors; refused (a length
     /// mismatch of the vector count) if one was not packed.
     fn relations(self, n: usize) -> Result<StoredRelations, EngineError> {
-        let vectors: Vec<_> = self.0.into_iter().flatten().collect();
-        if vectors.len() != 6 {
+        self.stored(6, n, &all_products(n))
+    }
+
+    /// mal-gf4-circuit-opt's norm relation, the relation of rounds 2 and 3 of
+    /// [`all_products`], over the packed `d`, `d^6` and `d^-1` (the first three vectors, which
+    /// it names); refused as by [`Packed::relations`].
+    fn norm(self, n: usize) -> Result<StoredRelations, EngineError> {
+        let [_, norm, _] = all_products(n);
+        self.stored(3, n, &[norm])
+    }
+
+    /// The relations `parts` over the first `count` vectors, all packed.
+    fn stored(
+        self,
+        count: usize,
+        n: usize,
+        parts: &[[At; 3]],
+    ) -> Result<StoredRelations, EngineError> {
+        let vectors: Vec<_> = self.0.into_iter().take(count).flatten().collect();
+        if vectors.len() != count {
             return Err(EngineError::LengthMismatch {
-                expected: 6,
+                expected: count,
                 got: vectors.len(),
             });
         }
-        StoredRelations::packed(n, vectors, &all_products(n))
+        StoredRelations::packed(n, vectors, parts)
     }
 }
 
 /// Indices of the stored vectors of mal-gf4-circuit's relations ([`Layer::relations`]), in
-/// its order: `n` entries each but `b = b_h ‖ b_l`. Two values the check reads are not
+/// its order: `n` entries each but `b = b_h ‖ b_l`. The first three are those of the relation
+/// of rounds 2 and 3, which mal-gf4-circuit-opt stores too ([`Packed::norm`]). Two values the check reads are not
 /// stored, but formed from stored ones as it loads them: round 4's left operand `a_h ‖ (a_h +
 /// a_l)`, whose second half is the sum of `a_h` and `a_l` ([`TIMES_ONE_PLUS_ROUND4_T`]), and
 /// round 1's product `p = d + λ a_h^2 + a_l^2` ([`PSI_LAMBDA_SQUARE`]). Each was a ninth, then
@@ -996,11 +850,12 @@ const TIMES_ROUND4_T_SQUARE: LinearMap8 = TIMES_ROUND4_T.compose(&LinearMap8::SQ
 
 /// What a layer records: mal-gf4-circuit its five products as three stored relations of the
 /// layer's own vectors ([`all_products`]; packed two per byte, nothing else copied);
-/// mal-gf4-circuit-opt the two norm products packed ([`NormRelations`]) and the packed gf4p4
-/// relations of the other three (`p` as byte maps of `d`, `a_h` and `a_l`).
+/// mal-gf4-circuit-opt the two norm products as the second of those relations ([`Packed::norm`])
+/// and the packed gf4p4 relations of the other three (`p` as byte maps of `d`, `a_h` and
+/// `a_l`).
 enum LayerRelations {
     Products(StoredRelations),
-    Gf4p4(NormRelations, Gf4p4Relations),
+    Gf4p4(StoredRelations, Gf4p4Relations),
 }
 
 impl Layer {
@@ -1017,7 +872,7 @@ impl Layer {
         } = self;
         Ok(match kept {
             Kept::Products(packed) => LayerRelations::Products(packed.relations(n)?),
-            Kept::Norm { d } => {
+            Kept::Norm { d, norm } => {
                 fn comp(v: &RssVec<Gf2p4>, c: usize) -> &[u8] {
                     Gf2p4::slice_as_bytes(if c == 0 { &v.first } else { &v.second })
                 }
@@ -1032,9 +887,8 @@ impl Layer {
                 };
                 let packed =
                     Gf4p4Relations::with_dinv_p(&left, &a_l, &b, [dinv_p(0), dinv_p(1)], memory);
-                drop(dinv);
-                let norm = NormRelations::norm(&d, &d6, packed.dinv_planes(), memory);
-                LayerRelations::Gf4p4(norm, packed)
+                drop((dinv, d6));
+                LayerRelations::Gf4p4(norm.norm(n)?, packed)
             }
         })
     }
@@ -1090,22 +944,31 @@ mod tests {
         let mut right = dinv.clone();
         right.extend(&dinv);
         let b = mul(&left, &right);
+        let mut packed = Packed::default();
+        let vectors = [
+            (D, &d),
+            (D6, &d6),
+            (DINV, &dinv),
+            (A_H, &a_h),
+            (A_L, &a_l),
+            (B, &b),
+        ];
         let kept = match record {
             Record::Products => {
-                let mut packed = Packed::default();
-                for (k, v) in [
-                    (D, &d),
-                    (D6, &d6),
-                    (DINV, &dinv),
-                    (A_H, &a_h),
-                    (A_L, &a_l),
-                    (B, &b),
-                ] {
+                for (k, v) in vectors {
                     packed.put(k, v, memory);
                 }
                 Kept::Products(Box::new(packed))
             }
-            Record::Gf4p4 => Kept::Norm { d },
+            Record::Gf4p4 => {
+                for (k, v) in &vectors[..3] {
+                    packed.put(*k, v, memory);
+                }
+                Kept::Norm {
+                    d: d.clone(),
+                    norm: Box::new(packed),
+                }
+            }
         };
         let layer = Layer {
             left,
@@ -1140,9 +1003,8 @@ mod tests {
 
     /// The recorded relations of each variant are true products: mal-gf4-circuit's three in
     /// their byte form (stored vectors; rounds 2 and 3 as one, round 4's two products as one,
-    /// [`all_products`]); for
-    /// mal-gf4-circuit-opt the norm relation of `d^6` and `d^-1`
-    /// ([`NormRelations`]) with the packed gf4p4 relations of the other three, whose `p` from
+    /// [`all_products`]); for mal-gf4-circuit-opt the same relation of rounds 2 and 3
+    /// ([`Packed::norm`]) with the packed gf4p4 relations of the other three, whose `p` from
     /// byte maps of `d` is the product's.
     #[test]
     fn recorded_relations_are_the_checked_products() {
@@ -1170,53 +1032,18 @@ mod tests {
         };
         assert_products(&stored, n, &all, "mal-gf4-circuit");
 
-        use triskele_field::embed::gf4p4;
         let (layer, p) = clear_layer(n, Record::Gf4p4, &mut memory);
-        let [d6, dinv] = [&layer.d6, &layer.dinv].map(|v| v.clone());
         let want = Gf4p4Relations::new(&layer.left, &layer.a_l, &layer.dinv, &p, &layer.b);
-        let Kept::Norm { d } = &layer.kept else {
-            unreachable!("clear_layer keeps the norm")
-        };
-        let d = d.clone();
+        let norm = plus_t(&bytes(&layer.d6), &bytes(&layer.dinv));
         let LayerRelations::Gf4p4(rel, packed) = layer.relations(n, &mut memory).unwrap() else {
             panic!("mal-gf4-circuit-opt records packed relations")
         };
         assert_eq!(packed.planes, want.planes);
-        // The norm relation per component (each is a clear computation of its own):
-        // `(d^2 + α d^6)(d^4 + α d^8) = d^6 + α^2 d^-1`.
-        let mut out = LiftedTriples {
-            x: RssVec::zeros(n),
-            y: RssVec::zeros(n),
-            z: RssVec::zeros(n),
-        };
-        rel.lift(0, Parts::Xyz, &mut out);
-        let comps = |v: &RssVec<Gf2p64>| [v.first.clone(), v.second.clone()];
-        let zero = Gf2p4(0);
-        for (c, ((x, y), z)) in comps(&out.x)
-            .into_iter()
-            .zip(comps(&out.y))
-            .zip(comps(&out.z))
-            .enumerate()
-        {
-            let part = |v: &RssVec<Gf2p4>| {
-                if c == 0 {
-                    v.first.clone()
-                } else {
-                    v.second.clone()
-                }
-            };
-            let (d, d6, dinv) = (part(&d), part(&d6), part(&dinv));
-            for j in 0..n {
-                let (d2, d4, d8) = (d[j].square(), d[j].square().square(), d[j].pow(8));
-                assert_eq!(x[j], gf4p4([d2, d6[j], zero]), "component {c}, {j}");
-                assert_eq!(y[j], gf4p4([d4, d8, zero]), "component {c}, {j}");
-                assert_eq!(z[j], gf4p4([d6[j], zero, dinv[j]]), "component {c}, {j}");
-                assert_eq!(x[j] * y[j], z[j], "component {c}, {j}");
-            }
-        }
-        // What verification segments count: the norm relations' own plane, and all three
-        // planes of the gf4p4 relations (the one they share counted there).
-        assert_eq!(rel.stored_bytes(), Some(2 * n));
+        assert_products(&rel, n, &[norm], "mal-gf4-circuit-opt's norm relation");
+        // What verification segments count: the three packed vectors of the norm relation,
+        // both components, and the three planes of the gf4p4 relations.
+        let packed_bytes = 2 * 3 * Gf2p4::encoded_len(n);
+        assert_eq!(ByteRows::stored_bytes(&rel), Some(packed_bytes));
         assert_eq!(TripleSource::stored_bytes(&packed), Some(6 * n));
     }
 
@@ -1296,6 +1123,28 @@ mod tests {
             packed.put(k, &v, &mut memory);
         }
         assert!(packed.relations(n).is_ok());
+        // mal-gf4-circuit-opt's norm relation takes the first three.
+        for missing in [D, D6, DINV] {
+            let mut packed = Packed::default();
+            for k in [D, D6, DINV, A_H, A_L, B]
+                .into_iter()
+                .filter(|k| *k != missing)
+            {
+                packed.put(k, &v, &mut memory);
+            }
+            assert!(matches!(
+                packed.norm(n),
+                Err(EngineError::LengthMismatch {
+                    expected: 3,
+                    got: 2
+                })
+            ));
+        }
+        let mut packed = Packed::default();
+        for k in [D, D6, DINV] {
+            packed.put(k, &v, &mut memory);
+        }
+        assert!(packed.norm(n).is_ok());
     }
 
     /// A layer's records take exactly the vectors [`Record::capacities`] reserves: a run of
@@ -1340,66 +1189,10 @@ mod tests {
         }
     }
 
-    /// An error `e_1` in the protocol's `d^6` and `e_2` in its `d^-1` (computed from the wrong
-    /// `d^6`) break the norm relation for every `d`, unless both are zero: the relation
-    /// certifies both norm products and an abort does not depend on `d`.
-    #[test]
-    fn norm_relation_holds_exactly_for_correct_products() {
-        let share = |v: Vec<Gf2p4>| RssVec {
-            second: (0..v.len())
-                .map(|k| Gf2p4((k * 5 + 1) as u8 & 15))
-                .collect(),
-            first: v
-                .iter()
-                .enumerate()
-                .map(|(k, a)| *a + Gf2p4((k * 5 + 1) as u8 & 15))
-                .collect(),
-        };
-        let (mut ds, mut d6s, mut dinvs, mut errs) = (vec![], vec![], vec![], vec![]);
-        for d in 0..16u8 {
-            for e1 in 0..16u8 {
-                for e2 in 0..16u8 {
-                    let d = Gf2p4(d);
-                    let d6 = d.square() * d.square().square() + Gf2p4(e1);
-                    ds.push(d);
-                    d6s.push(d6);
-                    dinvs.push(d6 * d.pow(8) + Gf2p4(e2));
-                    errs.push((e1, e2));
-                }
-            }
-        }
-        let n = ds.len();
-        let dinv_p = share(dinvs);
-        let plane =
-            |v: &[Gf2p4]| -> Arc<Vec<u8>> { Arc::new(v.iter().map(|x| x.0 << 4).collect()) };
-        let rel = NormRelations::norm(
-            &share(ds.clone()),
-            &share(d6s),
-            [plane(&dinv_p.first), plane(&dinv_p.second)],
-            &mut RecordMemory::default(),
-        );
-        let mut out = LiftedTriples {
-            x: RssVec::zeros(n),
-            y: RssVec::zeros(n),
-            z: RssVec::zeros(n),
-        };
-        rel.lift(0, Parts::Xyz, &mut out);
-        let sum = |v: &RssVec<Gf2p64>, j: usize| v.first[j] + v.second[j];
-        for (j, (e1, e2)) in errs.iter().enumerate() {
-            let holds = sum(&out.x, j) * sum(&out.y, j) == sum(&out.z, j);
-            assert_eq!(
-                holds,
-                *e1 == 0 && *e2 == 0,
-                "d {:?}, errors {e1} {e2}",
-                ds[j]
-            );
-        }
-    }
-
     /// The word form of the relations (tower coordinates, `load_words`) embeds by `E_16` to
     /// their lift, as do the pair form of `x` and `y` (`load_pairs`) and the planes of `z`
     /// (`z_planes`) by their maps, for every part, random packed bytes and ranges that start
-    /// inside; neither reaches past the end. For the gf4p4 and the norm relations.
+    /// inside; neither reaches past the end.
     #[test]
     fn pair_relations_have_a_word_form() {
         let n = 300;
@@ -1414,13 +1207,6 @@ mod tests {
                 [bytes(4), bytes(5), bytes(6)].map(Arc::new),
             ],
             spec: &GF4P4_SPEC,
-        });
-        word_form(&NormRelations {
-            planes: [
-                [bytes(7), bytes(8)].map(Arc::new),
-                [bytes(9), bytes(10)].map(Arc::new),
-            ],
-            spec: &NORM_SPEC,
         });
     }
 

@@ -46,7 +46,8 @@
 //!    (`k = 32`, module `wide`: four packed bytes per block, `Q` of degree 62 at the nodes
 //!    `E_8(0) .. E_8(62)`, 31 values reshared, 248 bytes to `P_{i-1}`), so its halvings start
 //!    from `L/32` entries. A run of bytes only (neither words nor bits: mal-chida-rec-check,
-//!    mal-gf4-circuit, mal-lut256-ss-opt) takes blocks of 32 too (module `wide_bytes`: the
+//!    mal-gf4-circuit, mal-lut256-ss-opt, and the byte relations of the variants below) takes
+//!    blocks of 32 too (module `wide_bytes`: the
 //!    same nodes and messages, 32 bytes per block; the values at the 31 extra nodes by the
 //!    additive FFT of `triskele_field::subspace`, since the data nodes `0 .. 31` are a
 //!    subspace of `GF(2^8)` and the extra nodes its coset), two halvings fewer than with
@@ -54,6 +55,17 @@
 //!    twelve levels) takes **steps of eight** instead of halvings (module `tail`: blocks of
 //!    eight entries, `P` of degree 14 at 15 nodes, 14 values reshared, one coin): three
 //!    levels in one step of two rounds, sixteen rounds fewer per run.
+//!
+//!    \[DEV\] **Runs by kind.** Records of several kinds (packed bits, bytes, others: words,
+//!    pairs, lifted triples) are checked in runs of their own kind once every kind present
+//!    has at least [`OCTAL_MIN_LEN`] triples (`kind_groups`; every party forms the same groups
+//!    from its sources' lengths and kinds): mal-lut256-ss's bits and its VerifySbox bytes, and
+//!    the byte relations of mal-lut16 (the packed ohv and bit-string relations) and of
+//!    mal-gf4-circuit-opt (its norm relation) next to their gf4p4 relations. A run that mixed
+//!    them took blocks of eight for all; alone, the bits and the bytes take blocks of 32. Each
+//!    more run costs the rounds of a seed, its first level and its halvings above twelve
+//!    levels; the runs' steps of eight and `CheckTriple`s go side by side. At 10,000 blocks this took the finalize of mal-lut16-ohv and
+//!    mal-lut16-bitstring from about 0.028 to 0.023 s (docs/PERFORMANCE.md, "Runs by kind").
 //! 3. **CheckTriple** (Protocol 1) on the last triple: random `[[x*]]`, `[[τ]]`;
 //!    `[[z*]] = [[x*]][[y]]` (8 B to prev); coin `t`; open `ρ = x + t x*`;
 //!    `[[δ]] = ρ[[y]] - [[z]] - t[[z*]]`; `[[σ]] = [[δ]][[τ]]` (8 B to prev); open `σ`; the
@@ -245,7 +257,8 @@
 //! thirteen rounds; the bytes and the argument are those of each run alone (mal-gf4-circuit at
 //! 100,000 blocks, 64 MiB segments, `--threads 2`: 70 → 57 finalize messages per channel).
 //!
-//! The binary records of one segment (or of the finalize check) that exceed the run size
+//! The binary records of one segment (or of the finalize check), of one kind where they run
+//! by kind, that exceed the run size
 //! ([`crate::SecurityModel::run_size`]: the segment size in `GF(2^8)` triples, at least
 //! [`crate::MIN_RUN`]` = 2^20`; four times that for records of bytes only, whose first level
 //! folds by 32: `run_size_for`) are verified in several runs over consecutive windows of them
@@ -255,13 +268,14 @@
 //! each again with its own seed; this bounds the check's working memory when one recorded
 //! source (a preprocessing batch of compact relations) is larger than a segment. Union bound
 //! over at most [`crate::MAX_SEGMENTS`]` + 1 = 257` segments and, in `GF(2^64)`, at most
-//! `⌈L / 2^20⌉ + 257 ≤ 2^13 + 257 = 8449` runs for the `L < 2^33` triples of up to `10^6`
-//! AES-256 blocks (a segment of `T` triples runs as `⌈T / S⌉ ≤ T / S + 1` windows for a run
-//! size `S ≥ 2^20`): with `L_r` triples in run `r`, `ℓ_r ≤ log2 L_r + 1`, so the runs'
+//! `⌈L / 2^20⌉ + 3 · 257 ≤ 2^13 + 771 = 8963` runs for the `L < 2^33` triples of up to `10^6`
+//! AES-256 blocks (a segment's triples of one kind, `T`, run as `⌈T / S⌉ ≤ T / S + 1` windows
+//! for a run size `S ≥ 2^20`, and there are at most three kinds, see "Runs by kind"): with
+//! `L_r` triples in run `r`, `ℓ_r ≤ log2 L_r + 1`, so the runs'
 //! bounds add up to at most `Σ_r (2 log2 L_r + 90) ≤ R (2 log2 (L/R) + 90)` for `R` runs
-//! (`log2` is concave), which grows with `R`; at `R = 8449` and `L = 2^33` it is
-//! `8449 · (2 · 19.96 + 90) < 2^21`: `ε < 2^-43` in `GF(2^64)` at every batch size and
-//! segment size (for AES-128, `L < 2^32`, fewer than `2^12 + 257` runs: `ε < 2^-44`), and
+//! (`log2` is concave), which grows with `R`; at `R = 8963` and `L = 2^33` it is
+//! `8963 · (2 · 19.87 + 90) < 2^21`: `ε < 2^-43` in `GF(2^64)` at every batch size and
+//! segment size (for AES-128, `L < 2^32`, fewer than `2^12 + 771` runs: `ε < 2^-44`), and
 //! `257 · (2ℓ + 3) / p`, below `2^-80` for the primes of at least 100 bits of the malicious
 //! PRFs, whose records are not split. Privacy is unchanged: each run opens only coins and the
 //! randomized `σ`.
@@ -287,7 +301,7 @@ mod wide_bytes;
 pub use bytes::{ByteRows, ByteSource};
 pub use coeffs::COEFF_CHUNK;
 pub use octal::MIN_LEN as OCTAL_MIN_LEN;
-pub(crate) use source::{paired_runs, source_parts};
+pub(crate) use source::{kind_groups, paired_runs, source_parts};
 pub use source::{Coeffs, Concat, LiftedTriples, Parts, TripleSource, ZPlanes};
 pub use tail::later_levels;
 

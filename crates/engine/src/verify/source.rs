@@ -953,6 +953,56 @@ pub(crate) fn windows<V>(src: &dyn TripleSource<V>, max: Option<usize>) -> Vec<W
         .collect()
 }
 
+/// What the k-ary first level of `Verify` makes of a source's triples: packed bits only (blocks
+/// of 32, module `wide`), bytes only (blocks of 32, module `wide_bytes`), or anything else
+/// (words, pairs, lifted triples, a mix: blocks of eight, module `octal`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    Bits,
+    Bytes,
+    Other,
+}
+
+impl Kind {
+    fn of<V>(src: &dyn TripleSource<V>) -> Kind {
+        if src.all_bits() {
+            Kind::Bits
+        } else if !src.has_bits() && src.load_bytes(0, 0, &mut []) {
+            Kind::Bytes
+        } else {
+            Kind::Other
+        }
+    }
+}
+
+/// `sources` in the groups that are verified in runs of their own: one group per kind (packed
+/// bits, bytes, others; [`Kind`]) if more than one kind is present and every kind has at
+/// least `min` triples, else one group of all. A run of one kind takes the k-ary first level
+/// with its own blocks (32 for bits or bytes only) where a run that mixes them takes blocks
+/// of eight; the groups' runs cost one more seed, first level and halvings each, their last
+/// steps go side by side. Each group keeps the sources' order, and every party forms the same
+/// groups from the lengths and kinds of its sources.
+pub(crate) fn kind_groups<'a, V>(
+    sources: Vec<&'a dyn TripleSource<V>>,
+    min: usize,
+) -> Vec<Vec<&'a dyn TripleSource<V>>> {
+    let kinds = [Kind::Bits, Kind::Bytes, Kind::Other];
+    let mut groups: [Vec<&'a dyn TripleSource<V>>; 3] = Default::default();
+    for s in &sources {
+        let k = Kind::of(*s);
+        if let Some(i) = kinds.iter().position(|x| *x == k) {
+            groups[i].push(*s);
+        }
+    }
+    let present: Vec<Vec<_>> = groups.into_iter().filter(|g| !g.is_empty()).collect();
+    let large = |g: &Vec<&dyn TripleSource<V>>| g.iter().map(|s| s.len()).sum::<usize>() >= min;
+    if present.len() > 1 && present.iter().all(large) {
+        present
+    } else {
+        vec![sources]
+    }
+}
+
 /// The runs of [`windows`] over a concatenation, each as the pieces of the parts it covers
 /// (windows of the parts, whose order is what the run checks). A run that covers parts with
 /// a byte form ([`TripleSource::load_bytes`]) and parts without one is rearranged so that

@@ -1,5 +1,5 @@
 use super::coeffs::{chunk_key, column_key, CoeffStream};
-use super::source::{paired_runs, windows, Window};
+use super::source::{kind_groups, paired_runs, windows, Window};
 use super::*;
 use crate::model::{Chained, Lift, Triples};
 
@@ -584,6 +584,46 @@ fn paired_runs_join_pairs_of_one_kind() {
     assert_eq!(runs.len(), 1);
     let offsets: Vec<(usize, usize)> = runs[0].iter().map(|w| (w.off, w.len)).collect();
     assert_eq!(offsets, vec![(0, t8.len()), (0, bs.len())]);
+}
+
+/// Sources of several kinds go into runs of their own kind (packed bits, bytes, others, each
+/// in the sources' order) once every kind has `min` triples; with one kind, or a kind below
+/// `min`, all stay in one group in their order. The kind of each group shows in what the k-ary
+/// level makes of it: blocks of 32 for bits only and bytes only.
+#[test]
+fn kind_groups_split_by_kind_when_every_kind_is_large() {
+    let bits = random_triples::<triskele_field::Bits16>(1500, 1);
+    let t8 = random_triples::<triskele_field::Gf2p8>(900, 2);
+    let t4 = random_triples::<triskele_field::Gf2p4>(700, 3);
+    let g64 = random_triples::<Gf2p64>(1200, 4);
+    let srcs: Vec<&dyn TripleSource<Gf2p64>> = vec![&t8, &g64, &bits, &t4];
+    let ptrs = |g: &[&dyn TripleSource<Gf2p64>]| -> Vec<*const ()> {
+        g.iter().map(|s| *s as *const _ as *const ()).collect()
+    };
+    assert_eq!(bits.len(), 1500);
+    let groups = kind_groups(srcs.clone(), 1200);
+    assert_eq!(groups.len(), 3);
+    assert_eq!(ptrs(&groups[0]), ptrs(&[&bits]));
+    assert_eq!(ptrs(&groups[1]), ptrs(&[&t8, &t4]));
+    assert_eq!(ptrs(&groups[2]), ptrs(&[&g64]));
+    let arities: Vec<usize> = groups
+        .iter()
+        .map(|g| octal::arity(&Concat::new(g.clone())))
+        .collect();
+    assert_eq!(arities, [32, 32, 8]);
+    // The others have 1200 triples: one more and they are too few.
+    for min in [1201, usize::MAX] {
+        let one = kind_groups(srcs.clone(), min);
+        assert_eq!(one.len(), 1, "min {min}");
+        assert_eq!(ptrs(&one[0]), ptrs(&srcs));
+    }
+    // One kind only: one group, whatever `min`.
+    let bytes: Vec<&dyn TripleSource<Gf2p64>> = vec![&t4, &t8];
+    for min in [0, 1] {
+        let one = kind_groups(bytes.clone(), min);
+        assert_eq!((one.len(), ptrs(&one[0])), (1, ptrs(&bytes)));
+    }
+    assert!(kind_groups(Vec::<&dyn TripleSource<Gf2p64>>::new(), 0)[0].is_empty());
 }
 
 /// Random (mostly wrong) triples as a source.
