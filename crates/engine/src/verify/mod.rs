@@ -890,8 +890,9 @@ fn octal_level<'a, V: VerifyField, M: SecurityModel>(
     Ok((prover, sums, z))
 }
 
-/// Most vectors [`Spare`] keeps.
-const SPARE_MAX: usize = 5;
+/// Most vectors [`Spare`] keeps: the four folded vectors of the k-ary level for each of two
+/// runs of different lengths, and one more.
+const SPARE_MAX: usize = 9;
 
 /// A kept vector and its size in bytes.
 type Kept = (usize, Box<dyn Any + Send>);
@@ -915,12 +916,16 @@ impl core::fmt::Debug for Spare {
 
 impl Spare {
     /// A vector of length `len`: a kept one with room for it (its old values in place; zeros
-    /// where it grows), else one from the process's pool, else a new one of zeros (a kept
-    /// one that is too small is dropped, not grown: growing would copy its old values, which
-    /// no one reads).
+    /// where it grows; [`take_fitting`]), else one from the process's pool, else a new one of
+    /// zeros (a vector of the pool that is too small is dropped, not grown: growing would copy
+    /// its old values, which no one reads). The party's own vectors that are too small stay:
+    /// a check of runs of two lengths (records of two kinds, `kind_groups`) takes a set of
+    /// vectors for each, and had it dropped the shorter run's, the longer run would have grown
+    /// them every time, writing zeros (for mal-gf4-circuit-opt at 10,000 blocks a tenth of its
+    /// finalize samples were `memset`).
     fn take<V: VerifyField>(&mut self, len: usize) -> Vec<V> {
-        let kept = take_fitting::<V>(&mut self.0, len)
-            .or_else(|| SparePool::global(|p| take_fitting::<V>(&mut p.kept, len)));
+        let kept = take_fitting::<V>(&mut self.0, len, false)
+            .or_else(|| SparePool::global(|p| take_fitting::<V>(&mut p.kept, len, true)));
         match kept {
             Some(mut v) => {
                 v.truncate(len);
@@ -931,11 +936,19 @@ impl Spare {
         }
     }
 
-    /// Keeps `v` for a later [`Spare::take`] (while there is room).
+    /// Keeps `v` for a later [`Spare::take`]: while there is room, else in place of the
+    /// smallest kept vector if that is smaller.
     fn put<V: VerifyField>(&mut self, v: Vec<V>) {
-        if self.0.len() < SPARE_MAX && v.capacity() > 0 {
-            self.0
-                .push((v.capacity() * core::mem::size_of::<V>(), Box::new(v)));
+        let bytes = v.capacity() * core::mem::size_of::<V>();
+        if bytes == 0 {
+            return;
+        }
+        if self.0.len() < SPARE_MAX {
+            self.0.push((bytes, Box::new(v)));
+        } else if let Some(min) = self.0.iter_mut().min_by_key(|k| k.0) {
+            if min.0 < bytes {
+                *min = (bytes, Box::new(v));
+            }
         }
     }
 }
@@ -947,18 +960,35 @@ impl Drop for Spare {
     }
 }
 
-/// The first kept `Vec<V>` with room for `len` elements, removed from `kept`; if there is
-/// none, a kept `Vec<V>` that is too small is dropped (it would only be a copy to grow).
-fn take_fitting<V: VerifyField>(kept: &mut Vec<Kept>, len: usize) -> Option<Vec<V>> {
-    let fits = |b: &Box<dyn Any + Send>| {
-        b.downcast_ref::<Vec<V>>()
-            .is_some_and(|v| v.capacity() >= len)
+/// A kept `Vec<V>` with room for `len` elements, removed from `kept`: of those already at
+/// least `len` long (taken without writing a zero), the one of least capacity; else the
+/// longest. If none has room and `drop_small`, a kept `Vec<V>` that is too small is dropped
+/// (it would only be a copy to grow).
+fn take_fitting<V: VerifyField>(
+    kept: &mut Vec<Kept>,
+    len: usize,
+    drop_small: bool,
+) -> Option<Vec<V>> {
+    let rank = |b: &Box<dyn Any + Send>| {
+        let v = b.downcast_ref::<Vec<V>>()?;
+        (v.capacity() >= len).then(|| {
+            if v.len() >= len {
+                (1, usize::MAX - v.capacity())
+            } else {
+                (0, v.len())
+            }
+        })
     };
-    match kept.iter().position(|(_, b)| fits(b)) {
-        Some(i) => kept.swap_remove(i).1.downcast::<Vec<V>>().ok().map(|v| *v),
+    let best = (kept.iter().enumerate())
+        .filter_map(|(i, (_, b))| Some((rank(b)?, i)))
+        .max();
+    match best {
+        Some((_, i)) => kept.swap_remove(i).1.downcast::<Vec<V>>().ok().map(|v| *v),
         None => {
-            if let Some(i) = kept.iter().position(|(_, b)| b.is::<Vec<V>>()) {
-                kept.swap_remove(i);
+            if drop_small {
+                if let Some(i) = kept.iter().position(|(_, b)| b.is::<Vec<V>>()) {
+                    kept.swap_remove(i);
+                }
             }
             None
         }

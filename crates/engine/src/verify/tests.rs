@@ -1494,13 +1494,64 @@ fn spare_pool_keeps_within_its_budget_and_hands_out_vectors_that_fit() {
     // Over the budget: not kept.
     pool.give(boxed(Vec::with_capacity(POOL_MAX_BYTES / 8)));
     assert_eq!(pool.kept.len(), 3);
-    let v: Vec<Gf2p64> = take_fitting(&mut pool.kept, 500).expect("the vector of 1000 fits");
+    let v: Vec<Gf2p64> = take_fitting(&mut pool.kept, 500, true).expect("the vector of 1000 fits");
     assert!(v.capacity() >= 1000);
     assert_eq!(pool.bytes(), 80);
-    // Nothing fits 500 now: the vector of 10 is dropped, the bytes stay.
-    assert!(take_fitting::<Gf2p64>(&mut pool.kept, 500).is_none());
+    // Nothing fits 500 now: without `drop_small` all stays, with it the vector of 10 is
+    // dropped, the bytes stay.
+    assert!(take_fitting::<Gf2p64>(&mut pool.kept, 500, false).is_none());
+    assert_eq!(pool.kept.len(), 2);
+    assert!(take_fitting::<Gf2p64>(&mut pool.kept, 500, true).is_none());
     assert_eq!(pool.kept.len(), 1);
     assert!(pool.kept[0].1.is::<Vec<u8>>());
+}
+
+/// A party's spare vectors serve runs of two lengths one after the other without writing
+/// zeros: each length takes a vector already that long (the shortest that is), so the two
+/// sets stay apart; a vector that has to grow is the longest there is; a full spare keeps the
+/// larger vectors.
+#[test]
+fn spare_vectors_serve_runs_of_two_lengths_without_growing() {
+    let mut spare = Spare::default();
+    let tagged = |len: usize, tag: u64| vec![Gf2p64(tag); len];
+    for tag in 0..4 {
+        spare.put(tagged(50, tag));
+        spare.put(tagged(200, 10 + tag));
+    }
+    for _ in 0..3 {
+        let short: Vec<Vec<Gf2p64>> = (0..4).map(|_| spare.take(50)).collect();
+        assert!(short.iter().all(|v| v.len() == 50 && v.capacity() < 200));
+        short.into_iter().for_each(|v| spare.put(v));
+        let long: Vec<Vec<Gf2p64>> = (0..4).map(|_| spare.take(200)).collect();
+        // Old values in place: no zeros written, none of the short set.
+        assert!(long.iter().all(|v| v.len() == 200 && v[199].0 >= 10));
+        long.into_iter().for_each(|v| spare.put(v));
+    }
+    // Growing: the longest that has room.
+    let mut spare = Spare::default();
+    let mut v = tagged(300, 1);
+    v.truncate(20);
+    spare.put(v);
+    let mut w = tagged(300, 2);
+    w.truncate(120);
+    spare.put(w);
+    let got: Vec<Gf2p64> = spare.take(200);
+    assert_eq!(
+        (got[0], got[119], got[120]),
+        (Gf2p64(2), Gf2p64(2), Gf2p64(0))
+    );
+    // Full: a larger vector takes the place of the smallest, a smaller one is not kept.
+    let mut spare = Spare::default();
+    for k in 0..SPARE_MAX {
+        spare.put(tagged(10 + k, 0));
+    }
+    spare.put(tagged(5, 0));
+    spare.put(tagged(1000, 0));
+    let mut caps: Vec<usize> = spare.0.iter().map(|k| k.0 / 8).collect();
+    caps.sort_unstable();
+    let mut want: Vec<usize> = (11..10 + SPARE_MAX).collect();
+    want.push(1000);
+    assert_eq!(caps, want);
 }
 
 /// The Lagrange coefficients by prefix products and one inversion are those of the textbook
