@@ -42,9 +42,9 @@
 //!   lifted `GF(2^64)` triple), and taken by `Verify`'s k-ary first level in the pair form,
 //!   nearly as bytes, with blocks of eight. The norm relations are bytes, which a run of their
 //!   own takes with blocks of 32 (`Verify` checks records of different kinds in runs of their
-//!   own kind from `2^16` of each on: at 10,000 blocks this took the finalize from about 0.020
+//!   own kind from `2^16` of each on: at 10,000 blocks this took the finalize from about 0.023
 //!   to 0.018 s against the norm relation in the gf4p4 shape, `(d^2 + α d^6) · (d^4 + α d^8) =
-//!   d^6 + α^2 d^-1`, in one run with the others; docs/PERFORMANCE.md).
+//!   d^6 + α^2 d^-1`, in one run with the others; docs/PERFORMANCE.md, "Runs by kind").
 //!
 //! Every product is computed with [`Party::mul_covered`] (the messages of [`Party::mul`]).
 //! mal-gf4-circuit records its `GF(2^4)` triples as the layer's own vectors (`Layer::relations`:

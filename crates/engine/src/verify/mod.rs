@@ -64,8 +64,9 @@
 //!    mal-gf4-circuit-opt (its norm relation) next to their gf4p4 relations. A run that mixed
 //!    them took blocks of eight for all; alone, the bits and the bytes take blocks of 32. Each
 //!    more run costs the rounds of a seed, its first level and its halvings above twelve
-//!    levels; the runs' steps of eight and `CheckTriple`s go side by side. At 10,000 blocks this took the finalize of mal-lut16-ohv and
-//!    mal-lut16-bitstring from about 0.028 to 0.023 s (docs/PERFORMANCE.md, "Runs by kind").
+//!    levels; the runs' steps of eight and `CheckTriple`s go side by side. At 10,000 blocks
+//!    this took the finalize of mal-lut16-ohv and mal-lut16-bitstring from about 0.030 to
+//!    0.024 s (docs/PERFORMANCE.md, "Runs by kind").
 //! 3. **CheckTriple** (Protocol 1) on the last triple: random `[[x*]]`, `[[τ]]`;
 //!    `[[z*]] = [[x*]][[y]]` (8 B to prev); coin `t`; open `ρ = x + t x*`;
 //!    `[[δ]] = ρ[[y]] - [[z]] - t[[z*]]`; `[[σ]] = [[δ]][[τ]]` (8 B to prev); open `σ`; the
