@@ -73,7 +73,7 @@ use triskele_field::embed::{pair_of_nibbles, word_maps, ByteEmbedding, PairSlot,
 use triskele_field::{Encode, Gf2p4, Gf2p64, Gf2p8, Gf4Tower, LinearMap8};
 use triskele_share::RssVec;
 
-use super::stored::{at, give_back, part, At, PackedNibbles, RecordMemory, StoredRelations};
+use super::stored::{at, part, At, PackedNibbles, RecordMemory, StoredRelations};
 use super::SboxProtocol;
 use crate::sbox::tower::{
     from_halves, last_round_pieces, left_operand, split_tower, square_powers, NibbleLinear,
@@ -355,15 +355,6 @@ impl Gf4p4Relations {
             ],
             spec: &GF4P4_SPEC,
         }
-    }
-}
-
-impl<const P: usize> Drop for PairRelations<P> {
-    /// The planes (taken from a [`RecordMemory`]) go back to the process's record pool
-    /// (`super::stored::RecordPool`) once no other source shares them.
-    fn drop(&mut self) {
-        let planes = self.planes.iter_mut().flatten().map(core::mem::take);
-        give_back(planes.filter_map(|p| Arc::try_unwrap(p).ok()));
     }
 }
 

@@ -21,7 +21,7 @@
 //! mal-chida-rec-check's chain, 24 bytes read per inversion and pass against 10 stored).
 
 use std::ops::Range;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use triskele_engine::verify::{ByteRows, ByteSource};
 use triskele_engine::{EngineError, Party, SecurityModel, GF2P4_TO_GF2P8};
@@ -163,15 +163,12 @@ impl RecordMemory {
     /// as the key schedule's, allocate theirs as they go).
     pub(crate) const MIN_LAYER: usize = 1 << 12;
 
-    /// A run of `n` instances in all begins: what was reserved before goes back to the
-    /// process's [`RecordPool`].
+    /// A run of `n` instances in all begins: what was reserved before goes.
     pub(crate) fn expect(&mut self, n: usize) {
-        give_back(core::mem::take(&mut self.free));
-        self.remaining = n;
-        #[cfg(test)]
-        {
-            self.taken = 0;
-        }
+        *self = RecordMemory {
+            remaining: n,
+            ..RecordMemory::default()
+        };
     }
 
     /// A layer of `n` instances begins, whose records take vectors of the capacities `caps`.
@@ -189,12 +186,11 @@ impl RecordMemory {
                 layers = layers.min(room.div_ceil(layer_bytes).max(1));
             }
             self.free.reserve(layers * caps.len());
-            RecordPool::global(|pool| {
-                for _ in 0..layers {
-                    // Taken from the back: the layer's first vector last.
-                    self.free.extend(caps.iter().rev().map(|&c| pool.vector(c)));
-                }
-            });
+            for _ in 0..layers {
+                // Taken from the back: the layer's first vector last.
+                self.free
+                    .extend(caps.iter().rev().map(|&c| Vec::with_capacity(c)));
+            }
         }
         self.remaining = self.remaining.saturating_sub(n);
     }
@@ -208,7 +204,7 @@ impl RecordMemory {
         }
         match self.free.iter().rposition(|v| v.capacity() == cap) {
             Some(i) => self.free.swap_remove(i),
-            None => RecordPool::global(|pool| pool.vector(cap)),
+            None => Vec::with_capacity(cap),
         }
     }
 
@@ -222,88 +218,6 @@ impl RecordMemory {
     #[cfg(test)]
     pub(crate) fn taken(&self) -> usize {
         self.taken
-    }
-}
-
-impl Drop for RecordMemory {
-    /// Reserved vectors not taken go back to the process's [`RecordPool`].
-    fn drop(&mut self) {
-        give_back(core::mem::take(&mut self.free));
-    }
-}
-
-/// Record vectors of runs that have ended (their records verified and dropped, or reserved and
-/// not taken), for the next run's [`RecordMemory`] in this process: up to
-/// [`RecordPool::MAX_BYTES`], the oldest given up first. Their memory has been written, so the
-/// next run's records do not fault it in again. Allocated afresh, the second run's records of
-/// a process came from memory touched for the first time (mal-gf4-circuit at 10,000 blocks:
-/// about 6,600 page faults in the second run, 1,500 in the third; docs/PERFORMANCE.md, "the
-/// second run's records come from fresh memory"), so a benchmark's first timed runs, and a
-/// service's second and third batches, paid for it.
-#[derive(Default)]
-pub(crate) struct RecordPool {
-    kept: Vec<Vec<u8>>,
-    bytes: usize,
-}
-
-impl RecordPool {
-    /// Most bytes the pool keeps.
-    pub(crate) const MAX_BYTES: usize = 128 << 20;
-
-    /// Runs `f` on the process's pool (a poisoned lock is taken over: the pool is only a list
-    /// of empty vectors).
-    pub(crate) fn global<R>(f: impl FnOnce(&mut RecordPool) -> R) -> R {
-        static POOL: Mutex<RecordPool> = Mutex::new(RecordPool {
-            kept: Vec::new(),
-            bytes: 0,
-        });
-        f(&mut POOL.lock().unwrap_or_else(|e| e.into_inner()))
-    }
-
-    /// An empty vector of capacity `cap`: a kept one of exactly that capacity (the most
-    /// recently kept), else a new one.
-    pub(crate) fn vector(&mut self, cap: usize) -> Vec<u8> {
-        match self.kept.iter().rposition(|v| v.capacity() == cap) {
-            Some(i) => {
-                let v = self.kept.remove(i);
-                self.bytes -= v.capacity();
-                v
-            }
-            None => Vec::with_capacity(cap),
-        }
-    }
-
-    /// Keeps `v`, emptied, giving up the oldest kept vectors while the pool would hold more
-    /// than [`RecordPool::MAX_BYTES`]; a vector larger than that is not kept.
-    pub(crate) fn keep(&mut self, mut v: Vec<u8>) {
-        let cap = v.capacity();
-        if cap == 0 || cap > Self::MAX_BYTES {
-            return;
-        }
-        let mut drop_oldest = 0;
-        let mut bytes = self.bytes;
-        while bytes + cap > Self::MAX_BYTES {
-            bytes -= self.kept[drop_oldest].capacity();
-            drop_oldest += 1;
-        }
-        self.kept.drain(..drop_oldest);
-        v.clear();
-        self.bytes = bytes + cap;
-        self.kept.push(v);
-    }
-
-    /// Bytes kept.
-    #[cfg(test)]
-    pub(crate) fn bytes(&self) -> usize {
-        self.bytes
-    }
-}
-
-/// `vectors` to the process's [`RecordPool`] (one lock for all).
-pub(crate) fn give_back(vectors: impl IntoIterator<Item = Vec<u8>>) {
-    let mut vectors = vectors.into_iter().peekable();
-    if vectors.peek().is_some() {
-        RecordPool::global(|pool| vectors.for_each(|v| pool.keep(v)));
     }
 }
 
@@ -473,16 +387,6 @@ impl StoredRelations {
     }
 }
 
-impl Drop for StoredRelations {
-    /// Packed vectors (taken from a [`RecordMemory`]) go back to the process's [`RecordPool`];
-    /// vectors of bytes (a protocol's own product vectors) are freed.
-    fn drop(&mut self) {
-        if self.form == Form::Nibbles {
-            give_back(core::mem::take(&mut self.vectors).into_iter().flatten());
-        }
-    }
-}
-
 /// `GF(2^4)` shares as the bytes `ψ` in which the check takes them (the same allocations,
 /// mapped in place).
 #[cfg(test)]
@@ -608,61 +512,6 @@ impl ByteRows for StoredRelations {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    /// The pool hands out a kept vector of exactly the capacity asked for (emptied, its
-    /// memory the same), else a new one; over its budget it gives up the oldest, and it
-    /// keeps nothing larger than the budget or empty.
-    #[test]
-    fn record_pool_keeps_vectors_by_capacity_within_its_budget() {
-        let mut pool = RecordPool::default();
-        let mut a = Vec::with_capacity(100);
-        a.extend([1u8; 10]);
-        let pa = a.as_ptr();
-        pool.keep(a);
-        pool.keep(Vec::with_capacity(200));
-        pool.keep(Vec::new());
-        assert_eq!((pool.bytes(), pool.kept.len()), (300, 2));
-        let v = pool.vector(100);
-        assert_eq!((v.as_ptr(), v.len(), v.capacity()), (pa, 0, 100));
-        assert_eq!(pool.bytes(), 200);
-        assert!(pool.vector(150).capacity() >= 150);
-        assert_eq!(pool.bytes(), 200);
-        pool.keep(Vec::with_capacity(RecordPool::MAX_BYTES - 100));
-        assert_eq!(pool.kept.len(), 1, "the oldest (200) given up");
-        assert_eq!(pool.bytes(), RecordPool::MAX_BYTES - 100);
-        pool.keep(Vec::with_capacity(RecordPool::MAX_BYTES + 1));
-        assert_eq!(pool.bytes(), RecordPool::MAX_BYTES - 100);
-    }
-
-    /// Packed records, once dropped (verified), give their memory to the next run's
-    /// reservation; leftover reserved vectors go back when a run begins or its memory is
-    /// dropped. (A capacity no other test uses, since the pool is the process's.)
-    #[test]
-    fn verified_records_give_their_memory_to_the_next_run() {
-        const CAP: usize = 77_777;
-        let n = 2 * CAP - 1;
-        assert_eq!(Gf2p4::encoded_len(n), CAP);
-        let mut memory = RecordMemory::default();
-        memory.expect(n);
-        memory.begin_layer(n, &[CAP; 3], None);
-        let packed = PackedNibbles::new_in(&RssVec::<Gf2p4>::zeros(n), &mut memory);
-        let ptrs = packed.comps.each_ref().map(|c| c.as_ptr());
-        let rel = StoredRelations::packed(n, vec![packed], &[[at(0), at(0), at(0)]]).unwrap();
-        drop(rel);
-        // The third reserved vector, not taken, goes back with the memory.
-        let left = memory.free[0].as_ptr();
-        drop(memory);
-        let mut next = RecordMemory::default();
-        next.expect(n);
-        next.begin_layer(n, &[CAP; 3], None);
-        let got: Vec<Vec<u8>> = (0..3).map(|_| next.take(CAP)).collect();
-        for p in ptrs.iter().chain([&left]) {
-            assert!(
-                got.iter().any(|v| v.as_ptr() == *p),
-                "a vector of the last run is not reused"
-            );
-        }
-    }
 
     fn vector(len: usize, seed: usize) -> RssVec<Gf2p8> {
         let v = |s: usize| (0..len).map(|i| Gf2p8((i * 37 + s * 101) as u8)).collect();
