@@ -1106,45 +1106,35 @@ mod tests {
     fn records_missing_a_vector_are_refused() {
         let n = 9;
         let v = RssVec::<Gf2p4>::zeros(2 * n);
-        let mut packed = Packed::default();
         let mut memory = RecordMemory::default();
-        for k in [D, D6, DINV, A_H, A_L] {
-            packed.put(k, &v, &mut memory);
-        }
+        let mut packed_with = |ks: &[usize]| {
+            let mut packed = Packed::default();
+            for &k in ks {
+                packed.put(k, &v, &mut memory);
+            }
+            packed
+        };
+        let all = [D, D6, DINV, A_H, A_L, B];
         assert!(matches!(
-            packed.relations(n),
+            packed_with(&all[..5]).relations(n),
             Err(EngineError::LengthMismatch {
                 expected: 6,
                 got: 5
             })
         ));
-        let mut packed = Packed::default();
-        for k in [D, D6, DINV, A_H, A_L, B] {
-            packed.put(k, &v, &mut memory);
-        }
-        assert!(packed.relations(n).is_ok());
+        assert!(packed_with(&all).relations(n).is_ok());
         // mal-gf4-circuit-opt's norm relation takes the first three.
         for missing in [D, D6, DINV] {
-            let mut packed = Packed::default();
-            for k in [D, D6, DINV, A_H, A_L, B]
-                .into_iter()
-                .filter(|k| *k != missing)
-            {
-                packed.put(k, &v, &mut memory);
-            }
+            let ks: Vec<usize> = all.into_iter().filter(|k| *k != missing).collect();
             assert!(matches!(
-                packed.norm(n),
+                packed_with(&ks).norm(n),
                 Err(EngineError::LengthMismatch {
                     expected: 3,
                     got: 2
                 })
             ));
         }
-        let mut packed = Packed::default();
-        for k in [D, D6, DINV] {
-            packed.put(k, &v, &mut memory);
-        }
-        assert!(packed.norm(n).is_ok());
+        assert!(packed_with(&all[..3]).norm(n).is_ok());
     }
 
     /// A layer's records take exactly the vectors [`Record::capacities`] reserves: a run of
