@@ -119,11 +119,12 @@ impl Record {
                     [Gf2p4::encoded_len(entries); 2]
                 })
                 .collect(),
-            Record::Gf4p4 => [D, D6, DINV]
-                .iter()
-                .flat_map(|_| [Gf2p4::encoded_len(n); 2])
-                .chain(Gf4p4Relations::capacities(n))
-                .collect(),
+            // `d`, `d^6`, `d^-1` ([`Packed::norm`]), then the planes.
+            Record::Gf4p4 => [
+                &[Gf2p4::encoded_len(n); 6][..],
+                &Gf4p4Relations::capacities(n),
+            ]
+            .concat(),
         }
     }
 }
@@ -189,13 +190,11 @@ pub(crate) struct Term {
 }
 
 /// How [`PairRelations`] read their parts from their packed planes: `x` one term, `y` and `z`
-/// two (summed); `own` planes (the first) are the source's own, the others shared with another
-/// source (not counted by [`TripleSource::stored_bytes`]).
+/// two (summed).
 pub(crate) struct PairSpec {
     x: Term,
     y: [Term; 2],
     z: [(usize, ByteEmbedding); 2],
-    own: usize,
     /// The tower coordinates ([`word_maps`]) of `x`, `y`'s two terms and `z`'s two terms,
     /// computed once.
     words: fn() -> Option<&'static [[LinearMap8; 2]; 5]>,
@@ -236,7 +235,7 @@ fn words_of(spec: &PairSpec) -> Option<[[LinearMap8; 2]; 5]> {
 /// as bytes.
 pub(crate) struct PairRelations<const P: usize> {
     /// Per component, `P` planes with a byte per instance.
-    planes: [[Arc<Vec<u8>>; P]; 2],
+    planes: [[Vec<u8>; P]; 2],
     spec: &'static PairSpec,
 }
 
@@ -271,7 +270,6 @@ static GF4P4_SPEC: PairSpec = PairSpec {
         },
     ],
     z: [(1, Z_OF_D), (2, Z_OF_W)],
-    own: 3,
     words: || {
         static W: OnceLock<Option<[[LinearMap8; 2]; 5]>> = OnceLock::new();
         W.get_or_init(|| words_of(&GF4P4_SPEC)).as_ref()
@@ -350,8 +348,8 @@ impl Gf4p4Relations {
         let [d1, d2] = dinv_p;
         PairRelations {
             planes: [
-                pack(&left.first, &a_l.first, &b.first, d1).map(Arc::new),
-                pack(&left.second, &a_l.second, &b.second, d2).map(Arc::new),
+                pack(&left.first, &a_l.first, &b.first, d1),
+                pack(&left.second, &a_l.second, &b.second, d2),
             ],
             spec: &GF4P4_SPEC,
         }
@@ -389,11 +387,9 @@ impl<const P: usize> TripleSource<Gf2p64> for PairRelations<P> {
         self.planes[0][0].len()
     }
 
-    /// The source's own planes of both components (what a verification segment counts; a
-    /// shared plane is counted by the source that shares it).
+    /// All planes of both components (what a verification segment counts).
     fn stored_bytes(&self) -> Option<usize> {
-        let own = |c: &[Arc<Vec<u8>>; P]| c[..self.spec.own].iter().map(|v| v.len()).sum::<usize>();
-        Some(self.planes.iter().map(own).sum())
+        Some(self.planes.iter().flatten().map(Vec::len).sum())
     }
 
     /// `y` by its byte maps, so `Verify` recomputes it instead of storing it.
@@ -1193,8 +1189,8 @@ mod tests {
         };
         word_form(&Gf4p4Relations {
             planes: [
-                [bytes(1), bytes(2), bytes(3)].map(Arc::new),
-                [bytes(4), bytes(5), bytes(6)].map(Arc::new),
+                [bytes(1), bytes(2), bytes(3)],
+                [bytes(4), bytes(5), bytes(6)],
             ],
             spec: &GF4P4_SPEC,
         });

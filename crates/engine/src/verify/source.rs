@@ -958,9 +958,9 @@ pub(crate) fn windows<V>(src: &dyn TripleSource<V>, max: Option<usize>) -> Vec<W
 /// (words, pairs, lifted triples, a mix: blocks of eight, module `octal`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Kind {
-    Bits,
-    Bytes,
-    Other,
+    Bits = 0,
+    Bytes = 1,
+    Other = 2,
 }
 
 impl Kind {
@@ -986,13 +986,9 @@ pub(crate) fn kind_groups<'a, V>(
     sources: Vec<&'a dyn TripleSource<V>>,
     min: usize,
 ) -> Vec<Vec<&'a dyn TripleSource<V>>> {
-    let kinds = [Kind::Bits, Kind::Bytes, Kind::Other];
     let mut groups: [Vec<&'a dyn TripleSource<V>>; 3] = Default::default();
     for s in &sources {
-        let k = Kind::of(*s);
-        if let Some(i) = kinds.iter().position(|x| *x == k) {
-            groups[i].push(*s);
-        }
+        groups[Kind::of(*s) as usize].push(*s);
     }
     let present: Vec<Vec<_>> = groups.into_iter().filter(|g| !g.is_empty()).collect();
     let large = |g: &Vec<&dyn TripleSource<V>>| g.iter().map(|s| s.len()).sum::<usize>() >= min;
