@@ -36,27 +36,34 @@
 //!   `d^6 = d^2 · d^4` and `d^-1 = d^6 · d^8` are mal-gf4-circuit's relation of rounds 2 and
 //!   3 (the norm relation, below; \[DEV\]: PROTOCOLS.md §5.5 checks them as two `GF(2^4)`
 //!   triples), so every product of the circuit is checked with `L = 2 ·` inversions (AES-128:
-//!   320 per block; PROTOCOLS.md §6.4: 480). The gf4p4 relations are recorded compactly as a
-//!   custom triple source (`PairRelations`, shared with mal-lut16): packed nibbles, embedded
-//!   while `Verify` streams over them (6 bytes per inversion and party instead of 48 for a
-//!   lifted `GF(2^64)` triple), and taken by `Verify`'s k-ary first level in the pair form,
-//!   nearly as bytes, with blocks of eight. The norm relations are bytes, which a run of their
+//!   320 per block; PROTOCOLS.md §6.4: 480). The gf4p4 relations are a custom triple source
+//!   (`Gf4p4Nibbles`) over the packed vectors that mal-gf4-circuit stores (below): each part
+//!   `Verify` reads (the pair form of `x` and `y`, the tower coordinates of `z`) is a sum of
+//!   byte maps of the nibbles of `a_h`, `a_l`, `d`, `d^-1`, `b_h` and `b_l`, formed as it
+//!   streams over them (a lifted `GF(2^64)` triple would take 48 bytes per inversion and
+//!   party), and `Verify`'s k-ary first level takes them in the pair form, nearly as bytes,
+//!   with blocks of eight. The norm relations are bytes, which a run of their
 //!   own takes with blocks of 32 (`Verify` checks records of different kinds in runs of their
 //!   own kind from `2^16` of each on: at 10,000 blocks this took the finalize from about 0.023
 //!   to 0.018 s against the norm relation in the gf4p4 shape, `(d^2 + α d^6) · (d^4 + α d^8) =
 //!   d^6 + α^2 d^-1`, in one run with the others; docs/PERFORMANCE.md, "Runs by kind").
 //!
 //! Every product is computed with [`Party::mul_covered`] (the messages of [`Party::mul`]).
-//! mal-gf4-circuit records its `GF(2^4)` triples as the layer's own vectors (`Layer::relations`:
+//! mal-gf4-circuit records its `GF(2^4)` triples as the layer's own vectors (`Packed::relations`:
 //! the operands and products it computed anyway, the squares of `d` as byte maps of `d`, `p` and
 //! `a_h + a_l` as sums of byte maps of `d`, `a_h` and `a_l`, packed two per byte, 7 bytes per
 //! inversion and party, and taken to their byte form `ψ` as `Verify`
 //! reads them; `super::stored`), the
 //! triples `Party::mul` would have recorded (in blocks of instances, see `super::stored`),
-//! instead of copies of each product's six share vectors. mal-gf4-circuit-opt stores its norm
-//! relation the same way (`d`, `d^6`, `d^-1` packed, `Packed::norm`), and `p` inside the gf4p4
-//! packing as byte maps of `d`, `a_h` and `a_l`: 9 bytes per inversion and party against 16
-//! (the memory the records take is most of what recording costs the online phase).
+//! instead of copies of each product's six share vectors. mal-gf4-circuit-opt stores the same
+//! six vectors, so both variants' online phases are the same code: it reads its norm relation
+//! from `d`, `d^6`, `d^-1` (`Packed::norm`) and its gf4p4 relations from the other three and
+//! `d`, `d^-1` (`Gf4p4Nibbles`, which shares them). Until rev f02e8dd it wrote three byte
+//! planes of the gf4p4 relations per component at the end of each layer (9 bytes per
+//! inversion and party against 7; the memory the records take is most of what recording costs
+//! the online phase), and its online phase at 10,000 blocks ran about 10% longer than
+//! mal-gf4-circuit's (docs/PERFORMANCE.md, "mal-gf4-circuit-opt over mal-gf4-circuit's
+//! records").
 //!
 //! Soundness and finalize communication are those of [`triskele_engine::verify`]: a wrong
 //! product survives a run of the check with probability at most `(2ℓ + 44)/2^64`,
@@ -69,11 +76,15 @@ use std::sync::{Arc, OnceLock};
 
 use triskele_engine::verify::{LiftedTriples, Parts, TripleSource, ZPlanes};
 use triskele_engine::{EngineError, Malicious, Party, SecurityModel, SemiHonest, GF2P4_TO_GF2P8};
-use triskele_field::embed::{pair_of_nibbles, word_maps, ByteEmbedding, PairSlot, GF4P4_TABLES};
+use triskele_field::embed::{
+    pair_of_nibbles, word_maps, ByteEmbedding, PairSlot, GF4P4_TABLES, PAIR_EMBEDDING,
+};
 use triskele_field::{Encode, Gf2p4, Gf2p64, Gf2p8, Gf4Tower, LinearMap8};
 use triskele_share::RssVec;
 
-use super::stored::{at, part, At, PackedNibbles, RecordMemory, StoredRelations};
+use super::stored::{
+    at, part, unpack, unpack_sum, At, PackedNibbles, RecordMemory, StoredRelations,
+};
 use super::SboxProtocol;
 use crate::sbox::tower::{
     from_halves, last_round_pieces, left_operand, split_tower, square_powers, NibbleLinear,
@@ -95,38 +106,15 @@ pub struct Gf4CircuitGf4p4 {
     memory: RecordMemory,
 }
 
-/// What a malicious run records (PROTOCOLS.md §5.5).
+/// What a malicious run checks (PROTOCOLS.md §5.5). Both variants store the same six packed
+/// vectors per layer ([`Packed`]), so their online phases are the same code.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Record {
-    /// Every product as a `GF(2^4)` triple.
+    /// mal-gf4-circuit: every product, in three byte relations ([`all_products`]).
     Products,
-    /// `d^2 d^4` and `d^6 d^8` as `GF(2^4)` triples, the other three in one gf4p4 triple.
+    /// mal-gf4-circuit-opt: `d^2 d^4` and `d^6 d^8` as the norm relation ([`Packed::norm`]),
+    /// the other three products in one gf4p4 relation ([`Gf4p4Nibbles`]).
     Gf4p4,
-}
-
-impl Record {
-    /// The capacities of the vectors that the records of a layer of `n` inversions take from
-    /// [`RecordMemory`], in the order they are taken: mal-gf4-circuit's six packed vectors
-    /// ([`Packed`], `2 n` entries in `b`), both components each; mal-gf4-circuit-opt's three
-    /// packed vectors of its norm relation (`d`, `d^6`, `d^-1`; [`Packed::norm`]), then its
-    /// three gf4p4 planes per component ([`Gf4p4Relations::with_dinv_p`]).
-    fn capacities(self, n: usize) -> Vec<usize> {
-        match self {
-            Record::Products => [A_H, A_L, D, D6, DINV, B]
-                .iter()
-                .flat_map(|&k| {
-                    let entries = if k == B { 2 * n } else { n };
-                    [Gf2p4::encoded_len(entries); 2]
-                })
-                .collect(),
-            // `d`, `d^6`, `d^-1` ([`Packed::norm`]), then the planes.
-            Record::Gf4p4 => [
-                &[Gf2p4::encoded_len(n); 6][..],
-                &Gf4p4Relations::capacities(n),
-            ]
-            .concat(),
-        }
-    }
 }
 
 const SQUARE: NibbleLinear = NibbleLinear::SQUARE;
@@ -508,6 +496,292 @@ impl<const P: usize> TripleSource<Gf2p64> for PairRelations<P> {
     }
 }
 
+/// mal-gf4-circuit-opt's gf4p4 relations, those of [`Gf4p4Relations`], read from the packed
+/// vectors that both variants store ([`Packed`]: `a_h`, `a_l`, `d`, `d^-1` and `b = b_h ‖
+/// b_l`, the first two and `b` its own, `d` and `d^-1` shared with the norm relation) instead
+/// of three planes written for them in the online phase. Each part `Verify` asks for (the
+/// pair form of `x` and `y`, the tower coordinates of every part, the lifts) is a sum of byte
+/// maps of the six nibble streams `a_h`, `a_l`, `d`, `d^-1`, `b_h`, `b_l`
+/// ([`NibbleForms`]), formed as it is read: 7 instead of 9 bytes per inversion and party
+/// written online, and the same 3 bytes per inversion and component read per pass of the
+/// check as the planes.
+pub(crate) struct Gf4p4Nibbles {
+    /// Instances.
+    n: usize,
+    /// `a_h`, `a_l`, `d`, `d^-1`, `b` ([`NIBBLE_VECTORS`]).
+    vectors: [PackedNibbles; 5],
+}
+
+/// The vectors of [`Packed`] that [`Gf4p4Nibbles`] reads, in its order.
+const NIBBLE_VECTORS: [usize; 5] = [A_H, A_L, D, DINV, B];
+
+/// The nibble streams of [`Gf4p4Nibbles`]: `(vector, offset in multiples of n)` for `a_h`,
+/// `a_l`, `d`, `d^-1`, `b_h`, `b_l`.
+const STREAMS: [(usize, usize); 6] = [(0, 0), (1, 0), (2, 0), (3, 0), (4, 0), (4, 1)];
+
+/// The three planes of [`Gf4p4Relations`] (`a_h ‖ a_l` in the pair form, `d^-1 ‖ p`, `z_1 ‖
+/// z_2`) as byte maps of the streams ([`STREAMS`], one nibble per byte), as
+/// [`Gf4p4Relations::with_dinv_p`] packs them: `p = d + λ a_h^2 + a_l^2`, `z_1 = b_h + a_l^2`,
+/// `z_2 = b_l + b_h`.
+const PLANE_MAPS: [[LinearMap8; 6]; 3] = {
+    let z = LinearMap8::ZERO;
+    [
+        [GF4P4_X_HIGH, GF4P4_X_LOW, z, z, z, z],
+        [
+            NIBBLE_LAMBDA_SQUARE,
+            NIBBLE_SQUARE,
+            NIBBLE_LOW,
+            NIBBLE_HIGH,
+            z,
+            z,
+        ],
+        [z, SQUARE_HIGH, z, z, NIBBLE_BOTH, NIBBLE_LOW],
+    ]
+};
+
+/// Entries per piece in which [`Gf4p4Nibbles`] forms a part (its buffers are on the stack).
+const NIBBLE_PIECE: usize = 2048;
+
+/// The byte maps of the streams ([`STREAMS`]) whose sum is each form of a gf4p4 relation's
+/// parts: a map of the planes composed with [`PLANE_MAPS`] and summed per stream.
+struct NibbleForms {
+    /// `x` and `y` in the pair form.
+    pairs: [[LinearMap8; 6]; 2],
+    /// The tower coordinates (low, high) of `x`, `y` and `z`.
+    words: [[[LinearMap8; 6]; 2]; 3],
+}
+
+/// The stream maps of `Σ_t m_t(P_{plane_t})` for the terms `(plane_t, m_t)`.
+fn stream_maps(terms: &[(usize, LinearMap8)]) -> [LinearMap8; 6] {
+    core::array::from_fn(|s| {
+        LinearMap8::from_basis_images(core::array::from_fn(|j| {
+            terms.iter().fold(0, |acc, (plane, m)| {
+                acc ^ m.apply_byte(PLANE_MAPS[*plane][s].apply_byte(1 << j))
+            })
+        }))
+    })
+}
+
+/// [`NibbleForms`] of [`GF4P4_SPEC`], formed once (`None` if it had no word form).
+fn nibble_forms() -> Option<&'static NibbleForms> {
+    static F: OnceLock<Option<NibbleForms>> = OnceLock::new();
+    F.get_or_init(|| {
+        let spec = &GF4P4_SPEC;
+        let w = (spec.words)()?;
+        let [y0, y1] = &spec.y;
+        let [(z0, _), (z1, _)] = &spec.z;
+        Some(NibbleForms {
+            pairs: [
+                stream_maps(&[(spec.x.plane, spec.x.pair)]),
+                stream_maps(&[(y0.plane, y0.pair), (y1.plane, y1.pair)]),
+            ],
+            words: [
+                [0, 1].map(|k| stream_maps(&[(spec.x.plane, w[0][k])])),
+                [0, 1].map(|k| stream_maps(&[(y0.plane, w[1][k]), (y1.plane, w[2][k])])),
+                [0, 1].map(|k| stream_maps(&[(*z0, w[3][k]), (*z1, w[4][k])])),
+            ],
+        })
+    })
+    .as_ref()
+}
+
+/// `out[i] ^= src[i]`.
+fn xor_into(out: &mut [u8], src: &[u8]) {
+    for (o, v) in out.iter_mut().zip(src) {
+        *o ^= v;
+    }
+}
+
+impl Gf4p4Nibbles {
+    /// Records the relations for the finalize check (a no-op for models without checks).
+    fn record<M: SecurityModel>(self, party: &mut Party<M>) {
+        if M::MALICIOUS {
+            party.model().record_source(Arc::new(self));
+        }
+    }
+
+    /// The relations of `n` instances over `packed`'s vectors (clones of which share their
+    /// memory); refused if one is missing or shorter than `n` entries (`b`: `2 n`).
+    fn new(n: usize, packed: &Packed) -> Result<Self, EngineError> {
+        let got = NIBBLE_VECTORS.map(|k| packed.0[k].clone());
+        let count = got.iter().flatten().count();
+        let [Some(a_h), Some(a_l), Some(d), Some(dinv), Some(b)] = got else {
+            return Err(EngineError::LengthMismatch {
+                expected: NIBBLE_VECTORS.len(),
+                got: count,
+            });
+        };
+        let vectors = [a_h, a_l, d, dinv, b];
+        for (v, need) in vectors.iter().zip([n, n, n, n, 2 * n]) {
+            if v.len() < need {
+                return Err(EngineError::LengthMismatch {
+                    expected: need,
+                    got: v.len(),
+                });
+            }
+        }
+        Ok(Gf4p4Nibbles { n, vectors })
+    }
+
+    /// `out[i] = Σ_s maps[s](stream_s[start + i])` in component `c`, streams with a zero map
+    /// skipped, two at a time ([`unpack_sum`]); `false` (nothing written) if the range is not
+    /// inside the relations.
+    fn form(&self, c: usize, maps: &[LinearMap8; 6], start: usize, out: &mut [u8]) -> bool {
+        if start.checked_add(out.len()).is_none_or(|end| end > self.n) {
+            return false;
+        }
+        let mut terms = [(&[][..], 0, &LinearMap8::ZERO); 6];
+        let mut t = 0;
+        for ((v, k), m) in STREAMS.iter().zip(maps) {
+            if *m != LinearMap8::ZERO {
+                terms[t] = (self.vectors[*v].comp(c), start + k * self.n, m);
+                t += 1;
+            }
+        }
+        let terms = &terms[..t];
+        if terms.is_empty() {
+            out.fill(0);
+            return true;
+        }
+        let (mut tmp, mut tmp2) = ([0u8; NIBBLE_PIECE], [0u8; NIBBLE_PIECE]);
+        for (i, piece) in out.chunks_mut(NIBBLE_PIECE).enumerate() {
+            let off = i * NIBBLE_PIECE;
+            for (g, group) in terms.chunks(2).enumerate() {
+                let dst = if g == 0 {
+                    &mut *piece
+                } else {
+                    &mut tmp[..piece.len()]
+                };
+                match group {
+                    [(a, fa, ma), (b, fb, mb)] => {
+                        let fused = unpack_sum((a, b), (fa + off, fb + off), (ma, mb), dst);
+                        if !fused {
+                            // Starts of different parity: one at a time.
+                            unpack(a, fa + off, ma, dst);
+                            let other = &mut tmp2[..dst.len()];
+                            unpack(b, fb + off, mb, other);
+                            xor_into(dst, other);
+                        }
+                    }
+                    [(a, fa, ma)] => unpack(a, fa + off, ma, dst),
+                    _ => {}
+                }
+                if g > 0 {
+                    xor_into(piece, &tmp[..piece.len()]);
+                }
+            }
+        }
+        true
+    }
+
+    /// The three planes of [`Gf4p4Relations`] of component `c` for the instances from `start`
+    /// (`out[0].len()` of them, all inside).
+    fn planes(&self, c: usize, start: usize, out: [&mut [u8]; 3]) {
+        for (maps, o) in PLANE_MAPS.iter().zip(out) {
+            self.form(c, maps, start, o);
+        }
+    }
+}
+
+impl TripleSource<Gf2p64> for Gf4p4Nibbles {
+    fn len(&self) -> usize {
+        self.n
+    }
+
+    /// `a_h`, `a_l` and `b`, both components (`d` and `d^-1` are counted by the norm
+    /// relation, which shares them).
+    fn stored_bytes(&self) -> Option<usize> {
+        Some(
+            [0, 1, 4]
+                .iter()
+                .map(|&k| self.vectors[k].stored_bytes())
+                .sum(),
+        )
+    }
+
+    /// The lift by the planes and [`GF4P4_SPEC`]'s maps, as [`Gf4p4Relations`] lifts them.
+    fn lift(&self, start: usize, parts: Parts, out: &mut LiftedTriples<Gf2p64>) {
+        let spec = &GF4P4_SPEC;
+        let mut pl = [[0u8; NIBBLE_PIECE]; 3];
+        for c in 0..2 {
+            let (x, y, z) = if c == 0 {
+                (&mut out.x.first, &mut out.y.first, &mut out.z.first)
+            } else {
+                (&mut out.x.second, &mut out.y.second, &mut out.z.second)
+            };
+            let n = x.len().min(self.n.saturating_sub(start));
+            for at in (0..n).step_by(NIBBLE_PIECE) {
+                let k = NIBBLE_PIECE.min(n - at);
+                let [p0, p1, p2] = &mut pl;
+                self.planes(c, start + at, [&mut p0[..k], &mut p1[..k], &mut p2[..k]]);
+                let planes = pl.each_ref().map(|p| &p[..k]);
+                let r = at..at + k;
+                spec.x
+                    .lift
+                    .apply_slice(planes[spec.x.plane], &mut x[r.clone()]);
+                spec.lift_y(planes, &mut y[r.clone()]);
+                if parts == Parts::Xyz {
+                    let [(a, f), (b, g)] = &spec.z;
+                    f.apply_pair_slice(g, planes[*a], planes[*b], &mut z[r]);
+                }
+            }
+            x[n..].fill(Gf2p64(0));
+            y[n..].fill(Gf2p64(0));
+            if parts == Parts::Xyz {
+                z[n..].fill(Gf2p64(0));
+            }
+        }
+    }
+
+    /// `y` in the pair form, lifted by [`PAIR_EMBEDDING`].
+    fn lift_y(&self, start: usize, out: [&mut [Gf2p64]; 2]) -> bool {
+        let Some(forms) = nibble_forms() else {
+            return false;
+        };
+        let mut buf = [0u8; NIBBLE_PIECE];
+        for (c, o) in out.into_iter().enumerate() {
+            let n = o.len().min(self.n.saturating_sub(start));
+            let (head, tail) = o.split_at_mut(n);
+            for (i, h) in head.chunks_mut(NIBBLE_PIECE).enumerate() {
+                let b = &mut buf[..h.len()];
+                self.form(c, &forms.pairs[1], start + i * NIBBLE_PIECE, b);
+                PAIR_EMBEDDING.apply_slice(b, h);
+            }
+            tail.fill(Gf2p64(0));
+        }
+        true
+    }
+
+    /// The tower coordinates by the stream maps of [`NibbleForms::words`]; zeros outside
+    /// (not asked for by `Verify`), as [`PairRelations`] gives them.
+    fn load_words(&self, part: usize, start: usize, lo: &mut [u8], hi: &mut [u8]) -> bool {
+        let Some(forms) = nibble_forms() else {
+            return false;
+        };
+        let n = lo.len().min(hi.len());
+        let Some(words) = forms.words.get(part / 2) else {
+            return false;
+        };
+        for (out, maps) in [&mut lo[..n], &mut hi[..n]].into_iter().zip(words) {
+            if !self.form(part % 2, maps, start, out) {
+                out.fill(0);
+            }
+        }
+        true
+    }
+
+    /// `x` and `y` in the pair form, by the stream maps of [`NibbleForms::pairs`].
+    fn load_pairs(&self, part: usize, start: usize, out: &mut [u8]) -> bool {
+        let Some(forms) = nibble_forms() else {
+            return false;
+        };
+        match forms.pairs.get(part / 2) {
+            Some(maps) => self.form(part % 2, maps, start, out),
+            None => false,
+        }
+    }
+}
+
 /// `K` vectors of `n` bytes, their memory taken from `memory`, that `fill(range, outs)`
 /// writes range by range through buffers on the stack: their memory is written once, where
 /// zeroed vectors are written twice (the zeros by the allocator, then the values), and a
@@ -619,17 +893,15 @@ fn invert<M: SecurityModel>(
     let n = x.len();
     if M::MALICIOUS {
         let room = party.model().segment_room();
-        memory.begin_layer(n, &record.capacities(n), room);
+        memory.begin_layer(n, &Packed::capacities(n), room);
     }
     let (a_h, a_l) = split_tower(x);
-    // Each vector of the stored records is packed as soon as the layer has it ([`Packed`]):
-    // all six of mal-gf4-circuit, the three of mal-gf4-circuit-opt's norm relation.
+    // Each vector of the stored records is packed as soon as the layer has it ([`Packed`]);
+    // both variants store the same six.
     let mut packed = M::MALICIOUS.then(Packed::default);
     let mut pack = |k: usize, v: &RssVec<Gf2p4>| {
         if let Some(pk) = packed.as_mut() {
-            if record == Record::Products || [D, D6, DINV].contains(&k) {
-                pk.put(k, v, memory);
-            }
+            pk.put(k, v, memory);
         }
     };
     pack(A_H, &a_h);
@@ -640,16 +912,14 @@ fn invert<M: SecurityModel>(
     add_norm_terms(&mut d, &a_h, &a_l);
     pack(D, &d);
     let [d2, d4, d8] = square_powers(&d);
-    // mal-gf4-circuit-opt keeps `d` for its records (`p`, `d^2`, `d^4`, `d^8` are maps of it
-    // and of `a_h`, `a_l`).
-    let d = (M::MALICIOUS && record == Record::Gf4p4).then_some(d);
+    drop(d);
 
     // Round 2: d^6 = d^2 d^4. Round 3: d^14 = d^6 d^8 = d^-1.
     let d6 = party.mul_covered(&d2, &d4)?;
     pack(D6, &d6);
     let dinv = party.mul_covered(&d6, &d8)?;
     pack(DINV, &dinv);
-    drop((d2, d4, d8));
+    drop((d2, d4, d8, d6));
 
     // Round 4: (a_h, a_h + a_l) * (d^-1, d^-1) in one multiplication.
     let left = left_operand(a_h, &a_l);
@@ -657,24 +927,8 @@ fn invert<M: SecurityModel>(
     pack(B, &b);
     *x = from_halves(&b, n);
 
-    let kept = match (packed, d) {
-        (Some(packed), None) => Some(Kept::Products(Box::new(packed))),
-        (Some(packed), Some(d)) => Some(Kept::Norm {
-            d,
-            norm: Box::new(packed),
-        }),
-        (None, _) => None,
-    };
-    if let Some(kept) = kept {
-        let layer = Layer {
-            left,
-            a_l,
-            d6,
-            dinv,
-            b,
-            kept,
-        };
-        layer.record(party, n, memory)?;
+    if let Some(packed) = packed {
+        packed.record(record, party, n)?;
     }
     Ok(())
 }
@@ -691,27 +945,6 @@ fn add_norm_terms(d: &mut RssVec<Gf2p4>, a_h: &RssVec<Gf2p4>, a_l: &RssVec<Gf2p4
     }
 }
 
-/// The shared values of one layer that its checked relations are made of: `left = a_h ‖
-/// (a_h + a_l)` and `b = b_h ‖ b_l` (`2 n` each), the others `n` each.
-struct Layer {
-    left: RssVec<Gf2p4>,
-    a_l: RssVec<Gf2p4>,
-    d6: RssVec<Gf2p4>,
-    dinv: RssVec<Gf2p4>,
-    b: RssVec<Gf2p4>,
-    kept: Kept,
-}
-
-/// What else a variant keeps of a layer for its records.
-enum Kept {
-    /// mal-gf4-circuit: all six vectors of its records, packed (the norm `d` among them;
-    /// `d^2`, `d^4`, `d^8` are maps of `d`, `p` a sum of maps of `d`, `a_h` and `a_l`).
-    Products(Box<Packed>),
-    /// mal-gf4-circuit-opt: the norm `d` (`p` is a sum of maps of it and of `a_h`, `a_l`)
-    /// and the packed vectors of its norm relation (`d`, `d^6`, `d^-1`).
-    Norm { d: RssVec<Gf2p4>, norm: Box<Packed> },
-}
-
 /// mal-gf4-circuit's record vectors, each packed two per byte as soon as the layer has
 /// computed it ([`PackedNibbles`]), at its index below. Packed at the end of the layer, the
 /// vectors (2.6 MB per party and layer at 10,000 blocks, when they were seven; six now, 2.0
@@ -721,6 +954,47 @@ enum Kept {
 struct Packed([Option<PackedNibbles>; 6]);
 
 impl Packed {
+    /// The capacities of the vectors a layer of `n` inversions packs, in the order it takes
+    /// them from [`RecordMemory`] (`a_h`, `a_l`, `d`, `d^6`, `d^-1`, `b`; `2 n` entries in `b`),
+    /// both components each: the same for both variants.
+    fn capacities(n: usize) -> Vec<usize> {
+        [A_H, A_L, D, D6, DINV, B]
+            .iter()
+            .flat_map(|&k| {
+                let entries = if k == B { 2 * n } else { n };
+                [Gf2p4::encoded_len(entries); 2]
+            })
+            .collect()
+    }
+
+    /// Records the layer's relations for the finalize check: mal-gf4-circuit's three stored
+    /// relations ([`Packed::relations`]), or mal-gf4-circuit-opt's gf4p4 relations and its
+    /// norm relation ([`Packed::gf4p4`]).
+    fn record<M: SecurityModel>(
+        self,
+        record: Record,
+        party: &mut Party<M>,
+        n: usize,
+    ) -> Result<(), EngineError> {
+        match record {
+            Record::Products => self.relations(n)?.record(party),
+            Record::Gf4p4 => {
+                let (norm, pairs) = self.gf4p4(n)?;
+                pairs.record(party);
+                norm.record(party);
+            }
+        }
+        Ok(())
+    }
+
+    /// mal-gf4-circuit-opt's records over the same six vectors: the norm relation
+    /// ([`Packed::norm`]) and the gf4p4 relations ([`Gf4p4Nibbles`], which share `d` and
+    /// `d^-1` with it); refused as by [`Packed::relations`].
+    fn gf4p4(self, n: usize) -> Result<(StoredRelations, Gf4p4Nibbles), EngineError> {
+        let pairs = Gf4p4Nibbles::new(n, &self)?;
+        Ok((self.norm(n)?, pairs))
+    }
+
     /// Packs `v` as vector `k` (one of [`D`] .. [`B`]) into memory taken from `memory`.
     fn put(&mut self, k: usize, v: &RssVec<Gf2p4>, memory: &mut RecordMemory) {
         if let Some(slot) = self.0.get_mut(k) {
@@ -760,7 +1034,7 @@ impl Packed {
     }
 }
 
-/// Indices of the stored vectors of mal-gf4-circuit's relations ([`Layer::relations`]), in
+/// Indices of the stored vectors of mal-gf4-circuit's relations ([`Packed::relations`]), in
 /// its order: `n` entries each but `b = b_h ‖ b_l`. The first three are those of the relation
 /// of rounds 2 and 3, which mal-gf4-circuit-opt stores too ([`Packed::norm`]). Two values the check reads are not
 /// stored, but formed from stored ones as it loads them: round 4's left operand `a_h ‖ (a_h +
@@ -844,69 +1118,6 @@ const TIMES_ONE_PLUS_ROUND4_T: LinearMap8 = LinearMap8::mul_by(Gf2p8(ROUND4_T.0 
 /// after `ψ`.
 const TIMES_ROUND4_T_SQUARE: LinearMap8 = TIMES_ROUND4_T.compose(&LinearMap8::SQUARE);
 
-/// What a layer records: mal-gf4-circuit its five products as three stored relations of the
-/// layer's own vectors ([`all_products`]; packed two per byte, nothing else copied);
-/// mal-gf4-circuit-opt the two norm products as the second of those relations ([`Packed::norm`])
-/// and the packed gf4p4 relations of the other three (`p` as byte maps of `d`, `a_h` and
-/// `a_l`).
-enum LayerRelations {
-    Products(StoredRelations),
-    Gf4p4(StoredRelations, Gf4p4Relations),
-}
-
-impl Layer {
-    /// What `record` records ([`LayerRelations`]), mal-gf4-circuit-opt's packing in memory
-    /// taken from `memory`.
-    fn relations(self, n: usize, memory: &mut RecordMemory) -> Result<LayerRelations, EngineError> {
-        let Layer {
-            left,
-            a_l,
-            d6,
-            dinv,
-            b,
-            kept,
-        } = self;
-        Ok(match kept {
-            Kept::Products(packed) => LayerRelations::Products(packed.relations(n)?),
-            Kept::Norm { d, norm } => {
-                fn comp(v: &RssVec<Gf2p4>, c: usize) -> &[u8] {
-                    Gf2p4::slice_as_bytes(if c == 0 { &v.first } else { &v.second })
-                }
-                // `d^-1 ‖ p` with `p = d + λ a_h^2 + a_l^2`.
-                let dinv_p = |c: usize| {
-                    [
-                        (&NIBBLE_HIGH, comp(&dinv, c)),
-                        (&NIBBLE_LOW, comp(&d, c)),
-                        (&NIBBLE_LAMBDA_SQUARE, &comp(&left, c)[..n]),
-                        (&NIBBLE_SQUARE, comp(&a_l, c)),
-                    ]
-                };
-                let packed =
-                    Gf4p4Relations::with_dinv_p(&left, &a_l, &b, [dinv_p(0), dinv_p(1)], memory);
-                drop((dinv, d6));
-                LayerRelations::Gf4p4(norm.norm(n)?, packed)
-            }
-        })
-    }
-
-    /// Records [`Layer::relations`] for the finalize check.
-    fn record<M: SecurityModel>(
-        self,
-        party: &mut Party<M>,
-        n: usize,
-        memory: &mut RecordMemory,
-    ) -> Result<(), EngineError> {
-        match self.relations(n, memory)? {
-            LayerRelations::Products(stored) => stored.record(party),
-            LayerRelations::Gf4p4(norm, packed) => {
-                packed.record(party);
-                norm.record(party);
-            }
-        }
-        Ok(())
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -916,11 +1127,24 @@ mod tests {
     use triskele_field::{Field, Gf2p4};
 
     /// The circuit of one layer in the clear, each component an independent set of inputs
-    /// (so that a mixed-up component shows), as [`invert`] leaves it for the records (packed
-    /// into memory from `memory`).
-    fn clear_layer(n: usize, record: Record, memory: &mut RecordMemory) -> (Layer, RssVec<Gf2p4>) {
-        let v =
-            |s: usize| -> Vec<Gf2p4> { (0..n).map(|i| Gf2p4(((i * 7 + s) % 16) as u8)).collect() };
+    /// (so that a mixed-up component shows): the vectors its relations are made of, `p` and
+    /// the six records [`invert`] packs (into memory from `memory`, in its order).
+    struct ClearLayer {
+        left: RssVec<Gf2p4>,
+        a_l: RssVec<Gf2p4>,
+        d6: RssVec<Gf2p4>,
+        dinv: RssVec<Gf2p4>,
+        b: RssVec<Gf2p4>,
+        p: RssVec<Gf2p4>,
+        packed: Packed,
+    }
+
+    fn clear_layer(n: usize, memory: &mut RecordMemory) -> ClearLayer {
+        let v = |s: usize| -> Vec<Gf2p4> {
+            (0..n)
+                .map(|i| Gf2p4(((i * 7 + s + i / 16 * 5) % 16) as u8))
+                .collect()
+        };
         let rss = |a: Vec<Gf2p4>, b: Vec<Gf2p4>| RssVec {
             first: a,
             second: b,
@@ -941,40 +1165,82 @@ mod tests {
         right.extend(&dinv);
         let b = mul(&left, &right);
         let mut packed = Packed::default();
-        let vectors = [
+        for (k, v) in [
+            (A_H, &a_h),
+            (A_L, &a_l),
             (D, &d),
             (D6, &d6),
             (DINV, &dinv),
-            (A_H, &a_h),
-            (A_L, &a_l),
             (B, &b),
-        ];
-        let kept = match record {
-            Record::Products => {
-                for (k, v) in vectors {
-                    packed.put(k, v, memory);
-                }
-                Kept::Products(Box::new(packed))
-            }
-            Record::Gf4p4 => {
-                for (k, v) in &vectors[..3] {
-                    packed.put(*k, v, memory);
-                }
-                Kept::Norm {
-                    d: d.clone(),
-                    norm: Box::new(packed),
-                }
-            }
-        };
-        let layer = Layer {
+        ] {
+            packed.put(k, v, memory);
+        }
+        ClearLayer {
             left,
             a_l,
             d6,
             dinv,
             b,
-            kept,
-        };
-        (layer, p)
+            p,
+            packed,
+        }
+    }
+
+    /// `got` gives what `want` gives in every form `Verify` asks for (the word and pair forms
+    /// of every part, the lifts with and without `z`, the lifted `y`), for ranges from the
+    /// first to the last instance and past the end; neither gives the pair form of a range
+    /// past the end.
+    fn same_relations(got: &dyn TripleSource<Gf2p64>, want: &dyn TripleSource<Gf2p64>) {
+        let n = want.len();
+        assert_eq!(got.len(), n);
+        for start in [0, 1, 2, 77, n / 2 + 1, n - 1, n]
+            .into_iter()
+            .filter(|s| *s <= n)
+        {
+            let k = n - start;
+            for part in 0..6 {
+                let words = |s: &dyn TripleSource<Gf2p64>| {
+                    let (mut lo, mut hi) = (vec![0xa5u8; k], vec![0x5au8; k]);
+                    assert!(s.load_words(part, start, &mut lo, &mut hi));
+                    (lo, hi)
+                };
+                assert_eq!(words(got), words(want), "words: part {part}, start {start}");
+                if part < 4 {
+                    let pairs = |s: &dyn TripleSource<Gf2p64>| {
+                        let mut b = vec![0xa5u8; k];
+                        assert!(s.load_pairs(part, start, &mut b));
+                        b
+                    };
+                    assert_eq!(pairs(got), pairs(want), "pairs: part {part}, start {start}");
+                }
+            }
+            for parts in [Parts::Xyz, Parts::Xy] {
+                let lift = |s: &dyn TripleSource<Gf2p64>| {
+                    let ones = RssVec {
+                        first: vec![Gf2p64(1); k + 3],
+                        second: vec![Gf2p64(1); k + 3],
+                    };
+                    let mut out = LiftedTriples {
+                        x: ones.clone(),
+                        y: ones.clone(),
+                        z: ones,
+                    };
+                    s.lift(start, parts, &mut out);
+                    (out.x, out.y, out.z)
+                };
+                assert_eq!(lift(got), lift(want), "lift {parts:?}, start {start}");
+            }
+            let lift_y = |s: &dyn TripleSource<Gf2p64>| {
+                let (mut a, mut b) = (vec![Gf2p64(1); k + 2], vec![Gf2p64(1); k + 2]);
+                assert!(s.lift_y(start, [&mut a, &mut b]));
+                (a, b)
+            };
+            assert_eq!(lift_y(got), lift_y(want), "lift_y, start {start}");
+        }
+        for s in [got, want] {
+            assert!(!s.load_pairs(0, n - 2, &mut [0; 3]));
+            assert!(!s.load_pairs(2, n + 1, &mut [0; 1]));
+        }
     }
 
     /// The relations of `rows` are true products in their byte form, `products[k]` for
@@ -1006,13 +1272,13 @@ mod tests {
     fn recorded_relations_are_the_checked_products() {
         let n = 53;
         let mut memory = RecordMemory::default();
-        let (layer, p) = clear_layer(n, Record::Products, &mut memory);
+        let layer = clear_layer(n, &mut memory);
         let bytes = |v: &RssVec<Gf2p4>| gf2p4_bytes(v.clone());
         let (b_h, b_l) = (
             layer.b.slice(0..n).unwrap(),
             layer.b.slice(n..2 * n).unwrap(),
         );
-        let [p, d6, dinv, b_h, b_l] = [&p, &layer.d6, &layer.dinv, &b_h, &b_l].map(bytes);
+        let [p, d6, dinv, b_h, b_l] = [&layer.p, &layer.d6, &layer.dinv, &b_h, &b_l].map(bytes);
         let plus_t = |a: &RssVec<Gf2p8>, b: &RssVec<Gf2p8>| {
             let f = |a: &[Gf2p8], b: &[Gf2p8]| -> Vec<Gf2p8> {
                 a.iter().zip(b).map(|(a, b)| *a + ROUND4_T * *b).collect()
@@ -1023,24 +1289,29 @@ mod tests {
             }
         };
         let all = [p, plus_t(&d6, &dinv), plus_t(&b_h, &b_l)];
-        let LayerRelations::Products(stored) = layer.relations(n, &mut memory).unwrap() else {
-            panic!("mal-gf4-circuit records stored relations")
-        };
+        let stored = layer.packed.relations(n).unwrap();
         assert_products(&stored, n, &all, "mal-gf4-circuit");
 
-        let (layer, p) = clear_layer(n, Record::Gf4p4, &mut memory);
-        let want = Gf4p4Relations::new(&layer.left, &layer.a_l, &layer.dinv, &p, &layer.b);
-        let norm = plus_t(&bytes(&layer.d6), &bytes(&layer.dinv));
-        let LayerRelations::Gf4p4(rel, packed) = layer.relations(n, &mut memory).unwrap() else {
-            panic!("mal-gf4-circuit-opt records packed relations")
-        };
-        assert_eq!(packed.planes, want.planes);
-        assert_products(&rel, n, &[norm], "mal-gf4-circuit-opt's norm relation");
-        // What verification segments count: the three packed vectors of the norm relation,
-        // both components, and the three planes of the gf4p4 relations.
-        let packed_bytes = 2 * 3 * Gf2p4::encoded_len(n);
-        assert_eq!(ByteRows::stored_bytes(&rel), Some(packed_bytes));
-        assert_eq!(TripleSource::stored_bytes(&packed), Some(6 * n));
+        // mal-gf4-circuit-opt, over the same vectors: an odd `n` (`b_l` starts at an odd
+        // entry, so its nibbles do not pair with `b_h`'s) and an even one of several pieces.
+        for n in [n, 2 * NIBBLE_PIECE + 102] {
+            let layer = clear_layer(n, &mut memory);
+            let want =
+                Gf4p4Relations::new(&layer.left, &layer.a_l, &layer.dinv, &layer.p, &layer.b);
+            let norm = plus_t(&bytes(&layer.d6), &bytes(&layer.dinv));
+            let (rel, pairs) = layer.packed.gf4p4(n).unwrap();
+            same_relations(&pairs, &want);
+            assert_products(&rel, n, &[norm], "mal-gf4-circuit-opt's norm relation");
+            // What verification segments count: the three packed vectors of the norm
+            // relation, both components, and the three others of the gf4p4 relations (`d` and
+            // `d^-1`, which both read, once).
+            let len = Gf2p4::encoded_len;
+            assert_eq!(ByteRows::stored_bytes(&rel), Some(2 * 3 * len(n)));
+            assert_eq!(
+                TripleSource::stored_bytes(&pairs),
+                Some(2 * (2 * len(n) + len(2 * n)))
+            );
+        }
     }
 
     /// Round 4's relation ([`all_products`]) holds for the right products and fails for every
@@ -1131,47 +1402,62 @@ mod tests {
             ));
         }
         assert!(packed_with(&all[..3]).norm(n).is_ok());
+        // mal-gf4-circuit-opt's gf4p4 relations take all but `d^6`.
+        for missing in [A_H, A_L, D, DINV, B] {
+            let ks: Vec<usize> = all.into_iter().filter(|k| *k != missing).collect();
+            assert!(matches!(
+                packed_with(&ks).gf4p4(n),
+                Err(EngineError::LengthMismatch {
+                    expected: 5,
+                    got: 4
+                })
+            ));
+        }
+        assert!(matches!(
+            packed_with(&[A_H, A_L, D, DINV, B]).gf4p4(n),
+            Err(EngineError::LengthMismatch {
+                expected: 3,
+                got: 2
+            })
+        ));
+        assert!(packed_with(&all).gf4p4(n).is_ok());
     }
 
-    /// A layer's records take exactly the vectors [`Record::capacities`] reserves: a run of
-    /// three layers reserves them all at its first and takes every one, nothing more; a
-    /// smaller layer reserves nothing.
+    /// A layer's records take exactly the vectors [`Packed::capacities`] reserves, for either
+    /// variant's relations: a run of three layers reserves them all at its first and takes
+    /// every one, nothing more; a smaller layer reserves nothing.
     #[test]
     fn record_memory_is_reserved_for_exactly_what_layers_take() {
-        for record in [Record::Products, Record::Gf4p4] {
-            let n = RecordMemory::MIN_LAYER + 3;
-            let mut memory = RecordMemory::default();
-            memory.expect(3 * n);
-            for layer in 0..3 {
-                memory.begin_layer(n, &record.capacities(n), None);
-                assert_eq!(
-                    memory.left(),
-                    (3 - layer) * record.capacities(n).len(),
-                    "{record:?}, layer {layer}"
-                );
-                let (layer, _) = clear_layer(n, record, &mut memory);
-                drop(layer.relations(n, &mut memory).unwrap());
+        let n = RecordMemory::MIN_LAYER + 3;
+        let caps = Packed::capacities(n);
+        let mut memory = RecordMemory::default();
+        memory.expect(3 * n);
+        for (layer, record) in [Record::Products, Record::Gf4p4, Record::Products]
+            .into_iter()
+            .enumerate()
+        {
+            memory.begin_layer(n, &caps, None);
+            assert_eq!(memory.left(), (3 - layer) * caps.len(), "layer {layer}");
+            let packed = clear_layer(n, &mut memory).packed;
+            match record {
+                Record::Products => drop(packed.relations(n).unwrap()),
+                Record::Gf4p4 => drop(packed.gf4p4(n).unwrap()),
             }
-            assert_eq!(memory.left(), 0, "{record:?}");
-            assert_eq!(memory.taken(), 3 * record.capacities(n).len(), "{record:?}");
+        }
+        assert_eq!(memory.left(), 0);
+        assert_eq!(memory.taken(), 3 * caps.len());
 
-            let small = RecordMemory::MIN_LAYER - 1;
-            memory.expect(3 * small);
-            memory.begin_layer(small, &record.capacities(small), None);
-            assert_eq!(memory.left(), 0, "{record:?}, small layer");
+        let small = RecordMemory::MIN_LAYER - 1;
+        memory.expect(3 * small);
+        memory.begin_layer(small, &Packed::capacities(small), None);
+        assert_eq!(memory.left(), 0, "small layer");
 
-            // Verified in segments: no more layers than fill the segment's room, at least one.
-            let caps = record.capacities(n);
-            let layer_bytes: usize = caps.iter().sum();
-            for (room, layers) in [(0, 1), (layer_bytes, 1), (layer_bytes + 1, 2), (1 << 40, 5)] {
-                memory.expect(5 * n);
-                memory.begin_layer(n, &caps, Some(room));
-                assert_eq!(
-                    memory.left(),
-                    layers * caps.len(),
-                    "{record:?}, room {room}"
-                );
-            }
+        // Verified in segments: no more layers than fill the segment's room, at least one.
+        let layer_bytes: usize = caps.iter().sum();
+        for (room, layers) in [(0, 1), (layer_bytes, 1), (layer_bytes + 1, 2), (1 << 40, 5)] {
+            memory.expect(5 * n);
+            memory.begin_layer(n, &caps, Some(room));
+            assert_eq!(memory.left(), layers * caps.len(), "room {room}");
         }
     }
 

@@ -114,9 +114,12 @@ enum Form {
 /// [`StoredRelations`] keeps it ([`Form::Nibbles`]). A protocol packs each vector it records
 /// as soon as it has computed it, while it is still in the cache: packed at the end of a
 /// layer, mal-gf4-circuit's seven vectors came from memory again (docs/PERFORMANCE.md,
-/// "Records packed while in cache").
+/// "Records packed while in cache"). Cloning it shares the memory: two sources may read the
+/// same vector (mal-gf4-circuit-opt's norm relation and its gf4p4 relations read `d` and
+/// `d^-1`).
+#[derive(Clone)]
 pub(crate) struct PackedNibbles {
-    comps: [Vec<u8>; 2],
+    comps: Arc<[Vec<u8>; 2]>,
     /// Entries (the shorter component's).
     len: usize,
 }
@@ -128,12 +131,27 @@ impl PackedNibbles {
             // Past the cache: the records are read only by the finalize check, and written
             // through the cache they evicted the layer's own vectors (online phase of
             // mal-gf4-circuit at 10,000 blocks about 6% shorter; docs/PERFORMANCE.md).
-            comps: [&v.first, &v.second].map(|c| {
+            comps: Arc::new([&v.first, &v.second].map(|c| {
                 let out = memory.take(Gf2p4::encoded_len(c.len()));
                 Gf2p4::encode_streaming_into(c, out)
-            }),
+            })),
             len: v.first.len().min(v.second.len()),
         }
+    }
+
+    /// Entries (the shorter component's).
+    pub(crate) fn len(&self) -> usize {
+        self.len
+    }
+
+    /// Component `c` (0 or 1), packed two entries per byte.
+    pub(crate) fn comp(&self, c: usize) -> &[u8] {
+        &self.comps[c % 2]
+    }
+
+    /// Both components' bytes.
+    pub(crate) fn stored_bytes(&self) -> usize {
+        self.comps.iter().map(Vec::len).sum()
     }
 }
 
@@ -229,8 +247,9 @@ impl RecordMemory {
 pub(crate) struct StoredRelations {
     n: usize,
     form: Form,
-    /// Both components of each vector, in `form`.
-    vectors: Vec<[Vec<u8>; 2]>,
+    /// Both components of each vector, in `form` (shared with other sources where a
+    /// [`PackedNibbles`] was cloned).
+    vectors: Vec<Arc<[Vec<u8>; 2]>>,
     parts: Vec<[At; 3]>,
     /// Per relation and part, the maps applied to the stored entries of each of its terms
     /// ([`term_maps`]), formed once.
@@ -274,7 +293,7 @@ impl StoredRelations {
         Self::checked(n, parts, entries.collect())?;
         let vectors = vectors
             .into_iter()
-            .map(|v| [v.first, v.second].map(Gf2p8::vec_into_bytes))
+            .map(|v| Arc::new([v.first, v.second].map(Gf2p8::vec_into_bytes)))
             .collect();
         Ok(StoredRelations {
             n,
@@ -399,7 +418,7 @@ pub(crate) fn gf2p4_bytes(v: RssVec<Gf2p4>) -> RssVec<Gf2p8> {
 
 /// Entries `first .. first + out.len()` of `GF(2^4)` elements packed two per byte
 /// ([`Form::Nibbles`]), one per byte of `out`, each through `map` as it is written.
-fn unpack(packed: &[u8], first: usize, map: &LinearMap8, out: &mut [u8]) {
+pub(crate) fn unpack(packed: &[u8], first: usize, map: &LinearMap8, out: &mut [u8]) {
     let (i, out) = match out.split_first_mut() {
         Some((o, rest)) if first % 2 == 1 => {
             *o = map.apply_byte(packed[first / 2] & 0x0f);
@@ -419,7 +438,7 @@ fn unpack(packed: &[u8], first: usize, map: &LinearMap8, out: &mut [u8]) {
 /// ([`Form::Nibbles`]) in one pass ([`Gf2p4::unpack_pairs_mapped_sum`]); `false` (nothing
 /// written) if the two starts differ in parity, so that their nibbles do not pair up byte by
 /// byte.
-fn unpack_sum(
+pub(crate) fn unpack_sum(
     (a, b): (&[u8], &[u8]),
     (first_a, first_b): (usize, usize),
     (map_a, map_b): (&LinearMap8, &LinearMap8),
@@ -503,9 +522,16 @@ impl ByteRows for StoredRelations {
         self.vectors[a.vector][part % 2].get(first..first + len)
     }
 
-    /// Every vector of both components (shared vectors counted once).
+    /// Every vector of both components (shared vectors counted once here; a vector shared
+    /// with another source is counted by one of them).
     fn stored_bytes(&self) -> Option<usize> {
-        Some(self.vectors.iter().flatten().map(Vec::len).sum())
+        Some(
+            self.vectors
+                .iter()
+                .flat_map(|v| v.iter())
+                .map(Vec::len)
+                .sum(),
+        )
     }
 }
 
