@@ -643,7 +643,16 @@ impl Gf4p4Nibbles {
             out.fill(0);
             return true;
         }
-        let (mut tmp, mut tmp2) = ([0u8; NIBBLE_PIECE], [0u8; NIBBLE_PIECE]);
+        // A buffer for the groups after the first, only where there are such (the tower
+        // coordinates of `z`): zeroed on every call, two buffers on the stack cost about as
+        // much as unpacking the pair form of a sub-block's row.
+        let mut store;
+        let tmp: &mut [u8] = if terms.len() > 2 {
+            store = [0u8; NIBBLE_PIECE];
+            &mut store
+        } else {
+            &mut []
+        };
         for (i, piece) in out.chunks_mut(NIBBLE_PIECE).enumerate() {
             let off = i * NIBBLE_PIECE;
             for (g, group) in terms.chunks(2).enumerate() {
@@ -656,11 +665,11 @@ impl Gf4p4Nibbles {
                     [(a, fa, ma), (b, fb, mb)] => {
                         let fused = unpack_sum((a, b), (fa + off, fb + off), (ma, mb), dst);
                         if !fused {
-                            // Starts of different parity: one at a time.
+                            // Starts of different parity (`b_l` of an odd `n`): one at a time.
                             unpack(a, fa + off, ma, dst);
-                            let other = &mut tmp2[..dst.len()];
-                            unpack(b, fb + off, mb, other);
-                            xor_into(dst, other);
+                            let mut other = vec![0u8; dst.len()];
+                            unpack(b, fb + off, mb, &mut other);
+                            xor_into(dst, &other);
                         }
                     }
                     [(a, fa, ma)] => unpack(a, fa + off, ma, dst),
