@@ -61,7 +61,7 @@
 //! `d`, `d^-1` (`Gf4p4Nibbles`, which shares them). Until rev f02e8dd it wrote three byte
 //! planes of the gf4p4 relations per component at the end of each layer (9 bytes per
 //! inversion and party against 7; the memory the records take is most of what recording costs
-//! the online phase), and its online phase at 10,000 blocks ran about 10% longer than
+//! the online phase), and its online phase at 10,000 blocks ran 7-10% longer than
 //! mal-gf4-circuit's (docs/PERFORMANCE.md, "mal-gf4-circuit-opt over mal-gf4-circuit's
 //! records").
 //!
