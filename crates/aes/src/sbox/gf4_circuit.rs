@@ -199,6 +199,40 @@ impl PairSpec {
             .apply_pair_slice(&u.lift, &pl[t.plane][..n], &pl[u.plane][..n], head);
         tail.fill(Gf2p64(0));
     }
+
+    /// The lift of the instances whose planes (from some start) are `pl`, one component: `x`,
+    /// `y` and, if given, `z`, zero past their end.
+    fn lift_planes<const P: usize>(
+        &self,
+        pl: [&[u8]; P],
+        x: &mut [Gf2p64],
+        y: &mut [Gf2p64],
+        z: Option<&mut [Gf2p64]>,
+    ) {
+        let n = x.len().min(pl[0].len());
+        self.x.lift.apply_slice(&pl[self.x.plane][..n], &mut x[..n]);
+        x[n..].fill(Gf2p64(0));
+        self.lift_y(pl, y);
+        if let Some(z) = z {
+            let [(a, f), (b, g)] = &self.z;
+            f.apply_pair_slice(g, &pl[*a][..n], &pl[*b][..n], &mut z[..n]);
+            z[n..].fill(Gf2p64(0));
+        }
+    }
+}
+
+/// Component `c` of `out`: its `x`, `y` and, for [`Parts::Xyz`], `z`.
+fn component(
+    out: &mut LiftedTriples<Gf2p64>,
+    c: usize,
+    parts: Parts,
+) -> (&mut [Gf2p64], &mut [Gf2p64], Option<&mut [Gf2p64]>) {
+    let (x, y, z) = if c == 0 {
+        (&mut out.x.first, &mut out.y.first, &mut out.z.first)
+    } else {
+        (&mut out.x.second, &mut out.y.second, &mut out.z.second)
+    };
+    (x, y, (parts == Parts::Xyz).then_some(&mut z[..]))
 }
 
 /// The tower coordinates of every term of `spec` (`None` if an image were outside
@@ -475,23 +509,9 @@ impl<const P: usize> TripleSource<Gf2p64> for PairRelations<P> {
     }
 
     fn lift(&self, start: usize, parts: Parts, out: &mut LiftedTriples<Gf2p64>) {
-        let spec = self.spec;
         for c in 0..2 {
-            let pl = self.planes_from(c, start);
-            let (x, y, z) = if c == 0 {
-                (&mut out.x.first, &mut out.y.first, &mut out.z.first)
-            } else {
-                (&mut out.x.second, &mut out.y.second, &mut out.z.second)
-            };
-            let n = x.len().min(pl[0].len());
-            spec.x.lift.apply_slice(&pl[spec.x.plane][..n], &mut x[..n]);
-            x[n..].fill(Gf2p64(0));
-            spec.lift_y(pl, y);
-            if parts == Parts::Xyz {
-                let [(a, f), (b, g)] = &spec.z;
-                f.apply_pair_slice(g, &pl[*a][..n], &pl[*b][..n], &mut z[..n]);
-                z[n..].fill(Gf2p64(0));
-            }
+            let (x, y, z) = component(out, c, parts);
+            self.spec.lift_planes(self.planes_from(c, start), x, y, z);
         }
     }
 }
@@ -710,35 +730,25 @@ impl TripleSource<Gf2p64> for Gf4p4Nibbles {
 
     /// The lift by the planes and [`GF4P4_SPEC`]'s maps, as [`Gf4p4Relations`] lifts them.
     fn lift(&self, start: usize, parts: Parts, out: &mut LiftedTriples<Gf2p64>) {
-        let spec = &GF4P4_SPEC;
         let mut pl = [[0u8; NIBBLE_PIECE]; 3];
         for c in 0..2 {
-            let (x, y, z) = if c == 0 {
-                (&mut out.x.first, &mut out.y.first, &mut out.z.first)
-            } else {
-                (&mut out.x.second, &mut out.y.second, &mut out.z.second)
-            };
+            let (x, y, mut z) = component(out, c, parts);
             let n = x.len().min(self.n.saturating_sub(start));
             for at in (0..n).step_by(NIBBLE_PIECE) {
                 let k = NIBBLE_PIECE.min(n - at);
                 let [p0, p1, p2] = &mut pl;
                 self.planes(c, start + at, [&mut p0[..k], &mut p1[..k], &mut p2[..k]]);
-                let planes = pl.each_ref().map(|p| &p[..k]);
                 let r = at..at + k;
-                spec.x
-                    .lift
-                    .apply_slice(planes[spec.x.plane], &mut x[r.clone()]);
-                spec.lift_y(planes, &mut y[r.clone()]);
-                if parts == Parts::Xyz {
-                    let [(a, f), (b, g)] = &spec.z;
-                    f.apply_pair_slice(g, planes[*a], planes[*b], &mut z[r]);
-                }
+                GF4P4_SPEC.lift_planes(
+                    pl.each_ref().map(|p| &p[..k]),
+                    &mut x[r.clone()],
+                    &mut y[r.clone()],
+                    z.as_deref_mut().map(|z| &mut z[r]),
+                );
             }
-            x[n..].fill(Gf2p64(0));
-            y[n..].fill(Gf2p64(0));
-            if parts == Parts::Xyz {
-                z[n..].fill(Gf2p64(0));
-            }
+            // Zeros past the end (no planes).
+            let none: [&[u8]; 3] = [&[]; 3];
+            GF4P4_SPEC.lift_planes(none, &mut x[n..], &mut y[n..], z.map(|z| &mut z[n..]));
         }
     }
 
