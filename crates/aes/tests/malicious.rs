@@ -242,25 +242,26 @@ abort_matrix!(mal_lut256_ss_opt, Target::MalLut256SsOpt);
 /// bytes reshared, then 2,565 entries, twelve levels: steps of eight only), words
 /// (mal-lut16-ohv, 160 blocks), and the bit products of mal-lut256-ss's preprocessing with its
 /// VerifySbox bytes (32 blocks), each in one run of both kinds. And two runs of their own
-/// kind (mal-gf4-circuit-opt, 420 blocks: 67,240 relations of rounds 2 and 3 in bytes, as
-/// many gf4p4 relations): the first is the bytes' run (blocks of 32, 248 bytes reshared, then
-/// 2,102 entries: steps of eight, which wait for the other run's), and the second message to
-/// the previous party is the first level's reshare of the gf4p4 relations' run (blocks of
-/// eight, 56 bytes).
+/// kind side by side (mal-gf4-circuit-opt, 420 blocks: 67,240 relations of rounds 2 and 3 in
+/// bytes, as many gf4p4 relations): the first message to the previous party holds both first
+/// levels' reshares (the bytes' run: blocks of 32, 248 bytes, then 2,102 entries, whose steps
+/// of eight wait for the other run's; the gf4p4 relations' run: blocks of eight, 56 bytes,
+/// then 8,405 entries), the second the reshare of the gf4p4 run's first halving (16 bytes);
+/// their coins are opened together (16 bytes to the next party).
 #[test]
 fn tampered_first_level_of_a_large_check_aborts() {
-    for (target, blocks, reshare_len, next_len) in [
-        (Target::MalChidaRecCheck, 128, 248, 112),
-        (Target::MalLut16Ohv, 160, 56, 16),
-        (Target::MalLut256Ss, 32, 56, 16),
-        (Target::MalGf4CircuitOpt, 420, 248, 56),
+    for (target, blocks, reshare_len, coin_len, next_len) in [
+        (Target::MalChidaRecCheck, 128, 248, 8, 112),
+        (Target::MalLut16Ohv, 160, 56, 8, 16),
+        (Target::MalLut256Ss, 32, 56, 8, 16),
+        (Target::MalGf4CircuitOpt, 420, 248 + 56, 2 * 8, 16),
     ] {
         let honest = common::run_batch(target, blocks, None);
         assert!(honest.iter().all(Result::is_ok), "{target}: {honest:?}");
         for cheater in PartyId::ALL {
             for (dir, k, len, what) in [
                 (Direction::Prev, 0, reshare_len, "the first level's reshare"),
-                (Direction::Next, 1, 8, "the first level's coin"),
+                (Direction::Next, 1, coin_len, "the first level's coin"),
                 // Its fold forms the sums of the first halving after it (or of the next run).
                 (Direction::Prev, 1, next_len, "the next level's reshare"),
             ] {

@@ -709,11 +709,13 @@ fn ragged_in_place_records_are_refused() {
     }
 }
 
-/// Windows that take the k-ary first level keep their steps of eight side by side: 2^18 byte
-/// triples with a run size of 2^15 (windows of 2^17 for bytes only) are two runs of 4,096
-/// blocks of 32, twelve levels each, so their four steps go in four rounds of one message to
-/// prev with both runs' 14 values (224 bytes). Honest runs pass with the bytes of two runs
-/// and the messages of one; a change in a shared step's message aborts at every honest party.
+/// Windows that take the k-ary first level go side by side: 2^18 byte triples with a run
+/// size of 2^15 (windows of 2^17 for bytes only) are two runs of 4,096 blocks of 32, twelve
+/// levels each, so their seeds go in one opening, their first levels in one reshare to prev
+/// with both runs' 31 values and one opening of both coins, and their four steps in four
+/// rounds of one message to prev with both runs' 14 values (224 bytes). Honest runs pass with
+/// the bytes of two runs and the messages of one; a change in a shared step's message aborts
+/// at every honest party.
 #[test]
 fn windows_take_their_steps_side_by_side() {
     let n = 1usize << 18;
@@ -725,18 +727,20 @@ fn windows_take_their_steps_side_by_side() {
         // Two runs' bytes, less one compare-view digest.
         assert_eq!(st[0], 2 * one[0] - 32);
         assert_eq!(st[1], 2 * one[1] - 32);
-        // Sends and receives on each channel: per run its seed, first reshare and coin (3),
-        // then once the four steps (8), CheckTriple (5) and the compare-view (2): 2 · 3 + 15,
-        // where one run takes 3 + 15 (`octal_cost_k`: 2ℓ' + 10 with ℓ' = 12 as four steps).
+        // Sends and receives on each channel: the seeds, first reshare and coins of both runs
+        // (3), the four steps (8), CheckTriple (5) and the compare-view (2), as one run
+        // (`octal_cost_k`: 2ℓ' + 10 with ℓ' = 12 as four steps), where runs one after the
+        // other took 2 · 3 + 15.
         assert_eq!(one[3], 18);
-        assert_eq!(st[3], 21);
+        assert_eq!(st[3], 18);
     }
     tampered_shared_step_aborts(|opts| run(opts).map(|(r, _)| r));
 }
 
-/// For two runs whose first levels send messages 0 and 1 to prev and whose steps of eight go
-/// side by side in messages 2 to 5: a changed bit in message 3 (both runs' 14 values, 224
-/// bytes), from each party in turn, aborts at every honest party.
+/// For two runs whose steps of eight go side by side in four messages to prev after their
+/// first levels (messages 0 and 1 for two segments, message 0 for two windows of one check):
+/// a changed bit in message 3 (both runs' 14 values, 224 bytes), from each party in turn,
+/// aborts at every honest party.
 fn tampered_shared_step_aborts(run: impl Fn(&NetOptions) -> [Result<(), EngineError>; 3]) {
     for cheater in PartyId::ALL {
         let tamper = Tamper::new(cheater, Phase::Finalize, Some(Direction::Prev), 3, 19);
@@ -834,10 +838,12 @@ fn large_check_in_windows<F: Lift + Random + Copy>(n: usize, run: usize, runs: u
                     r.unwrap();
                     assert_eq!(st[0], runs * (16 + 8 * l + 24) + 32);
                     assert_eq!(st[1], runs * (16 * l + 16) + 32);
-                    // Sends and receives on the channel to next: each run's seed and
-                    // halvings (`2ℓ + 1`), then one `CheckTriple` for up to 64 runs (5) and
-                    // the compare-view (2), where runs one after the other took `2ℓ + 8` each.
-                    assert_eq!(st[2], runs * (2 * l + 1) + 5 * runs.div_ceil(64) + 2);
+                    // Sends and receives on the channel to next: per group of up to 64 runs
+                    // side by side their seeds (one opening) and halvings (`2ℓ + 1`) and
+                    // their `CheckTriple`s (5), then the compare-view (2), where runs one
+                    // after the other took `2ℓ + 8` each.
+                    let groups = runs.div_ceil(64);
+                    assert_eq!(st[2], groups * (2 * l + 1) + 5 * groups + 2);
                 }
                 Some(k) => assert!(is_abort(&r), "error at {k}: {r:?}"),
             }

@@ -183,13 +183,19 @@
 //! values to `P_{i-1}`: for `ℓ' ≥ 12`, `8 · 8` bytes less to `P_{i+1}`, `4 · 112 - 12 · 16 =
 //! 256` more to `P_{i-1}`, sixteen rounds less.
 //!
-//! Several runs ([`verify_runs`]: records larger than one run takes, "Segments" below) send
-//! the sum of their bytes in fewer rounds than the sum of theirs: each run's seed, first level and
-//! halvings go one run after the other (they hold the run's large vectors), and then the
-//! runs' steps of eight and their `CheckTriple`s go side by side, each round one message with
-//! every run's values (the coins of a round opened together, after all its reshares), up to
-//! 64 runs at a time (their claims of at most `2^12` entries take 128 KiB each). Every run
-//! keeps its own seed and coins, so the soundness argument is that of each run alone.
+//! Several runs ([`verify_runs`]: records larger than one run takes, records of several
+//! kinds, "Segments" below) send the sum of their bytes in the rounds of one run: their seeds
+//! in one opening, then their first levels and halvings side by side, each round one reshare
+//! with every run's values and then one opening of every run's coin (as many rounds as the run
+//! with the most levels takes), in groups whose folded vectors take at most 64 MiB
+//! (`GROUP_BYTES`; a larger run goes alone, and the groups go one after the other), so that
+//! the working memory stays near that of one run; then the runs' steps of eight and their
+//! `CheckTriple`s side by side, up to 64 runs at a time (their claims of at most `2^12`
+//! entries take 128 KiB each). Every run keeps its own seed and coins, and its reshared
+//! values are fixed before its coin is opened, so the soundness argument is that of each run
+//! alone. (Before, each run's seed, first level and halvings went one run after the other:
+//! mal-gf4-circuit-opt's two runs at 10,000 blocks took 41 rounds, now 30;
+//! docs/PERFORMANCE.md, "Runs side by side".)
 //!
 //! # Soundness
 //!
@@ -634,22 +640,29 @@ fn sub<V: VerifyField>(a: &RssVec<V>, b: &RssVec<V>) -> RssVec<V> {
 /// Entropy the step-1 seed gets from its coins, in bits.
 const SEED_BITS: u32 = 127;
 
-/// Tosses the 16-byte step-1 seed: `⌈127 / ⌊log2 |V|⌋⌉` coins in one opening (2 in
-/// `GF(2^64)`, 1 in `F_p` for `p > 2^127` as the default prime, 2 for `2^64 <= p < 2^127`,
-/// more for smaller run-time primes, whose few coin values would otherwise let a cheater
-/// prepare errors that pass for every possible seed).
-fn toss_seed<V: VerifyField, M: SecurityModel>(
+/// Tosses the 16-byte step-1 seeds of `runs` runs, all in one opening: per run `⌈127 / ⌊log2
+/// |V|⌋⌉` coins (2 in `GF(2^64)`, 1 in `F_p` for `p > 2^127` as the default prime, 2 for
+/// `2^64 <= p < 2^127`, more for smaller run-time primes, whose few coin values would
+/// otherwise let a cheater prepare errors that pass for every possible seed), hashed into
+/// the run's seed.
+fn toss_seeds<V: VerifyField, M: SecurityModel>(
     party: &mut Party<M>,
-) -> Result<[u8; 16], EngineError> {
+    runs: usize,
+) -> Result<Vec<[u8; 16]>, EngineError> {
     let k = SEED_BITS.div_ceil(V::log2_size().max(1)) as usize;
-    let coins = party.coins_in::<V>(k)?;
-    let digest = Sha256::new()
-        .chain_update(b"triskele verify seed")
-        .chain_update(V::encode_to_vec(&coins))
-        .finalize();
-    let mut seed = [0u8; 16];
-    seed.copy_from_slice(&digest[..16]);
-    Ok(seed)
+    let coins = party.coins_in::<V>(k * runs)?;
+    Ok(coins
+        .chunks(k)
+        .map(|c| {
+            let digest = Sha256::new()
+                .chain_update(b"triskele verify seed")
+                .chain_update(V::encode_to_vec(c))
+                .finalize();
+            let mut seed = [0u8; 16];
+            seed.copy_from_slice(&digest[..16]);
+            seed
+        })
+        .collect())
 }
 
 /// The most binary triples one run over the records `src` checks, from the model's run size
@@ -683,16 +696,18 @@ pub fn verify<V: VerifyField, M: SecurityModel>(
     party: &mut Party<M>,
     src: &dyn TripleSource<V>,
 ) -> Result<bool, EngineError> {
-    let run = start(party, src)?;
-    finish(party, vec![run])
+    let runs = start_group(party, &[src])?;
+    finish(party, runs)
 }
 
 /// Runs Protocol 2 on each of `runs`, independent runs with their own seeds, and returns
 /// whether all of them passed (the caller follows with a compare-view, as for [`verify`]).
-/// Each run's levels down to its last twelve go one run after the other (they hold the
-/// run's large vectors); then the runs' steps of eight (module `tail`) and their
-/// `CheckTriple`s go side by side, one message per round for all of them (up to 64 runs at a
-/// time): the same bytes as running them one after the other, in the rounds of one run.
+/// The runs go side by side, one message per round with every run's values: their seeds in
+/// one opening, their first levels and halvings in the rounds of the run with the most (in
+/// groups whose folded vectors take at most 64 MiB per party, `GROUP_BYTES`; the groups one
+/// after the other), then their steps of eight (module `tail`) and their `CheckTriple`s (up
+/// to 64 runs at a time): the same bytes as running them one after the other, in the rounds
+/// of one run.
 pub fn verify_runs<'a, V: VerifyField, M: SecurityModel>(
     party: &mut Party<M>,
     runs: impl IntoIterator<Item = &'a dyn TripleSource<V>>,
@@ -712,13 +727,23 @@ pub(crate) fn verify_runs_parked<'a, V: VerifyField, M: SecurityModel>(
     last: bool,
 ) -> Result<bool, EngineError> {
     let mut ok = true;
+    let mut group: Vec<&'a dyn TripleSource<V>> = Vec::new();
+    let mut bytes = 0usize;
     for src in runs {
-        parked.push(start(party, src)?);
-        if parked.len() == PARKED_MAX {
+        let held = held_bytes(src);
+        let full = parked.len() + group.len() >= PARKED_MAX;
+        if !group.is_empty() && (full || bytes.saturating_add(held) > GROUP_BYTES) {
+            parked.extend(start_group(party, &core::mem::take(&mut group))?);
+            bytes = 0;
+        }
+        if parked.len() >= PARKED_MAX {
             ok &= finish(party, core::mem::take(parked))?;
         }
+        group.push(src);
+        bytes = bytes.saturating_add(held);
     }
-    if last {
+    parked.extend(start_group(party, &group)?);
+    if last || parked.len() >= PARKED_MAX {
         ok &= finish(party, core::mem::take(parked))?;
     }
     Ok(ok)
@@ -727,6 +752,21 @@ pub(crate) fn verify_runs_parked<'a, V: VerifyField, M: SecurityModel>(
 /// The most runs [`verify_runs`] holds for their last steps at once (each at most
 /// `tail::MAX_LEN` entries of four vectors, 128 KiB in `GF(2^64)`): 8 MiB.
 const PARKED_MAX: usize = 64;
+
+/// The most bytes of folded vectors ([`held_bytes`]) that the runs of one group of
+/// [`verify_runs`] hold at once, their levels side by side (a run that takes more goes alone):
+/// the check's working memory stays near that of its largest run, as with a segment's records
+/// ([`crate::Party::checkpoint`]).
+const GROUP_BYTES: usize = 64 << 20;
+
+/// About the bytes of the vectors that a run over `src` folds and holds through its levels
+/// (four of `⌈L/k⌉` elements after a k-ary first level, else about four of `L/2`).
+fn held_bytes<V: VerifyField>(src: &dyn TripleSource<V>) -> usize {
+    let k = V::octal_nodes(src).map_or(2, |nodes| nodes.len().div_ceil(2));
+    src.len()
+        .div_ceil(k.max(1))
+        .saturating_mul(4 * core::mem::size_of::<V>())
+}
 
 /// A run of Protocol 2 after its levels down to its steps of eight or its last triple.
 #[derive(Debug)]
@@ -737,61 +777,167 @@ pub(crate) enum Parked<V> {
     Last([RssVec<V>; 3]),
 }
 
-/// A run's seed, first level and halvings (module docs): its claim for [`finish`].
-fn start<V: VerifyField, M: SecurityModel>(
+/// A run of [`start_group`] between two of its rounds.
+enum Stage<'a, V> {
+    /// Its k-ary first level's local part (module `octal`), before the reshare and the coin.
+    Octal(&'a dyn TripleSource<V>, [u8; 16], OctalFirst<V>),
+    /// A halving prover with the sums of its next level and the claim; `true` after a k-ary
+    /// first level (the last levels then go in steps of eight).
+    Halving(Prover<'a, V>, Sums<V>, RssVec<V>, bool),
+    /// Parked for [`finish`].
+    Done(Parked<V>),
+}
+
+/// The runs' seeds, first levels and halvings (module docs) side by side: each round one
+/// reshare with every active run's values (in the order of `srcs`) and one opening of a coin
+/// per active run, after all of them. Each run keeps its own seed and coins, and a run's
+/// values are fixed before its coin, so the soundness argument is that of each run alone.
+/// Returns the runs' claims for [`finish`], in the order of `srcs`.
+fn start_group<'a, V: VerifyField, M: SecurityModel>(
     party: &mut Party<M>,
-    src: &dyn TripleSource<V>,
-) -> Result<Parked<V>, EngineError> {
+    srcs: &[&'a dyn TripleSource<V>],
+) -> Result<Vec<Parked<V>>, EngineError> {
+    if srcs.is_empty() {
+        return Ok(Vec::new());
+    }
+    let seeds = toss_seeds::<V, M>(party, srcs.len())?;
+    let mut spare = core::mem::take(&mut party.spare);
+    let mut stages: Vec<Stage<'a, V>> = srcs
+        .iter()
+        .zip(seeds)
+        .map(|(src, seed)| first_stage(*src, seed, &mut spare))
+        .collect();
+    loop {
+        stages = stages.into_iter().map(|st| park(st, &mut spare)).collect();
+        let active: Vec<usize> = (0..stages.len())
+            .filter(|&i| !matches!(stages[i], Stage::Done(_)))
+            .collect();
+        if active.is_empty() {
+            break;
+        }
+        let mut values = Vec::new();
+        for &i in &active {
+            match &stages[i] {
+                Stage::Octal(_, _, first) => values.extend_from_slice(first.extra()),
+                Stage::Halving(_, sums, _, _) => values.extend([sums.h1, sums.hu]),
+                Stage::Done(_) => {}
+            }
+        }
+        let shared = party.additive_to_rss(values, ReshareTo::Prev)?;
+        let coins = party.coins_in::<V>(active.len())?;
+        let mut at = 0;
+        for (&i, s) in active.iter().zip(coins) {
+            let st = core::mem::replace(&mut stages[i], Stage::Done(Parked::Last(empty3())));
+            stages[i] = advance(st, &shared, &mut at, s, &mut spare)?;
+        }
+    }
+    party.spare = spare;
+    Ok(stages
+        .into_iter()
+        .filter_map(|st| match st {
+            Stage::Done(p) => Some(p),
+            _ => None,
+        })
+        .collect())
+}
+
+/// Three empty sharings (a placeholder while a stage moves on).
+fn empty3<V>() -> [RssVec<V>; 3] {
+    core::array::from_fn(|_| RssVec {
+        first: Vec::new(),
+        second: Vec::new(),
+    })
+}
+
+/// A run's first stage: its single (padded) triple, combined with its coefficient, if it has
+/// at most one; else its k-ary first level's local part, or the sums of its first halving.
+fn first_stage<'a, V: VerifyField>(
+    src: &'a dyn TripleSource<V>,
+    seed: [u8; 16],
+    spare: &mut Spare,
+) -> Stage<'a, V> {
     let n = src.len().max(1).next_power_of_two();
-    let seed = toss_seed::<V, M>(party)?;
     if n == 1 {
-        // No halving: the single (padded) triple, combined with its coefficient.
+        // No halving.
         let mut t = LiftedTriples::zeros(1);
         src.lift(0, Parts::Xyz, &mut t);
         let mut c = [V::ZERO];
         Coefficients::new(seed).fill(0, &mut c);
         let c = c[0];
-        return Ok(Parked::Last([
+        return Stage::Done(Parked::Last([
             scalar_times(c, &t.x),
             t.y,
             scalar_times(c, &t.z),
         ]));
     }
-    let spare = core::mem::take(&mut party.spare);
-    // Current claim: Σ x'_k y'_k = z.
-    let ((mut prover, mut sums, mut z), kary) = match octal_sums(src, &seed) {
-        Some(first) => (octal_level(party, src, seed, first, spare)?, true),
+    match octal_sums(src, &seed) {
+        Some(first) => Stage::Octal(src, seed, first),
         None => {
+            // Current claim: Σ x'_k y'_k = z.
             let (prover, sums) = Prover::start(src, seed, spare);
             let z = single(sums.z[0], sums.z[1]);
-            ((prover, sums, z), false)
+            Stage::Halving(prover, sums, z, false)
         }
-    };
-    let parked = loop {
-        // After a k-ary first level, the last levels in steps of eight (module `tail`).
-        if kary && prover.len <= tail::MAX_LEN {
-            if let Some(v) = prover.claim() {
-                break Parked::Steps(v, z);
+    }
+}
+
+/// After a k-ary first level, a claim short enough for the steps of eight (module `tail`)
+/// parks; its prover's vectors go back to `spare`.
+fn park<'a, V: VerifyField>(st: Stage<'a, V>, spare: &mut Spare) -> Stage<'a, V> {
+    match st {
+        Stage::Halving(mut prover, sums, z, true) if prover.len <= tail::MAX_LEN => {
+            match prover.claim() {
+                Some(v) => {
+                    prover.release(spare);
+                    Stage::Done(Parked::Steps(v, z))
+                }
+                None => Stage::Halving(prover, sums, z, true),
             }
         }
-        let h = party.additive_to_rss(vec![sums.h1, sums.hu], ReshareTo::Prev)?;
-        let (h1, hu) = (
-            single(h.first[0], h.second[0]),
-            single(h.first[1], h.second[1]),
-        );
-        let h0 = sub(&z, &h1);
-        let s = party.coins_in::<V>(1)?[0];
-        z = interpolate([&h0, &h1, &hu], s);
-        match prover.fold(s) {
-            Some(next) => sums = next,
-            None => {
-                let [x1, x2, y1, y2] = prover.last();
-                break Parked::Last([single(x1, x2), single(y1, y2), z]);
+        other => other,
+    }
+}
+
+/// A run's step with its coin `s` and its reshared values, which start at `*at` in `shared`
+/// (`*at` moves past them).
+fn advance<'a, V: VerifyField>(
+    st: Stage<'a, V>,
+    shared: &RssVec<V>,
+    at: &mut usize,
+    s: V,
+    spare: &mut Spare,
+) -> Result<Stage<'a, V>, EngineError> {
+    let short = || EngineError::Unsupported("verify: fewer reshared values than sent".into());
+    let mut take = |count: usize| {
+        let v = shared.slice(*at..*at + count).ok_or_else(short)?;
+        *at += count;
+        Ok::<_, EngineError>(v)
+    };
+    Ok(match st {
+        Stage::Octal(src, seed, first) => {
+            let q = take(first.extra().len())?;
+            let (prover, sums, z) = octal_level(src, seed, first, &q, s, spare)?;
+            Stage::Halving(prover, sums, z, true)
+        }
+        Stage::Halving(mut prover, _, z, kary) => {
+            let h = take(2)?;
+            let (h1, hu) = (
+                single(h.first[0], h.second[0]),
+                single(h.first[1], h.second[1]),
+            );
+            let h0 = sub(&z, &h1);
+            let z = interpolate([&h0, &h1, &hu], s);
+            match prover.fold(s, spare) {
+                Some(next) => Stage::Halving(prover, next, z, kary),
+                None => {
+                    let [x1, x2, y1, y2] = prover.last();
+                    prover.release(spare);
+                    Stage::Done(Parked::Last([single(x1, x2), single(y1, y2), z]))
+                }
             }
         }
-    };
-    party.spare = prover.into_spare();
-    Ok(parked)
+        done @ Stage::Done(_) => done,
+    })
 }
 
 /// The runs' steps of eight side by side, then their `CheckTriple`s side by side: whether
@@ -828,6 +974,14 @@ struct OctalFirst<V> {
     sums: Vec<V>,
 }
 
+impl<V> OctalFirst<V> {
+    /// This party's additive shares of the values at the extra nodes, which it reshares.
+    fn extra(&self) -> &[V] {
+        let k = self.nodes.len().div_ceil(2);
+        self.sums.get(2 * k..).unwrap_or(&[])
+    }
+}
+
 fn octal_sums<V: VerifyField>(src: &dyn TripleSource<V>, seed: &[u8; 16]) -> Option<OctalFirst<V>> {
     let nodes = V::octal_nodes(src)?;
     let k = nodes.len().div_ceil(2);
@@ -842,15 +996,17 @@ fn octal_sums<V: VerifyField>(src: &dyn TripleSource<V>, seed: &[u8; 16]) -> Opt
     }
 }
 
-/// The rest of the k-ary first level: reshares `Q(α_k) .. Q(α_{2k-2})` (the extra nodes;
-/// `Q(α_m) = D_m` at the data nodes is already replicated), tosses `s`, folds, and returns
-/// the halving prover of the claim `Q(s)` of length `⌈L/k⌉` with its first sums.
-fn octal_level<'a, V: VerifyField, M: SecurityModel>(
-    party: &mut Party<M>,
+/// The rest of the k-ary first level with the reshared values `q` at the extra nodes
+/// (`Q(α_k) .. Q(α_{2k-2})`; `Q(α_m) = D_m` at the data nodes is already replicated) and the
+/// coin `s`: folds, and returns the halving prover of the claim `Q(s)` of length `⌈L/k⌉` with
+/// its first sums.
+fn octal_level<'a, V: VerifyField>(
     src: &'a dyn TripleSource<V>,
     seed: [u8; 16],
     first: OctalFirst<V>,
-    mut spare: Spare,
+    q: &RssVec<V>,
+    s: V,
+    spare: &mut Spare,
 ) -> Result<Started<'a, V>, EngineError> {
     let OctalFirst {
         nodes,
@@ -858,8 +1014,6 @@ fn octal_level<'a, V: VerifyField, M: SecurityModel>(
         sums,
     } = first;
     let k = nodes.len().div_ceil(2);
-    let q = party.additive_to_rss(sums[2 * k..].to_vec(), ReshareTo::Prev)?;
-    let s = party.coins_in::<V>(1)?[0];
     let lambda = lagrange_slice(&nodes, s);
     let mut out: [Vec<V>; 4] = core::array::from_fn(|_| spare.take::<V>(blocks));
     let half = folded_half(blocks);
@@ -887,7 +1041,7 @@ fn octal_level<'a, V: VerifyField, M: SecurityModel>(
         h1,
         hu,
     };
-    let prover = Prover::from_folded(src, seed, out, half, spare);
+    let prover = Prover::from_folded(src, seed, out, half);
     Ok((prover, sums, z))
 }
 
@@ -1039,13 +1193,12 @@ struct Prover<'a, V> {
     half: usize,
     /// The folded vectors `[[x']]`, `[[y']]` (after level 1).
     folded: Option<Folded<V>>,
-    /// Where level 1 takes its vectors from ([`Prover::into_spare`] gives them back).
-    spare: Spare,
 }
 
 impl<'a, V: VerifyField> Prover<'a, V> {
     /// Level 1's sums for `src` (at least two triples after padding, `n ≥ 2`).
-    fn start(src: &'a dyn TripleSource<V>, seed: [u8; 16], mut spare: Spare) -> (Self, Sums<V>) {
+    /// Level 1 takes its vectors from `spare` ([`Prover::release`] gives them back).
+    fn start(src: &'a dyn TripleSource<V>, seed: [u8; 16], spare: &mut Spare) -> (Self, Sums<V>) {
         let n = src.len().max(1).next_power_of_two();
         let half = first_half(src.len(), n);
         // Pass A keeps `X = c x` for pass B where that is cheaper than forming it again (a
@@ -1060,7 +1213,6 @@ impl<'a, V: VerifyField> Prover<'a, V> {
             len: n,
             half,
             folded: kept.map(Folded::Scaled),
-            spare,
         };
         (prover, sums)
     }
@@ -1072,7 +1224,6 @@ impl<'a, V: VerifyField> Prover<'a, V> {
         seed: [u8; 16],
         v: [Vec<V>; 4],
         half: usize,
-        spare: Spare,
     ) -> Self {
         Prover {
             src,
@@ -1080,29 +1231,28 @@ impl<'a, V: VerifyField> Prover<'a, V> {
             len: v[0].len(),
             half,
             folded: Some(Folded::Four(v)),
-            spare,
         }
     }
 
-    /// The spare vectors, with the folded vectors added.
-    fn into_spare(mut self) -> Spare {
+    /// Gives the folded vectors to `spare`.
+    fn release(mut self, spare: &mut Spare) {
         match self.folded.take() {
-            Some(Folded::Four(v)) => v.into_iter().for_each(|v| self.spare.put(v)),
+            Some(Folded::Four(v)) => v.into_iter().for_each(|v| spare.put(v)),
             Some(Folded::Two(v, _) | Folded::XOnly(v, _) | Folded::Scaled(v)) => {
-                v.into_iter().for_each(|v| self.spare.put(v))
+                v.into_iter().for_each(|v| spare.put(v))
             }
             None => {}
         }
-        self.spare
     }
 
     /// Folds the current level with its coin `s`; the next level's sums unless this was the
     /// last level.
-    fn fold(&mut self, s: V) -> Option<Sums<V>> {
+    /// Level 1's fold takes its vectors from `spare`.
+    fn fold(&mut self, s: V, spare: &mut Spare) -> Option<Sums<V>> {
         let half = self.half;
         let more = half > 1;
         let (folded, sums) = match self.folded.take() {
-            None => source_fold(self.src, &self.co, half, s, more, &mut self.spare),
+            None => source_fold(self.src, &self.co, half, s, more, spare),
             Some(Folded::Scaled(mut x)) => {
                 let sums = fold_scaled(self.src, &mut x, half, s, more);
                 (Folded::Two(x, half), sums)

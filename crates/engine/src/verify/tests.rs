@@ -104,9 +104,9 @@ fn local_transcript<V: VerifyField>(
         V::fill_random(&mut r, &mut v);
         spare.put(v);
     }
-    let (mut prover, first) = Prover::start(src, *seed, spare);
+    let (mut prover, first) = Prover::start(src, *seed, &mut spare);
     let mut out = vec![[first.z[0], first.z[1], first.h1, first.hu]];
-    while let Some(s) = prover.fold(coins[out.len() - 1]) {
+    while let Some(s) = prover.fold(coins[out.len() - 1], &mut spare) {
         out.push([s.z[0], s.z[1], s.h1, s.hu]);
     }
     (out, prover.last())
