@@ -737,6 +737,51 @@ fn windows_take_their_steps_side_by_side() {
     tampered_shared_step_aborts(|opts| run(opts).map(|(r, _)| r));
 }
 
+/// Runs of two kinds side by side, of different lengths and shapes: 70,000 `GF(2^64)` triples
+/// (no byte form: seventeen halvings down to the last triple) next to 2^17 byte triples
+/// (blocks of 32, then 4,096 entries parked for four steps of eight). Honest records pass with
+/// the bytes of both runs in the rounds of the longer one: one seed opening, 17 levels of two
+/// rounds, the steps (8), `CheckTriple` (5) and the compare-view (2), 50 messages per
+/// channel where the runs one after the other took 53. An error in either run, at its start
+/// or its end, aborts at every party.
+#[test]
+fn runs_of_two_kinds_go_side_by_side() {
+    let (n64, n8) = (70_000usize, 1usize << 17);
+    let l = u64::from(levels(n64));
+    let bytes = octal_cost_k(n8, 32);
+    for (e64, e8) in [
+        (None, None),
+        (Some(0), None),
+        (Some(n64 - 1), None),
+        (None, Some(0)),
+        (None, Some(n8 - 1)),
+    ] {
+        let wide = dealt_triples::<Gf2p64>(
+            n64,
+            &e64.map(|k| (k, Gf2p64(0x5)))
+                .into_iter()
+                .collect::<Vec<_>>(),
+            61,
+        );
+        let small = dealt_triples::<Gf2p8>(
+            n8,
+            &e8.map(|k| (k, Gf2p8(0x5))).into_iter().collect::<Vec<_>>(),
+            62,
+        );
+        for (r, st) in run_verify_sized(&NetOptions::default(), &wide, Some(&small), None) {
+            if e64.is_none() && e8.is_none() {
+                r.expect("honest");
+                assert_eq!(st[0], bytes[0] + 16 + 8 * l + 24);
+                assert_eq!(st[1], bytes[1] + 16 * l + 16);
+                assert_eq!(l, 17);
+                assert_eq!((st[2], st[3]), (50, 50));
+            } else {
+                assert!(is_abort(&r), "error at {e64:?} / {e8:?}: {r:?}");
+            }
+        }
+    }
+}
+
 /// For two runs whose steps of eight go side by side in four messages to prev after their
 /// first levels (messages 0 and 1 for two segments, message 0 for two windows of one check):
 /// a changed bit in message 3 (both runs' 14 values, 224 bytes), from each party in turn,
