@@ -235,7 +235,7 @@ abort_matrix!(mal_lut256_ss_opt, Target::MalLut256SsOpt);
 /// The abort matrix runs one block, whose check halves from the start. From `2^16` products
 /// on, a run of the check starts with the level that folds by 8 (by 32 for bit products only
 /// and for byte products only): its reshare is the first finalize message to the previous
-/// party, its coin the second to the next one; the reshare of the first halving after it,
+/// party, its coin the second to the next one (after the seed's opening, the first); the reshare of the first halving after it,
 /// whose sums its fold forms, is the second to the previous party, or, if only twelve levels
 /// are left, that of the first step of eight (112 bytes). Tampered end to end in batches that
 /// take it: bytes only (mal-chida-rec-check, 128 blocks: 82,080 products; blocks of 32, 248
@@ -247,7 +247,8 @@ abort_matrix!(mal_lut256_ss_opt, Target::MalLut256SsOpt);
 /// levels' reshares (the bytes' run: blocks of 32, 248 bytes, then 2,102 entries, whose steps
 /// of eight wait for the other run's; the gf4p4 relations' run: blocks of eight, 56 bytes,
 /// then 8,405 entries), the second the reshare of the gf4p4 run's first halving (16 bytes);
-/// their coins are opened together (16 bytes to the next party).
+/// their seeds are opened together (32 bytes, the first message to the next party), and so
+/// are their first levels' coins (16 bytes, the second).
 #[test]
 fn tampered_first_level_of_a_large_check_aborts() {
     for (target, blocks, reshare_len, coin_len, next_len) in [
@@ -256,10 +257,13 @@ fn tampered_first_level_of_a_large_check_aborts() {
         (Target::MalLut256Ss, 32, 56, 8, 16),
         (Target::MalGf4CircuitOpt, 420, 248 + 56, 2 * 8, 16),
     ] {
+        // The seeds' opening: two coins per run.
+        let seed_len = 2 * coin_len;
         let honest = common::run_batch(target, blocks, None);
         assert!(honest.iter().all(Result::is_ok), "{target}: {honest:?}");
         for cheater in PartyId::ALL {
             for (dir, k, len, what) in [
+                (Direction::Next, 0, seed_len, "the seeds' opening"),
                 (Direction::Prev, 0, reshare_len, "the first level's reshare"),
                 (Direction::Next, 1, coin_len, "the first level's coin"),
                 // Its fold forms the sums of the first halving after it (or of the next run).
