@@ -809,27 +809,26 @@ fn start_group<'a, V: VerifyField, M: SecurityModel>(
         .collect();
     loop {
         stages = stages.into_iter().map(|st| park(st, &mut spare)).collect();
-        let active: Vec<usize> = (0..stages.len())
-            .filter(|&i| !matches!(stages[i], Stage::Done(_)))
-            .collect();
-        if active.is_empty() {
-            break;
-        }
         let mut values = Vec::new();
-        for &i in &active {
-            match &stages[i] {
+        let mut active = 0;
+        for st in &stages {
+            match st {
                 Stage::Octal(_, _, first) => values.extend_from_slice(first.extra()),
                 Stage::Halving(_, sums, _, _) => values.extend([sums.h1, sums.hu]),
-                Stage::Done(_) => {}
+                Stage::Done(_) => continue,
             }
+            active += 1;
+        }
+        if active == 0 {
+            break;
         }
         let shared = party.additive_to_rss(values, ReshareTo::Prev)?;
-        let coins = party.coins_in::<V>(active.len())?;
+        let mut coins = party.coins_in::<V>(active)?.into_iter();
         let mut at = 0;
-        for (&i, s) in active.iter().zip(coins) {
-            let st = core::mem::replace(&mut stages[i], Stage::Done(Parked::Last(empty3())));
-            stages[i] = advance(st, &shared, &mut at, s, &mut spare)?;
-        }
+        stages = stages
+            .into_iter()
+            .map(|st| advance(st, &shared, &mut at, &mut coins, &mut spare))
+            .collect::<Result<_, _>>()?;
     }
     party.spare = spare;
     Ok(stages
@@ -839,14 +838,6 @@ fn start_group<'a, V: VerifyField, M: SecurityModel>(
             _ => None,
         })
         .collect())
-}
-
-/// Three empty sharings (a placeholder while a stage moves on).
-fn empty3<V>() -> [RssVec<V>; 3] {
-    core::array::from_fn(|_| RssVec {
-        first: Vec::new(),
-        second: Vec::new(),
-    })
 }
 
 /// A run's first stage: its single (padded) triple, combined with its coefficient, if it has
@@ -898,16 +889,21 @@ fn park<'a, V: VerifyField>(st: Stage<'a, V>, spare: &mut Spare) -> Stage<'a, V>
     }
 }
 
-/// A run's step with its coin `s` and its reshared values, which start at `*at` in `shared`
-/// (`*at` moves past them).
+/// A run's step with the next of `coins` and its reshared values, which start at `*at` in
+/// `shared` (`*at` moves past them); a parked run stays as it is and takes neither.
 fn advance<'a, V: VerifyField>(
     st: Stage<'a, V>,
     shared: &RssVec<V>,
     at: &mut usize,
-    s: V,
+    coins: &mut impl Iterator<Item = V>,
     spare: &mut Spare,
 ) -> Result<Stage<'a, V>, EngineError> {
-    let short = || EngineError::Unsupported("verify: fewer reshared values than sent".into());
+    if matches!(st, Stage::Done(_)) {
+        return Ok(st);
+    }
+    let short =
+        || EngineError::Unsupported("verify: fewer reshared values or coins than sent".into());
+    let s = coins.next().ok_or_else(short)?;
     let mut take = |count: usize| {
         let v = shared.slice(*at..*at + count).ok_or_else(short)?;
         *at += count;
