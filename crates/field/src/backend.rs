@@ -48,8 +48,11 @@ pub const ENV_VAR: &str = "TRISKELE_BACKEND";
 /// On every backend but `Portable`, the byte embeddings into `GF(2^64)` use AVX2 `vpshufb`
 /// (fused with VPCLMULQDQ products where available; `Gfni512` maps bytes to words with
 /// `vgf2p8affineqb` per byte plane, and with AVX-512 VBMI forms sums of embedded bytes times
-/// coefficients as bit sums), the `GF(2^4)` slice products and nibble
-/// packing use AVX2 (the portable code uses 64-bit SWAR), and the AES-128-CTR keystream of
+/// coefficients as bit sums), the `GF(2^4)` slice products use AVX2 shifts and masks on `Avx2`
+/// and `Avx2Vpclmul` and, on `Gfni` and `Gfni512`, `vgf2p8mulb` of the nibbles (whose product,
+/// of degree at most 6, the AES polynomial never reduces) and one `vgf2p8affineqb` that reduces
+/// it modulo `u^4 + u + 1`, nibble packing uses AVX2 (the portable code uses 64-bit SWAR for
+/// both), and the AES-128-CTR keystream of
 /// [`crate::ctr`] uses VAES, else AES-NI, whatever the CPU has.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 #[non_exhaustive]
@@ -575,6 +578,14 @@ fn gf2p4_avx2(be: Backend) -> Option<avx2::Avx2> {
 /// `out[k] = a[k] * b[k]` (or `out[k] += a[k] * b[k]` if `accumulate`) in GF(2^4), one
 /// element per byte (high nibbles of `a`, `b` ignored), on the common prefix.
 pub(crate) fn gf2p4_mul(be: Backend, out: &mut [u8], a: &[u8], b: &[u8], accumulate: bool) {
+    #[cfg(target_arch = "x86_64")]
+    match byte_ops(be) {
+        ByteOps::Gfni512(t) if accumulate => return gfni::gf2p4_mul_512::<true>(t, out, a, b),
+        ByteOps::Gfni512(t) => return gfni::gf2p4_mul_512::<false>(t, out, a, b),
+        ByteOps::Gfni(t) if accumulate => return gfni::gf2p4_mul::<true>(t, out, a, b),
+        ByteOps::Gfni(t) => return gfni::gf2p4_mul::<false>(t, out, a, b),
+        _ => {}
+    }
     #[cfg(target_arch = "x86_64")]
     if let Some(t) = gf2p4_avx2(be) {
         return if accumulate {

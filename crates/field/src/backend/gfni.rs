@@ -207,6 +207,69 @@ fn gf2p8_mul_512_impl<const ADD: bool>(out: &mut [u8], a: &[u8], b: &[u8]) {
     gf2p8_mul_impl::<ADD>(ot, at, bt);
 }
 
+/// Reduction modulo `u^4 + u + 1` of a carry-less product of two `GF(2^4)` elements (degree
+/// at most 6, bit 7 never set): `u^4 = u + 1`, `u^5 = u^2 + u`, `u^6 = u^3 + u^2`.
+const GF4_REDUCE: LinearMap8 = LinearMap8::from_basis_images([1, 2, 4, 8, 0x03, 0x06, 0x0c, 0]);
+
+/// `GF(2^4)` products, one element per byte (high nibbles of `a` and `b` ignored, those of the
+/// result zero), on the common prefix: the nibbles' product by `vgf2p8mulb` has degree at most
+/// 6, so the AES polynomial never reduces it and it is the carry-less product, which one
+/// `vgf2p8affineqb` reduces modulo `u^4 + u + 1`.
+pub(crate) fn gf2p4_mul<const ADD: bool>(_t: Gfni, out: &mut [u8], a: &[u8], b: &[u8]) {
+    // SAFETY: the token proves GFNI and AVX2.
+    unsafe { gf2p4_mul_impl::<ADD>(out, a, b) }
+}
+
+#[target_feature(enable = "gfni,avx2")]
+fn gf2p4_mul_impl<const ADD: bool>(out: &mut [u8], a: &[u8], b: &[u8]) {
+    let n = out.len().min(a.len()).min(b.len());
+    let nibble = _mm256_set1_epi8(0x0f);
+    let m = _mm256_set1_epi64x(GF4_REDUCE.gfni_matrix() as i64);
+    let (oc, ot) = out[..n].as_chunks_mut::<32>();
+    let (ac, at) = a[..n].as_chunks::<32>();
+    let (bc, bt) = b[..n].as_chunks::<32>();
+    for ((o, x), y) in oc.iter_mut().zip(ac).zip(bc) {
+        let (x, y) = (
+            _mm256_and_si256(load(x), nibble),
+            _mm256_and_si256(load(y), nibble),
+        );
+        let mut r = _mm256_gf2p8affine_epi64_epi8::<0>(_mm256_gf2p8mul_epi8(x, y), m);
+        if ADD {
+            r = _mm256_xor_si256(r, load(o));
+        }
+        store(o, r);
+    }
+    crate::gf2p4::portable::mul::<ADD>(ot, at, bt);
+}
+
+/// [`gf2p4_mul`] on 512-bit vectors.
+pub(crate) fn gf2p4_mul_512<const ADD: bool>(_t: Gfni512, out: &mut [u8], a: &[u8], b: &[u8]) {
+    // SAFETY: the token proves GFNI, AVX2, AVX-512F and AVX-512BW.
+    unsafe { gf2p4_mul_512_impl::<ADD>(out, a, b) }
+}
+
+#[target_feature(enable = "gfni,avx2,avx512f,avx512bw")]
+fn gf2p4_mul_512_impl<const ADD: bool>(out: &mut [u8], a: &[u8], b: &[u8]) {
+    let n = out.len().min(a.len()).min(b.len());
+    let nibble = _mm512_set1_epi8(0x0f);
+    let m = _mm512_set1_epi64(GF4_REDUCE.gfni_matrix() as i64);
+    let (oc, ot) = out[..n].as_chunks_mut::<64>();
+    let (ac, at) = a[..n].as_chunks::<64>();
+    let (bc, bt) = b[..n].as_chunks::<64>();
+    for ((o, x), y) in oc.iter_mut().zip(ac).zip(bc) {
+        let (x, y) = (
+            _mm512_and_si512(load64(x), nibble),
+            _mm512_and_si512(load64(y), nibble),
+        );
+        let mut r = _mm512_gf2p8affine_epi64_epi8::<0>(_mm512_gf2p8mul_epi8(x, y), m);
+        if ADD {
+            r = _mm512_xor_si512(r, load64(o));
+        }
+        store64(o, r);
+    }
+    gf2p4_mul_impl::<ADD>(ot, at, bt);
+}
+
 pub(crate) fn bits_to_bytes_512(_t: Gfni512, src: &[u16], out: &mut [u8]) {
     // SAFETY: the token proves GFNI, AVX2, AVX-512F and AVX-512BW.
     unsafe { bits_to_bytes_512_impl(src, out) }
