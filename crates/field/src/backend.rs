@@ -565,8 +565,8 @@ pub(crate) fn aes_blocks(be: Backend, step: crate::aes_round::BlockStep, buf: &m
 // ---- GF(2^4) -----------------------------------------------------------------------------
 
 /// The AVX2 token for the `GF(2^4)` byte kernels and the AES block steps: every backend but the
-/// portable one runs them on AVX2 (no GFNI or AVX-512 code here), provided `be` is available on
-/// this CPU.
+/// portable one runs them on AVX2 (the `GF(2^4)` products excepted, which `gf2p4_mul` runs on
+/// GFNI where the backend has it), provided `be` is available on this CPU.
 #[cfg(target_arch = "x86_64")]
 fn gf2p4_avx2(be: Backend) -> Option<avx2::Avx2> {
     if be == Backend::Portable || !be.is_available() {
