@@ -235,10 +235,10 @@ abort_matrix!(mal_lut256_ss_opt, Target::MalLut256SsOpt);
 /// The abort matrix runs one block, whose check halves from the start. From `2^16` products
 /// on, a run of the check starts with the level that folds by 8 (by 32 for bit products only
 /// and for byte products only): its reshare is the first finalize message to the previous
-/// party, its coin the second to the next one (after the seed's opening, the first); the reshare of the first halving after it,
-/// whose sums its fold forms, is the second to the previous party, or, if only twelve levels
-/// are left, that of the first step of eight (112 bytes). Tampered end to end in batches that
-/// take it: bytes only (mal-chida-rec-check, 128 blocks: 82,080 products; blocks of 32, 248
+/// party, its coin the second to the next one (after the seed's opening, the first); the
+/// reshare of the first halving after it, whose sums its fold forms, is the second to the
+/// previous party, or, if only twelve levels are left, that of the first step of eight (112
+/// bytes). Tampered end to end in batches that take it: bytes only (mal-chida-rec-check, 128 blocks: 82,080 products; blocks of 32, 248
 /// bytes reshared, then 2,565 entries, twelve levels: steps of eight only), words
 /// (mal-lut16-ohv, 160 blocks), and the bit products of mal-lut256-ss's preprocessing with its
 /// VerifySbox bytes (32 blocks), each in one run of both kinds. And two runs of their own
