@@ -232,23 +232,23 @@ abort_matrix!(mal_lut16_ohv, Target::MalLut16Ohv);
 abort_matrix!(mal_lut256_ss, Target::MalLut256Ss);
 abort_matrix!(mal_lut256_ss_opt, Target::MalLut256SsOpt);
 
-/// The abort matrix runs one block, whose check halves from the start. From `2^16` products
-/// on, a run of the check starts with the level that folds by 8 (by 32 for bit products only
-/// and for byte products only): its reshare is the first finalize message to the previous
-/// party, its coin the second to the next one (after the seed's opening, the first); the
-/// reshare of the first halving after it, whose sums its fold forms, is the second to the
-/// previous party, or, if only twelve levels are left, that of the first step of eight (112
-/// bytes). Tampered end to end in batches that take it: bytes only (mal-chida-rec-check, 128 blocks: 82,080 products; blocks of 32, 248
-/// bytes reshared, then 2,565 entries, twelve levels: steps of eight only), words
-/// (mal-lut16-ohv, 160 blocks), and the bit products of mal-lut256-ss's preprocessing with its
-/// VerifySbox bytes (32 blocks), each in one run of both kinds. And two runs of their own
-/// kind side by side (mal-gf4-circuit-opt, 420 blocks: 67,240 relations of rounds 2 and 3 in
-/// bytes, as many gf4p4 relations): the first message to the previous party holds both first
-/// levels' reshares (the bytes' run: blocks of 32, 248 bytes, then 2,102 entries, whose steps
-/// of eight wait for the other run's; the gf4p4 relations' run: blocks of eight, 56 bytes,
-/// then 8,405 entries), the second the reshare of the gf4p4 run's first halving (16 bytes);
-/// their seeds are opened together (32 bytes, the first message to the next party), and so
-/// are their first levels' coins (16 bytes, the second).
+/// The abort matrix runs one block, whose check halves from the start. From `2^16` products on, a
+/// run of the check starts with the level that folds by 8 (by 32 for bit products only and for byte
+/// products only): its reshare is the first finalize message to the previous party, its coin the
+/// second to the next one (after the seed's opening, the first); the reshare of the first halving
+/// after it, whose sums its fold forms, is the second to the previous party, or, if only twelve
+/// levels are left, that of the first step of eight (112 bytes). Tampered end to end in batches
+/// that take it: bytes only (mal-chida-rec-check, 128 blocks: 82,080 products; blocks of 32, 248
+/// bytes reshared, then 2,565 entries, twelve levels: steps of eight only), words (mal-lut16-ohv,
+/// 160 blocks), and the bit products of mal-lut256-ss's preprocessing with its VerifySbox bytes (32
+/// blocks), each in one run of both kinds. And two runs of their own kind side by side
+/// (mal-gf4-circuit-opt, 420 blocks: 67,240 relations of rounds 2 and 3 in bytes, as many gf4p4
+/// relations): the first message to the previous party holds both first levels' reshares (the
+/// bytes' run: blocks of 32, 248 bytes, then 2,102 entries, whose steps of eight wait for the other
+/// run's; the gf4p4 relations' run: blocks of eight, 56 bytes, then 8,405 entries), the second the
+/// reshare of the gf4p4 run's first halving (16 bytes); their seeds are opened together (32 bytes,
+/// the first message to the next party), and so are their first levels' coins (16 bytes, the
+/// second).
 #[test]
 fn tampered_first_level_of_a_large_check_aborts() {
     for (target, blocks, reshare_len, coin_len, next_len) in [
