@@ -159,11 +159,6 @@ macro_rules! abort_matrix {
     };
 }
 
-/// The arithmetic of the soundness bounds stated in `triskele_engine::verify` ("Soundness",
-/// "Segments") and the README, redone from each variant's triple count for a batch of `10^6`
-/// blocks: one run over all records at most `(2ℓ + 88)/2^64` (runs that fold by 32 and end
-/// with steps of eight, the largest constant); in segments at most `⌈L/2^20⌉ + 257` runs whose
-/// bounds add up to at most `R (2 log2(L/R) + 90) / 2^64`.
 /// Layers large enough that the variants that reserve their records' memory do so
 /// (`RecordMemory::MIN_LAYER`, 4,096 inversions: 256 blocks), through the real network
 /// stack: the records packed into the reserve pass the check and the outputs are
@@ -179,16 +174,27 @@ fn layers_with_reserved_record_memory_match_rustcrypto() {
     }
 }
 
+/// The arithmetic of the soundness bounds stated in `triskele_engine::verify` ("Soundness",
+/// "Segments") and the README, redone from each variant's triple count for a batch of `10^6`
+/// blocks: one run over all records at most `(2ℓ + 88)/2^64` (runs that fold by 32 and end
+/// with steps of eight, the largest constant; mal-chida-rec-check's layers filled up by at most
+/// a sixteenth); in segments at most `⌈L/2^20⌉ + 257` runs whose
+/// bounds add up to at most `R (2 log2(L/R) + 90) / 2^64`.
 #[test]
 fn soundness_bounds_of_a_million_aes256_blocks() {
     let blocks = 1_000_000usize;
     // log2 of the bound's numerator: (once, in segments).
-    let numerators = |size: KeySize, t: usize| {
+    let numerators = |size: KeySize, target: Target, t: usize| {
         let sboxes = blocks * size.sboxes_per_block() + size.key_schedule_sboxes();
         // Up to 15 padding lanes per one-hot word of every layer (mal-lut16): fewer than
         // 16 per layer, one layer per round and per key-schedule word.
         let layers = size.rounds() + size.key_schedule_sboxes() / 4;
-        let l = t * (sboxes + 16 * layers);
+        let mut l = t * (sboxes + 16 * layers);
+        if target == Target::MalChidaRecCheck {
+            // Its chain's layers filled up to whole blocks of the check's layout where that
+            // adds at most a sixteenth (`StoredRelations::aligned`).
+            l += l / 16;
+        }
         let once = (2 * u64::from(levels(l)) + 88) as f64;
         // Per segment at most one window more than its triples fill, per kind of its runs.
         let r = l.div_ceil(1 << 20) as f64 + 3.0 * 257.0;
@@ -198,7 +204,7 @@ fn soundness_bounds_of_a_million_aes256_blocks() {
     let mut largest = 0;
     for target in common::verify_based() {
         let t = triples_per_sbox(target);
-        let (l, once, segmented) = numerators(KeySize::Aes256, t);
+        let (l, once, segmented) = numerators(KeySize::Aes256, target, t);
         largest = largest.max(l);
         assert!(l < 1 << 33, "{target}: L = {l}");
         assert!(
@@ -209,7 +215,7 @@ fn soundness_bounds_of_a_million_aes256_blocks() {
             segmented < 21.0,
             "{target}: segments 2^{segmented} / 2^64, stated below 2^-43"
         );
-        let (l, _, segmented) = numerators(KeySize::Aes128, t);
+        let (l, _, segmented) = numerators(KeySize::Aes128, target, t);
         assert!(l < 1 << 32, "{target}: L = {l}");
         assert!(
             segmented < 20.0,
@@ -231,6 +237,24 @@ abort_matrix!(mal_lut16_bitstring, Target::MalLut16Bitstring);
 abort_matrix!(mal_lut16_ohv, Target::MalLut16Ohv);
 abort_matrix!(mal_lut256_ss, Target::MalLut256Ss);
 abort_matrix!(mal_lut256_ss_opt, Target::MalLut256SsOpt);
+
+/// mal-chida-rec-check with layers of more than `stored::BLOCK` instances (3,900 blocks: 62,400
+/// inversions per layer, laid out in the check as two blocks of 32,768, the second filled up
+/// with zero triples), whose relations 2 and 3 share `x^12` and relations 1 and 3 share `x^2`,
+/// which the check's first level then loads, extrapolates and folds once: through the real
+/// network stack the outputs are RustCrypto's (AES-128 and AES-256, both directions, the key
+/// schedule's short layers recorded before them), and a share flipped in round 2 of a cipher
+/// layer makes every honest party abort.
+#[test]
+fn aligned_chain_records_match_rustcrypto_and_catch_a_flipped_share() {
+    check_random_blocks(Target::MalChidaRecCheck, 941, Links::Tls, 3_900);
+    for cheater in PartyId::ALL {
+        // Ten key-schedule layers of three messages each, then cipher layer 5's round 2.
+        let t = Tamper::new(cheater, Phase::Online, Some(Direction::Prev), 46, 5);
+        let res = common::run_batch(Target::MalChidaRecCheck, 3_900, Some(t));
+        common::assert_honest_parties_abort(&res, cheater, "round 2 of cipher layer 5");
+    }
+}
 
 /// The abort matrix runs one block, whose check halves from the start. From `2^16` products on, a
 /// run of the check starts with the level that folds by 8 (by 32 for bit products only and for byte

@@ -768,13 +768,20 @@ impl<M: SecurityModel> Party<M> {
         // bytes of them: the k-ary first level then reads them in place.
         let fixed: [&dyn TripleSource<triskele_field::Gf2p64>; 5] =
             [&rec.bits, &rec.gf2p8, g4, &rec.tower, &rec.gf2p64];
+        // The compact stores whose lengths are whole chunks of the first level first, so
+        // that each starts on a chunk (the aligned layouts of repeated factors,
+        // `TripleSource::shared_part`), whatever shorter stores (a key schedule's) were
+        // recorded before them.
         let custom = rec
             .custom
             .iter()
             .map(|s| &**s as &dyn TripleSource<triskele_field::Gf2p64>);
+        let (whole, other): (Vec<_>, Vec<_>) =
+            custom.partition(|s| s.len().is_multiple_of(crate::verify::SHARED_ALIGN));
         let sources: Vec<_> = fixed
             .into_iter()
-            .chain(custom)
+            .chain(whole)
+            .chain(other)
             .filter(|s| !s.is_empty())
             .collect();
         // The sources by kind (`kind_groups`), each group in runs of at most the run size

@@ -20,7 +20,11 @@
 //! 30 rounds). No preprocessing.
 //!
 //! Finalize: Protocol 2 `Verify` over the `L = 4 ·` (number of inversions) recorded triples,
-//! lifted by `E_8` to `GF(2^64)`, then a compare-view ([`Party::verify_recorded`]): to next
+//! lifted by `E_8` to `GF(2^64)`, then a compare-view ([`Party::verify_recorded`]). A layer of
+//! more than `2^15` inversions is laid out in blocks of `2^15`, the last one filled up with zero
+//! triples where that adds at most a sixteenth (`super::stored`, "Aligned layout"; 10,000
+//! blocks: 163,840 instead of 160,000 per layer; `L` counts them), so that the check's first level works each of
+//! the shared factors `x^12` and `x^2` once. Messages: to next
 //! `16 + 8ℓ + 24 + 32` bytes, to prev `16ℓ + 16 + 32` bytes, `ℓ = ⌈log2 L⌉` (from `L = 2^16`
 //! on the k-ary first level of `Verify`, which folds these bytes by 32, and its steps of eight
 //! for the last twelve levels change them; [`triskele_engine::verify`], "Communication").
@@ -174,7 +178,9 @@ fn recorded_chain(party: &mut Party<Malicious>, x: &mut RssVec<Gf2p8>) -> Result
     let n = x.len();
     let c = inversion_chain(party, x)?;
     let v = vec![c.x, c.x3, c.x15_14, x.clone()];
-    StoredRelations::new(n, v, &chain_parts(n))?.record(party);
+    StoredRelations::new(n, v, &chain_parts(n))?
+        .aligned()
+        .record(party);
     Ok(())
 }
 

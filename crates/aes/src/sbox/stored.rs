@@ -19,11 +19,21 @@
 //! block then finds the vectors it shares with relation `k` in the cache, where with all of
 //! relation `k` before relation `k + 1` each shared vector came from memory again (for
 //! mal-chida-rec-check's chain, 24 bytes read per inversion and pass against 10 stored).
+//!
+//! # Aligned layout
+//!
+//! [`StoredRelations::aligned`] fills the last block up to [`BLOCK`] instances with zero
+//! triples where that adds at most a sixteenth. Every relation's run of a block is then a
+//! whole number of the chunks in which `Verify`'s first level takes its triples
+//! ([`SHARED_ALIGN`]), so that a part two relations share (the same vector, offset and maps:
+//! [`ByteRows::shared_part`]) is loaded, extrapolated and folded once there. The zero triples
+//! hold, are the same for every party, and lengthen the check by at most `1/16` of its
+//! triples (at most one more halving).
 
 use std::ops::Range;
 use std::sync::Arc;
 
-use triskele_engine::verify::{ByteRows, ByteSource};
+use triskele_engine::verify::{ByteRows, ByteSource, SHARED_ALIGN};
 use triskele_engine::{EngineError, Party, SecurityModel, GF2P4_TO_GF2P8};
 use triskele_field::{Bulk, Encode, Gf2p4, Gf2p8, LinearMap8};
 use triskele_share::RssVec;
@@ -246,6 +256,9 @@ impl RecordMemory {
 /// says so).
 pub(crate) struct StoredRelations {
     n: usize,
+    /// Instances in the triple order: `n`, or `n` rounded up to whole blocks, the instances
+    /// from `n` on zero triples ([`StoredRelations::aligned`]).
+    layout: usize,
     form: Form,
     /// Both components of each vector, in `form` (shared with other sources where a
     /// [`PackedNibbles`] was cloned).
@@ -297,6 +310,7 @@ impl StoredRelations {
             .collect();
         Ok(StoredRelations {
             n,
+            layout: n,
             form: Form::Bytes,
             vectors,
             parts: parts.to_vec(),
@@ -330,11 +344,32 @@ impl StoredRelations {
         Self::checked(n, parts, vectors.iter().map(|v| v.len).collect())?;
         Ok(StoredRelations {
             n,
+            layout: n,
             form: Form::Nibbles,
             vectors: vectors.into_iter().map(|v| v.comps).collect(),
             parts: parts.to_vec(),
             maps: term_maps(Form::Nibbles, parts),
         })
+    }
+
+    /// The same relations with every block of the triple order (module docs) [`BLOCK`]
+    /// instances long, the last one filled up with zero triples (`0 · 0 = 0`, so they hold),
+    /// where that adds at most a sixteenth to the triples. Each relation's run of a block then
+    /// covers whole chunks of the check's first level ([`SHARED_ALIGN`] divides [`BLOCK`]),
+    /// so that a factor two relations share is worked once there
+    /// ([`ByteRows::shared_part`]) if the source starts on a chunk too. Every party lays out
+    /// its triples alike, from `n` alone.
+    pub(crate) fn aligned(self) -> Self {
+        const { assert!(BLOCK.is_multiple_of(SHARED_ALIGN)) };
+        let padded = self.n.next_multiple_of(BLOCK);
+        if self.n >= BLOCK && (padded - self.n) * 16 <= self.n {
+            StoredRelations {
+                layout: padded,
+                ..self
+            }
+        } else {
+            self
+        }
     }
 
     /// Whether every part of `parts` lies inside its vector (`entries` per vector).
@@ -364,14 +399,13 @@ impl StoredRelations {
         start: usize,
         count: usize,
     ) -> impl Iterator<Item = (usize, Range<usize>, usize)> {
-        relation_runs(self.parts.len(), self.n, BLOCK, start, count)
+        relation_runs(self.parts.len(), self.layout, BLOCK, start, count)
     }
 
     /// The index of relation `k` of instance `j` (the order of the module docs).
-    #[cfg(test)]
     fn triple(&self, k: usize, j: usize) -> usize {
         let first = j / BLOCK * BLOCK;
-        let q = BLOCK.min(self.n - first);
+        let q = BLOCK.min(self.layout - first);
         self.parts.len() * first + k * q + (j - first)
     }
 
@@ -467,14 +501,21 @@ pub(crate) fn unpack_sum(
 
 impl ByteRows for StoredRelations {
     fn len(&self) -> usize {
-        self.parts.len() * self.n
+        self.parts.len() * self.layout
     }
 
     fn load(&self, part: usize, start: usize, out: &mut [u8]) {
         let (c, p) = (part % 2, part / 2);
         for (k, r, at) in self.runs(start, out.len()) {
             let (a, maps) = (self.parts[k][p], &self.maps[k][p]);
-            let out = &mut out[at..at + r.len()];
+            // The padding of an aligned layout: zero triples.
+            let (out, pad) =
+                out[at..at + r.len()].split_at_mut(r.end.min(self.n) - r.start.min(self.n));
+            pad.fill(0);
+            let r = r.start..r.start + out.len();
+            if r.is_empty() {
+                continue;
+            }
             // The first two terms in one pass where both are nibbles that start alike.
             let mut fused = false;
             if let (Some(b), Form::Nibbles) = (a.plus[0], self.form) {
@@ -512,14 +553,31 @@ impl ByteRows for StoredRelations {
         if self.form != Form::Bytes || part >= 6 || len == 0 {
             return None;
         }
-        // Only a range within one run of one relation.
+        // Only a range within one run of one relation, short of any padding.
         let (k, r, _) = self.runs(start, len).next()?;
         let a = self.parts[k][part / 2];
-        if a.map.is_some() || a.plus.iter().any(Option::is_some) || r.len() != len {
+        if a.map.is_some() || a.plus.iter().any(Option::is_some) || r.len() != len || r.end > self.n
+        {
             return None;
         }
         let first = a.offset + r.start;
         self.vectors[a.vector][part % 2].get(first..first + len)
+    }
+
+    /// Within one run of one relation whose part (the same vector, offset and maps) some
+    /// other relation has too: that part's run of the first such relation, over the same
+    /// instances.
+    fn shared_part(&self, part: usize, start: usize, len: usize) -> Option<usize> {
+        let (k, r, _) = self.runs(start, len).next()?;
+        let p = part / 2;
+        let a = self.parts.get(k)?.get(p)?;
+        if r.len() != len {
+            return None;
+        }
+        let mut same = self.parts.iter().enumerate().filter(|(_, ps)| ps[p] == *a);
+        let (first, _) = same.next()?;
+        same.next()?;
+        Some(self.triple(first, r.start))
     }
 
     /// Every vector of both components (shared vectors counted once here; a vector shared
@@ -666,6 +724,75 @@ mod tests {
                 }
             }
         }
+    }
+
+    /// An aligned layout fills each block up to [`BLOCK`] instances with zero triples, where
+    /// that adds at most a sixteenth, and keeps the stored instances where the plain layout of
+    /// as many instances has them; a part that two relations share says so for a range inside
+    /// one run of one relation, with the start of the first relation's run of the same
+    /// instances.
+    #[test]
+    fn aligned_relations_fill_their_blocks_with_zero_triples() {
+        let n = 2 * BLOCK - 100;
+        let vectors = vec![vector(n, 1), vector(2 * n, 2), vector(n, 3)];
+        let sq = part(0, 0, Some(&LinearMap8::SQUARE));
+        let upper = part(1, n, None);
+        // Relations 0 and 2 share `y`, relations 1 and 2 share `x`, and relation 1 reads the
+        // upper half of vector 1, which the padding of relation 0 must not show.
+        let parts = [
+            [at(0), sq, at(1)],
+            [upper, at(2), at(0)],
+            [upper, sq, at(2)],
+        ];
+        let plain = StoredRelations::new(n, vectors.clone(), &parts).unwrap();
+        let rel = StoredRelations::new(n, vectors.clone(), &parts)
+            .unwrap()
+            .aligned();
+        assert_eq!(ByteRows::len(&rel), 3 * 2 * BLOCK);
+        assert_eq!(rel.triple(1, 0), BLOCK);
+        assert_eq!(rel.triple(0, BLOCK), 3 * BLOCK);
+        assert_eq!(rel.triple(2, BLOCK + 5), 5 * BLOCK + 5);
+        for part in 0..6 {
+            let mut all = vec![0u8; 3 * 2 * BLOCK];
+            rel.load(part, 0, &mut all);
+            let mut want = vec![0u8; 3 * n];
+            plain.load(part, 0, &mut want);
+            for k in 0..3 {
+                for j in 0..2 * BLOCK {
+                    let got = all[rel.triple(k, j)];
+                    let want = if j < n { want[plain.triple(k, j)] } else { 0 };
+                    assert_eq!(got, want, "part {part}, relation {k}, instance {j}");
+                }
+            }
+            // Across the last stored instance into the padding, and the padding in place.
+            let start = rel.triple(0, n - 4);
+            let mut got = vec![1u8; 10];
+            rel.load(part, start, &mut got);
+            assert_eq!(got, all[start..start + 10], "part {part}");
+            assert_eq!(rel.bytes(part, start, 10), None, "part {part}");
+            assert_eq!(rel.bytes(part, rel.triple(1, n), 4), None, "part {part}");
+        }
+        let shared = |part: usize, k: usize, j: usize, len: usize| {
+            rel.shared_part(part, rel.triple(k, j), len)
+        };
+        for c in 0..2 {
+            // x: relations 1 and 2; y: relations 0 and 2; z: none.
+            assert_eq!(shared(c, 2, BLOCK + 7, 50), Some(rel.triple(1, BLOCK + 7)));
+            assert_eq!(shared(c, 1, 7, 50), Some(rel.triple(1, 7)));
+            assert_eq!(shared(c, 0, 7, 50), None);
+            assert_eq!(shared(2 + c, 2, 0, BLOCK), Some(rel.triple(0, 0)));
+            assert_eq!(shared(2 + c, 0, BLOCK, BLOCK), Some(rel.triple(0, BLOCK)));
+            assert_eq!(shared(2 + c, 1, 0, BLOCK), None);
+            assert_eq!(shared(4 + c, 2, 0, 10), None);
+            // Across two runs: not one relation's.
+            assert_eq!(shared(c, 2, BLOCK - 5, 10), None);
+        }
+        // Where filling up would add more than a sixteenth, the layout stays as it is.
+        let n = BLOCK + 1000;
+        let vectors = vec![vector(n, 1), vector(2 * n, 2), vector(n, 3)];
+        let parts = [[at(0), sq, at(1)], [at(1), at(2), at(0)]];
+        let rel = StoredRelations::new(n, vectors, &parts).unwrap().aligned();
+        assert_eq!(ByteRows::len(&rel), 2 * n);
     }
 
     /// Packed `GF(2^4)` vectors load as the byte form `ψ` of their entries (then the part's

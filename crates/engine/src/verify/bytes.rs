@@ -26,6 +26,11 @@ pub trait ByteRows: Sync {
     fn stored_bytes(&self) -> Option<usize> {
         None
     }
+    /// Where part `part` of the entries `start .. start + k` repeats
+    /// ([`TripleSource::shared_part`]); `None` (the default): not known to.
+    fn shared_part(&self, _part: usize, _start: usize, _k: usize) -> Option<usize> {
+        None
+    }
 }
 
 /// A [`ByteRows`] store as a [`TripleSource`] over `GF(2^64)`: triple `k` is `E_8` of the
@@ -89,6 +94,13 @@ impl<T: ByteRows> TripleSource<Gf2p64> for ByteSource<T> {
             self.0.load(part, start, out);
         }
         true
+    }
+
+    fn shared_part(&self, part: usize, start: usize, k: usize) -> Option<usize> {
+        let end = start.checked_add(k)?;
+        (k > 0 && end <= self.0.len())
+            .then(|| self.0.shared_part(part, start, k))
+            .flatten()
     }
 
     fn bytes_in_place(&self, part: usize, start: usize, k: usize) -> Option<&[u8]> {

@@ -312,6 +312,12 @@ pub(crate) use source::{kind_groups, paired_runs, source_parts};
 pub use source::{Coeffs, Concat, LiftedTriples, Parts, TripleSource, ZPlanes};
 pub use tail::later_levels;
 
+/// Triples per chunk of the k-ary first level with blocks of 32 over bytes (module
+/// `wide_bytes`: 1,024 blocks of 32): a factor that several relations share
+/// ([`TripleSource::shared_part`]) is loaded, extrapolated and folded once where each
+/// relation's run of it covers whole chunks, i.e. starts at a multiple of this in the run.
+pub const SHARED_ALIGN: usize = wide::K * wide_bytes::CHUNK;
+
 use coeffs::Coefficients;
 use fold::{
     first_half, fold_level, fold_scaled, fold_x_only, folded_half, inner_share, lerp_node,

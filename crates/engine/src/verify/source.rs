@@ -239,6 +239,20 @@ pub trait TripleSource<V>: Sync {
         None
     }
 
+    /// Optional: where part `part` (`x_1, x_2, y_1, y_2, z_1, z_2` for 0..6; both components
+    /// of a factor answer alike) of the triples `start .. start + k` repeats. `Some(e)` if
+    /// those values are, entry by entry, part `part` of the triples `e .. e + k` too, and of
+    /// no triples before `e` in the same way (`e = start`: the range is the first of
+    /// several that hold these values, which some later range repeats); `None` (the
+    /// default): not known to repeat. All of it inside the source. Lets the k-ary first level
+    /// load, extrapolate and fold a factor that several relations share once (a relation's
+    /// `X` that is another's `X`, as `x^12` in mal-chida-rec-check's chain), where the
+    /// source lays those relations out on its chunks ([`crate::verify::SHARED_ALIGN`]).
+    fn shared_part(&self, part: usize, start: usize, k: usize) -> Option<usize> {
+        let _ = (part, start, k);
+        None
+    }
+
     /// Optional: the triples `start .. start + k`, all inside the source, as the slices
     /// `[x_1, x_2, y_1, y_2, z_1, z_2]` of check-field elements, borrowed (for sources that
     /// store check-field elements, whose lift is a copy); `None` (the default): the caller
@@ -693,6 +707,12 @@ impl<V: VerifyField> TripleSource<V> for Concat<'_, V> {
         self.starts.last().copied().unwrap_or(0)
     }
 
+    /// From the part that holds the whole range.
+    fn shared_part(&self, part: usize, start: usize, k: usize) -> Option<usize> {
+        let (s, base) = self.holder(start, None, k)?;
+        s.shared_part(part, start - base, k).map(|e| e + base)
+    }
+
     /// If every part is.
     fn in_place(&self) -> bool {
         self.parts.iter().all(|s| s.in_place())
@@ -1135,6 +1155,15 @@ impl<V: VerifyField> TripleSource<V> for Window<'_, V> {
 
     fn load_bytes(&self, part: usize, start: usize, out: &mut [u8]) -> bool {
         self.src.load_bytes(part, self.off + start, out)
+    }
+
+    /// Where the earlier range also lies inside the window.
+    fn shared_part(&self, part: usize, start: usize, k: usize) -> Option<usize> {
+        if !self.inside(start, k) {
+            return None;
+        }
+        let e = self.src.shared_part(part, self.off + start, k)?;
+        e.checked_sub(self.off)
     }
 
     fn load_words(&self, part: usize, start: usize, lo: &mut [u8], hi: &mut [u8]) -> bool {

@@ -1041,6 +1041,92 @@ fn octal_passes_of_one_sub_block_match_the_naive_reference() {
     check_octal_passes(&bits, 54);
 }
 
+/// Four relations per block of [`SHARED_ALIGN`] instances (triple `4 q b + k q + j` is
+/// relation `k` of instance `q b + j`, `q` = [`SHARED_ALIGN`]), laid out as
+/// mal-chida-rec-check's chain: relation 2 has the `x` of relation 1 and the `y` of relation
+/// 0, and says so ([`ByteRows::shared_part`]). With `lie`, relation 2's parts are values of
+/// their own although it still says they repeat.
+struct SharedRows {
+    /// Part `p` of relation `k`, instance `i`: `rows[k][p][i]`.
+    rows: Vec<[Vec<u8>; 6]>,
+    instances: usize,
+}
+
+impl SharedRows {
+    const Q: usize = SHARED_ALIGN;
+
+    fn new(blocks: usize, lie: bool, seed: u64) -> Self {
+        use rand::{RngCore, SeedableRng};
+        let mut rng = rand_chacha::ChaCha20Rng::seed_from_u64(seed);
+        let instances = blocks * Self::Q;
+        let mut random = || {
+            let mut v = vec![0u8; instances];
+            rng.fill_bytes(&mut v);
+            v
+        };
+        let mut rows: Vec<[Vec<u8>; 6]> =
+            (0..4).map(|_| core::array::from_fn(|_| random())).collect();
+        if !lie {
+            for p in 0..2 {
+                rows[2][p] = rows[1][p].clone();
+                rows[2][2 + p] = rows[0][2 + p].clone();
+            }
+        }
+        SharedRows { rows, instances }
+    }
+
+    /// Relation, instance and offset in its run of triple `t`.
+    fn at(t: usize) -> (usize, usize, usize) {
+        let (b, r) = (t / (4 * Self::Q), t % (4 * Self::Q));
+        (r / Self::Q, b * Self::Q + r % Self::Q, r % Self::Q)
+    }
+}
+
+impl ByteRows for SharedRows {
+    fn len(&self) -> usize {
+        4 * self.instances
+    }
+    fn load(&self, part: usize, start: usize, out: &mut [u8]) {
+        for (i, o) in out.iter_mut().enumerate() {
+            let (k, j, _) = Self::at(start + i);
+            *o = self.rows[k][part][j];
+        }
+    }
+    fn shared_part(&self, part: usize, start: usize, k: usize) -> Option<usize> {
+        let (rel, _, off) = Self::at(start);
+        if off + k > Self::Q {
+            return None;
+        }
+        let run = start - rel * Self::Q;
+        match (part / 2, rel) {
+            (0, 1 | 2) => Some(run + Self::Q),
+            (1, 0 | 2) => Some(run),
+            _ => None,
+        }
+    }
+}
+
+/// A factor that relations share is worked once by the k-ary level with blocks of 32 (module
+/// `wide_bytes`): where the source lays its relations out on the level's chunks and says
+/// which factors repeat, the sums and the fold are those of the naive reference, also after a
+/// source of one chunk (so that the shared ranges lie at an offset) and on one thread (a job
+/// over several blocks of relations). They are not where the repeats are claimed but false,
+/// so the level does take the repeated factor from the earlier chunk.
+#[test]
+fn shared_factors_are_worked_once() {
+    let src = ByteSource(SharedRows::new(3, false, 91));
+    assert!(wide_bytes::applies(&src));
+    check_octal_passes(&src, 91);
+    let before = random_triples::<triskele_field::Gf2p8>(SHARED_ALIGN, 92);
+    check_octal_passes(&Concat::new(vec![&before, &src]), 93);
+    let lie = ByteSource(SharedRows::new(2, true, 94));
+    let caught = std::panic::catch_unwind(|| check_octal_passes(&lie, 94));
+    assert!(
+        caught.is_err(),
+        "claimed repeats taken from the earlier chunks"
+    );
+}
+
 /// The first halving after the k-ary level keeps the level count of `⌈B/2⌉` and starts its
 /// upper half on a sub-block, for every `B` up to eight sub-blocks and some large ones.
 #[test]

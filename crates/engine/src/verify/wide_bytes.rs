@@ -31,6 +31,20 @@
 //!   became two passes of maps (finalize of mal-chida-rec-check at 10,000 blocks on an AVX2
 //!   machine 15% shorter; docs/PERFORMANCE.md, "AVX2 kernels").
 //!
+//! # Shared factors
+//!
+//! Where relations share a factor (mal-chida-rec-check's chain: `x^12` is the `x` of
+//! `x^15 = x^12 x^3` and of `x^14 = x^12 x^2`, `x^2` the `y` of `x^3 = x x^2` and of `x^14`) and
+//! the source lays each relation's run out on whole chunks ([`super::SHARED_ALIGN`]), a chunk
+//! whose factor repeats one of an earlier chunk ([`TripleSource::shared_part`]) takes that
+//! chunk's work instead of its own: in the sums its values at the coset's nodes (a job keeps
+//! those of its last three chunks), in the fold its folded values (`F_J(s)` before the
+//! product with `a_J`, `G_J(s)`; kept for the last two chunks whose factor repeats). Neither
+//! its rows nor their extrapolation nor their byte maps are then formed again; for the chain,
+//! one relation in four needs only its `z` (finalize of mal-chida-rec-check 5-10% shorter;
+//! docs/PERFORMANCE.md). The values are the same entry by entry, so the sums and the fold
+//! are exactly those of the level without it.
+//!
 //! # Cost
 //!
 //! The messages are those of module `wide` (31 values reshared, 248 bytes to `P_{i-1}`); the
@@ -42,7 +56,7 @@
 
 use triskele_field::embed::{e8, ByteEmbedding, E8_TABLES};
 use triskele_field::subspace::{COSET_SHIFT, POINTS};
-use triskele_field::{Bulk, Gf2p64};
+use triskele_field::{Bulk, Field, Gf2p64};
 
 use super::bytes::lp8;
 use super::coeffs::SUB;
@@ -91,16 +105,19 @@ impl<const N: usize> Raw<N> {
     /// Parts `0 .. N` of the chunk of blocks `j .. j + k` (`j` a multiple of [`CHUNK`], `k ≤
     /// CHUNK` its blocks), copied into the buffers: `rows[p][m]` holds entry `m` of its
     /// blocks, the triples `K j + m k .. K j + (m + 1) k` (zero past the source); `None` if
-    /// some triple has no byte form.
+    /// some triple has no byte form. Only the parts with `need[p]` are loaded; the rows of
+    /// the others hold whatever the buffers held, and must not be read.
     fn load(
         &mut self,
         src: &dyn TripleSource<Gf2p64>,
         j: usize,
         k: usize,
+        need: [bool; N],
     ) -> Option<[[&[u8]; K]; N]> {
         let first = K * j;
         let n = (K * k).min(src.len().saturating_sub(first));
-        for (p, buf) in self.raw.iter_mut().enumerate() {
+        let parts = self.raw.iter_mut().enumerate().zip(need);
+        for ((p, buf), _) in parts.filter(|(_, need)| *need) {
             // A copy even where the source stores the bytes: one sequential read, after
             // which the kernels take the 32 rows side by side from the cache (read in place,
             // the rows are 32 streams that the prefetchers miss).
@@ -116,14 +133,45 @@ impl<const N: usize> Raw<N> {
     }
 }
 
-/// One job's scratch for the sums: the rows of `x` and `y`, `y_1 + y_2` per entry, the four
-/// parts at the nodes of the coset (32 planes each, stride [`CHUNK`]) and the local products at
-/// the extra nodes.
+/// One job's scratch for the sums: the rows of `x` and `y`, `y_1 + y_2` per entry, the
+/// values at the nodes of the coset of the last chunks' parts ([`Planes`]) and the local
+/// products at the extra nodes.
 struct Scratch {
     rows: Raw<4>,
     y12: Vec<[u8; CHUNK]>,
-    at: Vec<u8>,
+    planes: [Planes; RING],
+    /// Chunks done, the clock of [`Planes::used`].
+    clock: u64,
     w: Vec<[u8; CHUNK]>,
+}
+
+/// The values at the nodes of the coset of one chunk's four parts `x_1, x_2, y_1, y_1 +
+/// y_2` (32 planes each, stride [`CHUNK`]; `x` in the first half, `y` in the second), and for
+/// each factor the start of the triples whose factor it is where the source says that
+/// factor repeats ([`TripleSource::shared_part`]): a later chunk that repeats it takes these
+/// values instead of loading and extrapolating its own.
+struct Planes {
+    at: Vec<u8>,
+    keys: [Option<usize>; 2],
+    used: u64,
+}
+
+/// Chunks whose values at the coset's nodes are kept: mal-chida-rec-check's third relation
+/// takes its `x` from the chunk before it and its `y` from the one before that.
+const RING: usize = 3;
+
+/// Bytes of one factor's planes in [`Planes::at`] (two parts).
+const HALF: usize = 2 * POINTS * CHUNK;
+
+/// For each factor of the full chunk of triples `first ..` (`x`: parts 0, 1; `y`: 2, 3),
+/// where the source says it repeats ([`TripleSource::shared_part`]); `None` for a chunk
+/// short of [`CHUNK`] blocks, whose layout no other chunk shares.
+fn shared(src: &dyn TripleSource<Gf2p64>, first: usize, k: usize) -> [Option<usize>; 2] {
+    if k == CHUNK {
+        [0, 2].map(|p| src.shared_part(p, first, K * k))
+    } else {
+        [None; 2]
+    }
 }
 
 /// This party's local part of the step before the coin over `B = blocks` blocks: returns
@@ -137,7 +185,12 @@ pub(super) fn sums(
     let init = || Scratch {
         rows: Raw::new(),
         y12: vec![[0; CHUNK]; K],
-        at: vec![0; 4 * POINTS * CHUNK],
+        planes: core::array::from_fn(|_| Planes {
+            at: Vec::new(),
+            keys: [None; 2],
+            used: 0,
+        }),
+        clock: 0,
         w: vec![[0; CHUNK]; EXTRA],
     };
     sum_sub_blocks(seed, blocks, 3 * K - 1, init, |sc, j, a, acc| {
@@ -158,20 +211,62 @@ fn chunk_sums(
     acc: &mut [Gf2p64],
 ) -> Option<()> {
     let k = a.len();
-    let Scratch { rows, y12, at, w } = sc;
-    let rows = rows.load(src, j, k)?;
-    for (m, o) in y12.iter_mut().enumerate() {
-        for ((o, a), b) in o[..k].iter_mut().zip(rows[2][m]).zip(rows[3][m]) {
-            *o = a ^ b;
+    let first = K * j;
+    let Scratch {
+        rows,
+        y12,
+        planes,
+        clock,
+        w,
+    } = sc;
+    *clock += 1;
+    // Per factor, the planes of an earlier chunk that hold it, if any.
+    let keys = shared(src, first, k);
+    let found = [0, 1].map(|f| {
+        let e = keys[f].filter(|e| *e < first)?;
+        planes.iter().position(|p| p.keys[f] == Some(e))
+    });
+    let need = found.map(|f| f.is_none());
+    // The planes this chunk computes: unkeyed ones first (the first of them, so that a
+    // source without repeats keeps to one), else the least recently used; never those it
+    // takes a factor from.
+    let mine = (0..RING)
+        .filter(|i| !found.contains(&Some(*i)))
+        .min_by_key(|i| (planes[*i].keys != [None; 2], planes[*i].used, *i))?;
+    if need.contains(&true) {
+        let rows = rows.load(src, j, k, [need[0], need[0], need[1], need[1]])?;
+        let p = &mut planes[mine];
+        p.at.resize(2 * HALF, 0);
+        p.keys = [0, 1].map(|f| keys[f].filter(|_| need[f]));
+        p.used = *clock;
+        if need[0] {
+            for (t, part) in [rows[0], rows[1]].into_iter().enumerate() {
+                COSET_SHIFT.shift(
+                    part,
+                    &mut p.at[t * POINTS * CHUNK..][..POINTS * CHUNK],
+                    CHUNK,
+                );
+            }
+        }
+        if need[1] {
+            for (m, o) in y12.iter_mut().enumerate() {
+                for ((o, a), b) in o[..k].iter_mut().zip(rows[2][m]).zip(rows[3][m]) {
+                    *o = a ^ b;
+                }
+            }
+            let y12: [&[u8]; K] = core::array::from_fn(|m| &y12[m][..k]);
+            for (t, part) in [rows[2], y12].into_iter().enumerate() {
+                let dst = &mut p.at[HALF + t * POINTS * CHUNK..][..POINTS * CHUNK];
+                COSET_SHIFT.shift(part, dst, CHUNK);
+            }
         }
     }
-    let y12: [&[u8]; K] = core::array::from_fn(|m| &y12[m][..k]);
-    for (t, part) in [rows[0], rows[1], rows[2], y12].into_iter().enumerate() {
-        let dst = &mut at[t * POINTS * CHUNK..(t + 1) * POINTS * CHUNK];
-        COSET_SHIFT.shift(part, dst, CHUNK);
+    let from = found.map(|f| f.unwrap_or(mine));
+    for f in from {
+        planes[f].used = *clock;
     }
-    // Node 32 + e of part t at at[(t · 32 + e) · CHUNK ..].
-    let node = |t: usize, e: usize| &at[(t * POINTS + e) * CHUNK..][..k];
+    // Node 32 + e of part t at at[(t · 32 + e) · CHUNK ..] of the planes that hold its factor.
+    let node = |t: usize, e: usize| &planes[from[t / 2]].at[(t * POINTS + e) * CHUNK..][..k];
     for (e, o) in w.iter_mut().enumerate() {
         lp8(&mut o[..k], node(0, e), node(1, e), node(2, e), node(3, e));
     }
@@ -185,6 +280,27 @@ fn chunk_sums(
         }
     }
     Some(())
+}
+
+/// Folded values of a repeated factor kept per job ([`FoldScratch`]).
+const KEPT: usize = 2;
+
+/// One factor's folded values over one chunk (`F_J(s)` for `x`, before the product with
+/// `a_J`; `G_J(s)` for `y`; both components), with the start of the triples it came from.
+#[derive(Default)]
+struct Kept {
+    key: Option<usize>,
+    comps: [Vec<Gf2p64>; 2],
+}
+
+/// One job's scratch for the fold: the chunk's rows, and per factor (`x`, `y`) the folded
+/// values of the last chunks whose factor repeats ([`TripleSource::shared_part`]), which a
+/// later chunk that repeats it takes instead of loading and folding its own.
+struct FoldScratch {
+    raw: Raw<6>,
+    kept: [[Kept; KEPT]; 2],
+    /// Per factor, the place the next kept values take when none is free.
+    next: [usize; 2],
 }
 
 /// The fold with the coin `s`: `out = [x'_1, x'_2, y'_1, y'_2]` (length `B` each) with `x'_J =
@@ -211,23 +327,73 @@ pub(super) fn fold(
     let dmaps: [ByteEmbedding; K] = core::array::from_fn(|m| E8_TABLES.scaled_by(lambda[m]));
     let at_data = DataSums::new();
     const { assert!(SUB.is_multiple_of(CHUNK)) };
-    let sums = fold_sub_blocks(seed, out, half, Raw::<6>::new, |raw, j, a, out, acc| {
+    let init = || FoldScratch {
+        raw: Raw::new(),
+        kept: Default::default(),
+        next: [0; 2],
+    };
+    let sums = fold_sub_blocks(seed, out, half, init, |sc, j, a, out, acc| {
         let k = a.len();
-        let mut out = out;
         for c in (0..k).step_by(CHUNK) {
             let n = CHUNK.min(k - c);
-            let Some(rows) = raw.load(src, j + c, n) else {
+            let first = K * (j + c);
+            let keys = shared(src, first, n);
+            // Per factor, the folded values of an earlier chunk that hold it, if any.
+            let found = [0, 1].map(|f| {
+                let e = keys[f].filter(|e| *e < first)?;
+                sc.kept[f].iter().position(|v| v.key == Some(e))
+            });
+            let need = found.map(|f| f.is_none());
+            let parts = [need[0], need[0], need[1], need[1], true, true];
+            let Some(rows) = sc.raw.load(src, j + c, n, parts) else {
                 return false;
             };
             let a = &a[c..c + n];
-            for (t, o) in out.iter_mut().enumerate() {
-                let o = &mut o[c..c + n];
-                let dst = if t < 2 { &mut acc[..n] } else { &mut o[..] };
-                // All 32 entries in one pass (one transpose per 64 blocks, no partial
-                // sums to add).
-                ByteEmbedding::apply_sum_slice(maps.each_ref(), rows[t], dst);
-                if t < 2 {
-                    Gf2p64::mul_slice(o, &acc[..n], a);
+            for f in 0..2 {
+                // Where this chunk keeps the factor's folded values: a free place, else the
+                // one kept longest.
+                let keep = keys[f].filter(|_| need[f]).map(|key| {
+                    let i = sc.kept[f].iter().position(|v| v.key.is_none());
+                    let i = i.unwrap_or(sc.next[f]);
+                    sc.next[f] = (i + 1) % KEPT;
+                    let v = &mut sc.kept[f][i];
+                    v.key = Some(key);
+                    for c in &mut v.comps {
+                        c.resize(CHUNK, Gf2p64::ZERO);
+                    }
+                    i
+                });
+                for t in 2 * f..2 * f + 2 {
+                    let o = &mut out[t][c..c + n];
+                    let comp = t % 2;
+                    // `x'_J = a_J F_J(s)`, `y'_J = G_J(s)`; all 32 entries in one pass
+                    // (one transpose per 64 blocks, no partial sums to add).
+                    match (found[f], keep) {
+                        (Some(i), _) => {
+                            let v = &sc.kept[f][i].comps[comp][..n];
+                            if f == 0 {
+                                Gf2p64::mul_slice(o, v, a);
+                            } else {
+                                o.copy_from_slice(v);
+                            }
+                        }
+                        (None, Some(i)) => {
+                            let v = &mut sc.kept[f][i].comps[comp][..n];
+                            ByteEmbedding::apply_sum_slice(maps.each_ref(), rows[t], v);
+                            if f == 0 {
+                                Gf2p64::mul_slice(o, v, a);
+                            } else {
+                                o.copy_from_slice(v);
+                            }
+                        }
+                        (None, None) if f == 0 => {
+                            ByteEmbedding::apply_sum_slice(maps.each_ref(), rows[t], &mut acc[..n]);
+                            Gf2p64::mul_slice(o, &acc[..n], a);
+                        }
+                        (None, None) => {
+                            ByteEmbedding::apply_sum_slice(maps.each_ref(), rows[t], o);
+                        }
+                    }
                 }
             }
             for t in 0..2 {
