@@ -232,7 +232,10 @@ fn chunk_sums(
     // takes a factor from.
     let mine = (0..RING)
         .filter(|i| !found.contains(&Some(*i)))
-        .min_by_key(|i| (planes[*i].keys != [None; 2], planes[*i].used, *i))?;
+        .min_by_key(|i| match planes[*i].keys {
+            [None, None] => (false, 0, *i),
+            _ => (true, planes[*i].used, *i),
+        })?;
     if need.contains(&true) {
         let rows = rows.load(src, j, k, [need[0], need[0], need[1], need[1]])?;
         let p = &mut planes[mine];
