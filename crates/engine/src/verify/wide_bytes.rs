@@ -229,13 +229,15 @@ fn chunk_sums(
     let need = found.map(|f| f.is_none());
     // The planes this chunk computes: unkeyed ones first (the first of them, so that a
     // source without repeats keeps to one), else the least recently used; never those it
-    // takes a factor from.
+    // takes a factor from (there is one: a chunk takes from at most two).
+    const { assert!(RING > 2) };
     let mine = (0..RING)
         .filter(|i| !found.contains(&Some(*i)))
         .min_by_key(|i| match planes[*i].keys {
             [None, None] => (false, 0, *i),
             _ => (true, planes[*i].used, *i),
-        })?;
+        })
+        .unwrap_or(0);
     if need.contains(&true) {
         let rows = rows.load(src, j, k, [need[0], need[0], need[1], need[1]])?;
         let p = &mut planes[mine];
@@ -371,31 +373,25 @@ pub(super) fn fold(
                     let comp = t % 2;
                     // `x'_J = a_J F_J(s)`, `y'_J = G_J(s)`; all 32 entries in one pass
                     // (one transpose per 64 blocks, no partial sums to add).
-                    match (found[f], keep) {
-                        (Some(i), _) => {
-                            let v = &sc.kept[f][i].comps[comp][..n];
-                            if f == 0 {
-                                Gf2p64::mul_slice(o, v, a);
-                            } else {
-                                o.copy_from_slice(v);
-                            }
-                        }
-                        (None, Some(i)) => {
-                            let v = &mut sc.kept[f][i].comps[comp][..n];
-                            ByteEmbedding::apply_sum_slice(maps.each_ref(), rows[t], v);
-                            if f == 0 {
-                                Gf2p64::mul_slice(o, v, a);
-                            } else {
-                                o.copy_from_slice(v);
-                            }
-                        }
-                        (None, None) if f == 0 => {
-                            ByteEmbedding::apply_sum_slice(maps.each_ref(), rows[t], &mut acc[..n]);
-                            Gf2p64::mul_slice(o, &acc[..n], a);
-                        }
-                        (None, None) => {
+                    let folded: &[Gf2p64] = match (found[f], keep) {
+                        (Some(i), _) => &sc.kept[f][i].comps[comp][..n],
+                        (None, None) if f == 1 => {
                             ByteEmbedding::apply_sum_slice(maps.each_ref(), rows[t], o);
+                            continue;
                         }
+                        (None, place) => {
+                            let v = match place {
+                                Some(i) => &mut sc.kept[f][i].comps[comp][..n],
+                                None => &mut acc[..n],
+                            };
+                            ByteEmbedding::apply_sum_slice(maps.each_ref(), rows[t], v);
+                            v
+                        }
+                    };
+                    if f == 0 {
+                        Gf2p64::mul_slice(o, folded, a);
+                    } else {
+                        o.copy_from_slice(folded);
                     }
                 }
             }
