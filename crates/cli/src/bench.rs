@@ -10,7 +10,7 @@ use triskele_prf::{PrfReport, PrfTarget};
 
 use crate::args::BenchArgs;
 use crate::error::CliError;
-use crate::local::{pool, run_three};
+use crate::local::{pool, pools, run_three_in};
 use crate::report::{format_table, format_twins, summarise, CsvOut, CsvRow};
 
 /// Network options from the CLI's timeout and simulated-network flags.
@@ -383,13 +383,15 @@ fn run_local(
         .collect::<Result<Vec<_>, _>>()?;
     let mut rows: Vec<Vec<CsvRow>> = vec![Vec::new(); 3];
     let mut peaks = Vec::new();
+    // Kept for the whole command, as `run_config` keeps its one pool.
+    let pools = pools(threads)?;
     let start = crate::ot_cmd::resident_memory();
     for group in schedule(a, targets, batch_sizes) {
         let reset = reset_peak_memory();
         for step in &group {
             bar.set_message(step.msg(a));
             let nets = triskele_net::local_tls(opts)?;
-            let reports: [CsvRow; 3] = run_three_rows(nets, threads, step.target, size, step.simd)?;
+            let reports: [CsvRow; 3] = run_three_rows(nets, &pools, step.target, size, step.simd)?;
             if step.timed(a) {
                 for (p, row) in reports.into_iter().enumerate() {
                     outs[p].write(&row)?;
@@ -485,7 +487,7 @@ fn check_plan(
 /// The three parties of one local repetition; the most telling error if one fails.
 fn run_three_rows(
     nets: [triskele_net::Network; 3],
-    threads: usize,
+    pools: &[rayon::ThreadPool; 3],
     t: BenchTarget,
     size: KeySize,
     simd: usize,
@@ -493,12 +495,12 @@ fn run_three_rows(
     match t {
         BenchTarget::Aes(t) => {
             let r: [RunReport; 3] =
-                run_three(nets, threads, |net| bench_party(t, net, size, simd))?;
+                run_three_in(pools, nets, |net| bench_party(t, net, size, simd))?;
             Ok(r.map(|r| CsvRow::from(&r)))
         }
         BenchTarget::Prf(t) => {
             let r: [PrfReport; 3] =
-                run_three(nets, threads, |net| triskele_prf::bench_party(t, net, simd))?;
+                run_three_in(pools, nets, |net| triskele_prf::bench_party(t, net, simd))?;
             Ok(r.map(|r| CsvRow::from(&r)))
         }
     }

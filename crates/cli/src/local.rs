@@ -21,13 +21,31 @@ pub fn run_three<T: Send>(
     threads: usize,
     f: impl Fn(Network) -> Result<T, EngineError> + Sync,
 ) -> Result<[T; 3], CliError> {
+    run_three_in(&pools(threads)?, nets, f)
+}
+
+/// One worker pool per party, each of `threads` workers (0 = all cores).
+pub fn pools(threads: usize) -> Result<[rayon::ThreadPool; 3], CliError> {
+    Ok([pool(threads)?, pool(threads)?, pool(threads)?])
+}
+
+/// [`run_three`] on worker pools the caller keeps: `pools[p]` runs party `p + 1`. A local
+/// benchmark keeps its three pools from one repetition to the next, as a party in a process
+/// of its own keeps its pool (`bench --config`): the workers' allocator heaps then serve the
+/// next repetition with memory the last one freed, instead of fresh pages the kernel has to
+/// fault in and zero (docs/PERFORMANCE.md, "Worker pools kept from run to run").
+pub fn run_three_in<T: Send>(
+    pools: &[rayon::ThreadPool; 3],
+    nets: [Network; 3],
+    f: impl Fn(Network) -> Result<T, EngineError> + Sync,
+) -> Result<[T; 3], CliError> {
     let f = &f;
     let results: Vec<Result<T, CliError>> = std::thread::scope(|s| {
         let handles: Vec<_> = nets
             .into_iter()
-            .map(|net| {
+            .zip(pools)
+            .map(|(net, pool)| {
                 s.spawn(move || -> Result<T, CliError> {
-                    let pool = pool(threads)?;
                     pool.install(|| f(net)).map_err(CliError::from)
                 })
             })
