@@ -639,24 +639,21 @@ pub(crate) fn gf2p4_unpack(be: Backend, src: &[u8], out: &mut [u8], table: Optio
     gf2p4::portable::unpack(src, out, table)
 }
 
-/// [`gf2p4_unpack`] of two runs through their tables, added: `out[2k] = ta[a[k] >> 4] ^
-/// tb[b[k] >> 4]`, `out[2k + 1] = ta[a[k] & 15] ^ tb[b[k] & 15]` for `k < min(a.len(),
-/// b.len(), out.len() / 2)`.
-pub(crate) fn gf2p4_unpack_sum(
+/// [`gf2p4_unpack`] of several runs through their tables, added, into one or more outputs
+/// ([`crate::Gf2p4::unpack_pairs_mapped_sums`]; `tables[s][o]` for run `s` and output `o`).
+pub(crate) fn gf2p4_unpack_sums<const O: usize>(
     be: Backend,
-    a: &[u8],
-    ta: &[u8; 16],
-    b: &[u8],
-    tb: &[u8; 16],
-    out: &mut [u8],
+    srcs: &[&[u8]],
+    tables: &[[[u8; 16]; O]],
+    outs: [&mut [u8]; O],
 ) {
     #[cfg(target_arch = "x86_64")]
     if let Some(t) = gf2p4_avx2(be) {
-        return avx2::gf2p4_unpack_sum(t, a, ta, b, tb, out);
+        return avx2::gf2p4_unpack_sums(t, srcs, tables, outs);
     }
     #[cfg(not(target_arch = "x86_64"))]
     let _ = be;
-    gf2p4::portable::unpack_sum(a, ta, b, tb, out)
+    gf2p4::portable::unpack_sums(srcs, tables, outs)
 }
 
 /// `out[k] = Σ_t bit t of e[k] · T(c[k] ⊕ t)` (one byte per element) on the common prefix, for

@@ -115,31 +115,35 @@ impl Gf2p4 {
         backend::gf2p4_unpack(be, packed, out, Some(lo));
     }
 
-    /// Two packed runs unpacked through their maps and added, in one pass: `out[2k] =
-    /// map_a(a[k] >> 4) + map_b(b[k] >> 4)`, `out[2k + 1] = map_a(a[k] & 15) + map_b(b[k] &
-    /// 15)` for `k < min(a.len(), b.len(), out.len() / 2)`. A part of a recorded relation that
-    /// is the sum of two stored vectors loads this way, without a second write of `out`.
-    pub fn unpack_pairs_mapped_sum(
-        a: &[u8],
-        map_a: &LinearMap8,
-        b: &[u8],
-        map_b: &LinearMap8,
-        out: &mut [u8],
+    /// Up to [`UNPACK_SUMS_MAX`] packed runs unpacked through their maps and added, into `O`
+    /// outputs at once (each run with a map per output): with `h_s = srcs[s][k] >> 4` and
+    /// `l_s = srcs[s][k] & 15`, `outs[o][2k] = Σ_s maps[s][o](h_s)` and `outs[o][2k + 1] =
+    /// Σ_s maps[s][o](l_s)` for `k` below the shortest run and half the shortest output. A part of a recorded relation that sums several
+    /// stored vectors loads this way in one pass over them (and both tower coordinates of a
+    /// part in one pass); runs past the first [`UNPACK_SUMS_MAX`] are ignored.
+    pub fn unpack_pairs_mapped_sums<const O: usize>(
+        srcs: &[&[u8]],
+        maps: &[[&LinearMap8; O]],
+        outs: [&mut [u8]; O],
     ) {
-        Self::unpack_pairs_mapped_sum_with(backend::active(), a, map_a, b, map_b, out);
+        Self::unpack_pairs_mapped_sums_with(backend::active(), srcs, maps, outs);
     }
 
-    /// [`Gf2p4::unpack_pairs_mapped_sum`] on an explicit backend.
-    pub fn unpack_pairs_mapped_sum_with(
+    /// [`Gf2p4::unpack_pairs_mapped_sums`] on an explicit backend.
+    pub fn unpack_pairs_mapped_sums_with<const O: usize>(
         be: Backend,
-        a: &[u8],
-        map_a: &LinearMap8,
-        b: &[u8],
-        map_b: &LinearMap8,
-        out: &mut [u8],
+        srcs: &[&[u8]],
+        maps: &[[&LinearMap8; O]],
+        outs: [&mut [u8]; O],
     ) {
-        let ((ta, _), (tb, _)) = (map_a.nibble_tables(), map_b.nibble_tables());
-        backend::gf2p4_unpack_sum(be, a, ta, b, tb, out);
+        let mut tables = [[[0u8; 16]; O]; UNPACK_SUMS_MAX];
+        for (t, m) in tables.iter_mut().zip(maps) {
+            for (t, m) in t.iter_mut().zip(m) {
+                *t = *m.nibble_tables().0;
+            }
+        }
+        let count = srcs.len().min(maps.len()).min(UNPACK_SUMS_MAX);
+        backend::gf2p4_unpack_sums(be, &srcs[..count], &tables[..count], outs);
     }
 
     /// Product, usable in constant expressions (same as `*`).
@@ -350,6 +354,10 @@ fn mul8(a: u64, b: u64) -> u64 {
 
 /// The portable kernels on raw bytes (one element per byte), used by the portable backend and
 /// for the tails of the SIMD ones.
+/// The most packed runs [`Gf2p4::unpack_pairs_mapped_sums`] adds in one pass (the six nibble
+/// streams of the gf4-circuit variants' records).
+pub const UNPACK_SUMS_MAX: usize = 6;
+
 pub(crate) mod portable {
     use super::{mul8, mul_u4};
 
@@ -391,13 +399,27 @@ pub(crate) mod portable {
         }
     }
 
-    /// `out[2k] = ta[a[k] >> 4] ^ tb[b[k] >> 4]`, `out[2k + 1] = ta[a[k] & 15] ^ tb[b[k] &
-    /// 15]` for `k < min(a.len(), b.len(), out.len() / 2)`.
-    pub(crate) fn unpack_sum(a: &[u8], ta: &[u8; 16], b: &[u8], tb: &[u8; 16], out: &mut [u8]) {
-        let (pairs, _) = out.as_chunks_mut::<2>();
-        for ([h, l], (x, y)) in pairs.iter_mut().zip(a.iter().zip(b)) {
-            *h = ta[usize::from(x >> 4)] ^ tb[usize::from(y >> 4)];
-            *l = ta[usize::from(x & 0x0f)] ^ tb[usize::from(y & 0x0f)];
+    /// `outs[o][2k] = Σ_s tables[s][o][srcs[s][k] >> 4]`, `outs[o][2k + 1]` the same of the
+    /// low nibbles, for `k` below the shortest run and half the shortest output.
+    pub(crate) fn unpack_sums<const O: usize>(
+        srcs: &[&[u8]],
+        tables: &[[[u8; 16]; O]],
+        outs: [&mut [u8]; O],
+    ) {
+        let mut n = outs.iter().map(|o| o.len() / 2).min().unwrap_or(0);
+        for s in srcs {
+            n = n.min(s.len());
+        }
+        for (o, out) in outs.into_iter().enumerate() {
+            let (pairs, _) = out[..2 * n].as_chunks_mut::<2>();
+            for (k, [h, l]) in pairs.iter_mut().enumerate() {
+                (*h, *l) = (0, 0);
+                for (src, t) in srcs.iter().zip(tables) {
+                    let b = src[k];
+                    *h ^= t[o][usize::from(b >> 4)];
+                    *l ^= t[o][usize::from(b & 0x0f)];
+                }
+            }
         }
     }
 

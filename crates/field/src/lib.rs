@@ -93,7 +93,7 @@ mod tower;
 pub use bits::Bits16;
 pub use fp::Fp;
 pub use fp_rt::FpRt;
-pub use gf2p4::Gf2p4;
+pub use gf2p4::{Gf2p4, UNPACK_SUMS_MAX};
 pub use gf2p64::Gf2p64;
 pub use gf2p8::Gf2p8;
 pub use linear::LinearMap8;

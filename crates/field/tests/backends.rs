@@ -382,27 +382,45 @@ fn gf2p4_unpacking_through_a_map_agrees() {
 }
 
 #[test]
-fn gf2p4_unpacking_a_sum_of_two_maps_agrees() {
-    let mut r = rng(13);
+fn gf2p4_unpacking_sums_of_several_maps_agrees() {
+    let mut r = rng(17);
     let bytes =
         |r: &mut _, n: usize| -> Vec<u8> { vec_of::<Gf2p8>(r, n).iter().map(|x| x.0).collect() };
+    let map = |r: &mut _| {
+        let i = bytes(r, 8);
+        LinearMap8::from_basis_images(core::array::from_fn(|j| i[j]))
+    };
     for n in gf2p4_lengths() {
         let pairs = n / 2;
-        // The second run one byte longer, so that the shorter run bounds the pass.
-        let (a, b) = (bytes(&mut r, pairs), bytes(&mut r, pairs + 1));
-        let images = bytes(&mut r, 16);
-        let map = |i: &[u8]| LinearMap8::from_basis_images(core::array::from_fn(|j| i[j]));
-        let (ma, mb) = (map(&images[..8]), map(&images[8..]));
-        // Each output the sum of both nibbles' images; an odd count's last byte is left.
-        let mut want = vec![0xa5u8; n];
-        for (k, (x, y)) in a.iter().zip(&b).enumerate() {
-            want[2 * k] = ma.apply_byte(x >> 4) ^ mb.apply_byte(y >> 4);
-            want[2 * k + 1] = ma.apply_byte(x & 15) ^ mb.apply_byte(y & 15);
-        }
-        for be in Backend::ALL {
-            let mut got = vec![0xa5u8; n];
-            Gf2p4::unpack_pairs_mapped_sum_with(be, &a, &ma, &b, &mb, &mut got);
-            assert_eq!(got, want, "{be}, n = {n}");
+        for count in 1..=triskele_field::UNPACK_SUMS_MAX {
+            // Runs of different lengths (the shortest bounds the pass), two maps per run.
+            let runs: Vec<Vec<u8>> = (0..count).map(|s| bytes(&mut r, pairs + s % 3)).collect();
+            let maps: Vec<[LinearMap8; 2]> =
+                (0..count).map(|_| [map(&mut r), map(&mut r)]).collect();
+            let want: [Vec<u8>; 2] = core::array::from_fn(|o| {
+                let mut w = vec![0xa5u8; n];
+                for k in 0..pairs {
+                    let (mut h, mut l) = (0, 0);
+                    for (run, m) in runs.iter().zip(&maps) {
+                        h ^= m[o].apply_byte(run[k] >> 4);
+                        l ^= m[o].apply_byte(run[k] & 15);
+                    }
+                    (w[2 * k], w[2 * k + 1]) = (h, l);
+                }
+                w
+            });
+            let srcs: Vec<&[u8]> = runs.iter().map(|v| &v[..]).collect();
+            let both: Vec<[&LinearMap8; 2]> = maps.iter().map(|[a, b]| [a, b]).collect();
+            let first: Vec<[&LinearMap8; 1]> = maps.iter().map(|[a, _]| [a]).collect();
+            for be in Backend::ALL {
+                let mut got = [vec![0xa5u8; n], vec![0xa5u8; n]];
+                let [g0, g1] = &mut got;
+                Gf2p4::unpack_pairs_mapped_sums_with(be, &srcs, &both, [&mut g0[..], &mut g1[..]]);
+                assert_eq!(got, want, "{be}, n = {n}, {count} runs");
+                let mut one = vec![0xa5u8; n];
+                Gf2p4::unpack_pairs_mapped_sums_with(be, &srcs, &first, [&mut one[..]]);
+                assert_eq!(one, want[0], "{be}, n = {n}, {count} runs, one output");
+            }
         }
     }
 }

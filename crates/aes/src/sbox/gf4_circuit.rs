@@ -82,9 +82,7 @@ use triskele_field::embed::{
 use triskele_field::{Encode, Gf2p4, Gf2p64, Gf2p8, Gf4Tower, LinearMap8};
 use triskele_share::RssVec;
 
-use super::stored::{
-    at, part, unpack, unpack_sum, At, PackedNibbles, RecordMemory, StoredRelations,
-};
+use super::stored::{at, part, unpack_sums, At, PackedNibbles, RecordMemory, StoredRelations};
 use super::SboxProtocol;
 use crate::sbox::tower::{
     from_halves, last_round_pieces, left_operand, split_tower, square_powers, NibbleLinear,
@@ -643,64 +641,68 @@ impl Gf4p4Nibbles {
         Ok(Gf4p4Nibbles { n, vectors })
     }
 
-    /// `out[i] = Σ_s maps[s](stream_s[start + i])` in component `c`, streams with a zero map
-    /// skipped, two at a time ([`unpack_sum`]); `false` (nothing written) if the range is not
-    /// inside the relations.
+    /// `out[i] = Σ_s maps[s](stream_s[start + i])` in component `c` ([`Self::form_each`] with
+    /// one output).
     fn form(&self, c: usize, maps: &[LinearMap8; 6], start: usize, out: &mut [u8]) -> bool {
-        if start.checked_add(out.len()).is_none_or(|end| end > self.n) {
+        self.form_each(c, [maps], start, [out])
+    }
+
+    /// `outs[o][i] = Σ_s maps[o][s](stream_s[start + i])` in component `c`, for `i` below the
+    /// shortest output: the streams with a non-zero map in one pass ([`unpack_sums`]), each
+    /// read once for all outputs; `false` (nothing written) if the range is not inside the
+    /// relations.
+    fn form_each<const O: usize>(
+        &self,
+        c: usize,
+        maps: [&[LinearMap8; 6]; O],
+        start: usize,
+        outs: [&mut [u8]; O],
+    ) -> bool {
+        let n = outs.iter().map(|o| o.len()).min().unwrap_or(0);
+        if start.checked_add(n).is_none_or(|end| end > self.n) {
             return false;
         }
-        let mut terms = [(&[][..], 0, &LinearMap8::ZERO); 6];
-        let mut t = 0;
-        for ((v, k), m) in STREAMS.iter().zip(maps) {
-            if *m != LinearMap8::ZERO {
-                terms[t] = (self.vectors[*v].comp(c), start + k * self.n, m);
-                t += 1;
+        let mut outs = outs.map(|o| &mut o[..n]);
+        // The streams in two groups by the parity of their start (`b_l` of an odd `n` starts
+        // unlike the others): a pass for each.
+        let mut runs = [[(&[][..], 0); 6]; 2];
+        let mut term_maps = [[[&LinearMap8::ZERO; O]; 6]; 2];
+        let mut count = [0; 2];
+        for (s, (v, k)) in STREAMS.iter().enumerate() {
+            if maps.iter().all(|m| m[s] == LinearMap8::ZERO) {
+                continue;
             }
+            let first = start + k * self.n;
+            let g = usize::from(first % 2 != start % 2);
+            runs[g][count[g]] = (self.vectors[*v].comp(c), first);
+            term_maps[g][count[g]] = maps.map(|m| &m[s]);
+            count[g] += 1;
         }
-        let terms = &terms[..t];
-        if terms.is_empty() {
-            out.fill(0);
+        if count[0] == 0 && count[1] == 0 {
+            for o in outs {
+                o.fill(0);
+            }
             return true;
         }
-        // A buffer for the groups after the first, only where there are such (the tower
-        // coordinates of `z`): zeroed on every call, two buffers on the stack cost about as
-        // much as unpacking the pair form of a sub-block's row.
-        let mut store;
-        let tmp: &mut [u8] = if terms.len() > 2 {
-            store = [0u8; NIBBLE_PIECE];
-            &mut store
-        } else {
-            &mut []
-        };
-        for (i, piece) in out.chunks_mut(NIBBLE_PIECE).enumerate() {
-            let off = i * NIBBLE_PIECE;
-            for (g, group) in terms.chunks(2).enumerate() {
-                let dst = if g == 0 {
-                    &mut *piece
-                } else {
-                    &mut tmp[..piece.len()]
-                };
-                match group {
-                    [(a, fa, ma), (b, fb, mb)] => {
-                        let fused = unpack_sum((a, b), (fa + off, fb + off), (ma, mb), dst);
-                        if !fused {
-                            // Starts of different parity (`b_l` of an odd `n`): one at a time.
-                            unpack(a, fa + off, ma, dst);
-                            let mut other = vec![0u8; dst.len()];
-                            unpack(b, fb + off, mb, &mut other);
-                            xor_into(dst, &other);
-                        }
-                    }
-                    [(a, fa, ma)] => unpack(a, fa + off, ma, dst),
-                    _ => {}
-                }
-                if g > 0 {
-                    xor_into(piece, &tmp[..piece.len()]);
-                }
+        let g = usize::from(count[0] == 0);
+        let formed = unpack_sums(
+            &runs[g][..count[g]],
+            &term_maps[g][..count[g]],
+            outs.each_mut().map(|o| &mut **o),
+        );
+        if g == 0 && count[1] > 0 {
+            let mut other = [(); O].map(|()| vec![0u8; n]);
+            let added = unpack_sums(
+                &runs[1][..count[1]],
+                &term_maps[1][..count[1]],
+                other.each_mut().map(|o| &mut o[..]),
+            );
+            for (o, v) in outs.iter_mut().zip(&other) {
+                xor_into(o, v);
             }
+            return formed && added;
         }
-        true
+        formed
     }
 
     /// The three planes of [`Gf4p4Relations`] of component `c` for the instances from `start`
@@ -778,13 +780,13 @@ impl TripleSource<Gf2p64> for Gf4p4Nibbles {
             return false;
         };
         let n = lo.len().min(hi.len());
-        let Some(words) = forms.words.get(part / 2) else {
+        let Some([wl, wh]) = forms.words.get(part / 2) else {
             return false;
         };
-        for (out, maps) in [&mut lo[..n], &mut hi[..n]].into_iter().zip(words) {
-            if !self.form(part % 2, maps, start, out) {
-                out.fill(0);
-            }
+        let (lo, hi) = (&mut lo[..n], &mut hi[..n]);
+        if !self.form_each(part % 2, [wl, wh], start, [&mut *lo, &mut *hi]) {
+            lo.fill(0);
+            hi.fill(0);
         }
         true
     }

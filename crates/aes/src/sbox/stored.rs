@@ -468,33 +468,53 @@ pub(crate) fn unpack(packed: &[u8], first: usize, map: &LinearMap8, out: &mut [u
     }
 }
 
-/// `out[i] = map_a(a_{first_a + i}) + map_b(b_{first_b + i})` for the packed runs `a`, `b`
-/// ([`Form::Nibbles`]) in one pass ([`Gf2p4::unpack_pairs_mapped_sum`]); `false` (nothing
-/// written) if the two starts differ in parity, so that their nibbles do not pair up byte by
-/// byte.
-pub(crate) fn unpack_sum(
-    (a, b): (&[u8], &[u8]),
-    (first_a, first_b): (usize, usize),
-    (map_a, map_b): (&LinearMap8, &LinearMap8),
-    out: &mut [u8],
+/// `outs[o][i] = Σ_s maps[s][o](run_s[first_s + i])` for the packed runs `(run_s, first_s)`
+/// ([`Form::Nibbles`]), every run read once and every output written once
+/// ([`Gf2p4::unpack_pairs_mapped_sums`]); `false` (nothing written) if the starts differ in
+/// parity, so that the runs' nibbles do not pair up byte by byte, or if there are more runs
+/// than one pass takes.
+pub(crate) fn unpack_sums<const O: usize>(
+    runs: &[(&[u8], usize)],
+    maps: &[[&LinearMap8; O]],
+    outs: [&mut [u8]; O],
 ) -> bool {
-    if first_a % 2 != first_b % 2 {
+    let Some(&(_, first)) = runs.first() else {
+        return false;
+    };
+    let n = outs.iter().map(|o| o.len()).min().unwrap_or(0);
+    if runs.len() > triskele_field::UNPACK_SUMS_MAX
+        || maps.len() != runs.len()
+        || runs.iter().any(|(_, f)| f % 2 != first % 2)
+    {
         return false;
     }
-    let both = |x: u8, y: u8| map_a.apply_byte(x) ^ map_b.apply_byte(y);
-    let (skip, out) = match out.split_first_mut() {
-        Some((o, rest)) if first_a % 2 == 1 => {
-            *o = both(a[first_a / 2] & 0x0f, b[first_b / 2] & 0x0f);
-            (1, rest)
-        }
-        _ => (0, out),
+    let nibble = |i: usize, take: fn(u8) -> u8| -> [u8; O] {
+        core::array::from_fn(|o| {
+            runs.iter().zip(maps).fold(0, |acc, ((run, f), m)| {
+                acc ^ m[o].apply_byte(take(run[(f + i) / 2]))
+            })
+        })
     };
-    let (ia, ib) = ((first_a + skip) / 2, (first_b + skip) / 2);
-    let pairs = out.len() / 2;
-    let (head, tail) = out.split_at_mut(2 * pairs);
-    Gf2p4::unpack_pairs_mapped_sum(&a[ia..ia + pairs], map_a, &b[ib..ib + pairs], map_b, head);
-    if let Some(o) = tail.first_mut() {
-        *o = both(a[ia + pairs] >> 4, b[ib + pairs] >> 4);
+    let mut outs = outs.map(|o| &mut o[..n]);
+    let skip = usize::from(first % 2 == 1 && n > 0);
+    if skip == 1 {
+        for (o, v) in outs.iter_mut().zip(nibble(0, |b| b & 0x0f)) {
+            o[0] = v;
+        }
+    }
+    let pairs = (n - skip) / 2;
+    let srcs: [&[u8]; triskele_field::UNPACK_SUMS_MAX] = core::array::from_fn(|s| {
+        runs.get(s).map_or(&[][..], |(run, f)| {
+            let at = (f + skip) / 2;
+            &run[at..at + pairs]
+        })
+    });
+    let heads = outs.each_mut().map(|o| &mut o[skip..skip + 2 * pairs]);
+    Gf2p4::unpack_pairs_mapped_sums(&srcs[..runs.len()], maps, heads);
+    if skip + 2 * pairs < n {
+        for (o, v) in outs.iter_mut().zip(nibble(skip + 2 * pairs, |b| b >> 4)) {
+            o[n - 1] = v;
+        }
     }
     true
 }
@@ -516,23 +536,30 @@ impl ByteRows for StoredRelations {
             if r.is_empty() {
                 continue;
             }
-            // The first two terms in one pass where both are nibbles that start alike.
-            let mut fused = false;
-            if let (Some(b), Form::Nibbles) = (a.plus[0], self.form) {
-                let vs = (
-                    &self.vectors[a.vector][c][..],
-                    &self.vectors[b.vector][c][..],
-                );
-                let ma = maps.first.as_ref().unwrap_or(&GF2P4_TO_GF2P8);
-                let mb = maps.plus[0].as_ref().unwrap_or(&GF2P4_TO_GF2P8);
-                let firsts = (a.offset + r.start, b.offset + r.start);
-                fused = unpack_sum(vs, firsts, (ma, mb), out);
+            // Terms that are nibbles and start alike in one pass (each stored vector read
+            // once, `out` written once).
+            if self.form == Form::Nibbles && a.plus[0].is_some() {
+                let first = (a.vector, a.offset, maps.first.as_ref());
+                let plus = a.plus.iter().zip(&maps.plus);
+                let terms = plus.filter_map(|(b, m)| b.map(|b| (b.vector, b.offset, m.as_ref())));
+                let mut runs = [(&[][..], 0); 3];
+                let mut term_maps = [[&GF2P4_TO_GF2P8]; 3];
+                let mut count = 0;
+                for ((v, offset, map), (run, m)) in core::iter::once(first)
+                    .chain(terms)
+                    .zip(runs.iter_mut().zip(term_maps.iter_mut()))
+                {
+                    *run = (&self.vectors[v][c][..], offset + r.start);
+                    *m = [map.unwrap_or(&GF2P4_TO_GF2P8)];
+                    count += 1;
+                }
+                if unpack_sums(&runs[..count], &term_maps[..count], [&mut out[..]]) {
+                    continue;
+                }
             }
-            if !fused {
-                self.term(c, a.vector, a.offset + r.start, maps.first.as_ref(), out);
-            }
+            self.term(c, a.vector, a.offset + r.start, maps.first.as_ref(), out);
             // Any further term through a buffer in the cache, added piece by piece.
-            let more = a.plus.iter().zip(&maps.plus).skip(usize::from(fused));
+            let more = a.plus.iter().zip(&maps.plus);
             let mut buf = [0u8; PLUS_PIECE];
             for (b, map) in more.filter_map(|(b, m)| Some((b.as_ref()?, m))) {
                 for (i, out) in out.chunks_mut(PLUS_PIECE).enumerate() {
@@ -863,8 +890,8 @@ mod tests {
     /// A part with a second or a third term ([`At::plus`]) loads as the sum of its terms,
     /// each through its map (the first one's optional), from any entry on and across
     /// relations, for bytes and for packed nibbles (odd offsets, more entries than
-    /// [`PLUS_PIECE`]; first two terms whose starts have the same parity in one pass,
-    /// [`unpack_sum`], the others not, and a third term after either); it is never borrowed in
+    /// [`PLUS_PIECE`]; terms whose starts have the same parity in one pass, [`unpack_sums`],
+    /// the others term by term); it is never borrowed in
     /// place, and a further term past the end of its vector is refused.
     #[test]
     fn parts_with_a_second_term_load_as_sums() {
@@ -884,7 +911,7 @@ mod tests {
             ],
             [
                 part(1, 1, None).plus(0, 0, &LinearMap8::POW4).plus(2, 1, t),
-                at(1).plus(2, 0, &LinearMap8::SQUARE).plus(2, 1, t),
+                at(1).plus(2, 0, &LinearMap8::SQUARE).plus(1, 2, t),
                 at(0),
             ],
         ];
