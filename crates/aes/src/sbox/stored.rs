@@ -632,6 +632,86 @@ mod tests {
         }
     }
 
+    /// [`unpack_sums`] gives `Σ_s maps[s][o](run_s[first_s + i])` for one and two outputs,
+    /// one to six runs, starts of either parity (each entry's nibble: high for an even
+    /// index, low for an odd one) and lengths from 0 to past a kernel block; starts of mixed
+    /// parity and more runs than one pass takes are refused, with nothing written.
+    #[test]
+    fn nibble_runs_sum_from_any_start() {
+        let mut state = 0x2545_f491_4f6c_dd1du64;
+        let mut byte = move || {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            (state >> 24) as u8
+        };
+        let runs: Vec<Vec<u8>> = (0..7)
+            .map(|_| (0..2200).map(|_| byte()).collect())
+            .collect();
+        let maps: Vec<[LinearMap8; 2]> = (0..7)
+            .map(|_| {
+                [0, 1].map(|_| LinearMap8::from_basis_images(core::array::from_fn(|_| byte())))
+            })
+            .collect();
+        let nib = |run: &[u8], i: usize| {
+            if i.is_multiple_of(2) {
+                run[i / 2] >> 4
+            } else {
+                run[i / 2] & 0x0f
+            }
+        };
+        for count in 1..=6 {
+            for n in (0..70).chain([4099]) {
+                for parity in 0..2 {
+                    let firsts: Vec<usize> = (0..count).map(|s| 2 * (s * 3 + 1) + parity).collect();
+                    let rs: Vec<(&[u8], usize)> = runs
+                        .iter()
+                        .zip(&firsts)
+                        .map(|(r, f)| (&r[..], *f))
+                        .collect();
+                    let both: Vec<[&LinearMap8; 2]> = maps.iter().map(|[a, b]| [a, b]).collect();
+                    let one: Vec<[&LinearMap8; 1]> = maps.iter().map(|[a, _]| [a]).collect();
+                    let want: [Vec<u8>; 2] = core::array::from_fn(|o| {
+                        (0..n)
+                            .map(|i| {
+                                rs.iter().zip(&maps).fold(0, |acc, ((r, f), m)| {
+                                    acc ^ m[o].apply_byte(nib(r, f + i))
+                                })
+                            })
+                            .collect()
+                    });
+                    let (mut a, mut b) = (vec![0xa5; n], vec![0x5a; n]);
+                    assert!(unpack_sums(&rs, &both[..count], [&mut a[..], &mut b[..]]));
+                    assert_eq!(
+                        [&a, &b],
+                        [&want[0], &want[1]],
+                        "{count} runs, n = {n}, parity {parity}"
+                    );
+                    let mut c = vec![0xa5; n];
+                    assert!(unpack_sums(&rs, &one[..count], [&mut c[..]]));
+                    assert_eq!(
+                        c, want[0],
+                        "{count} runs, n = {n}, parity {parity}, one output"
+                    );
+                    if count > 1 {
+                        // One start of the other parity: refused, nothing written.
+                        let mut mixed = rs.clone();
+                        mixed[count - 1].1 += 1;
+                        let mut d = vec![0xa5; n];
+                        assert!(!unpack_sums(&mixed, &one[..count], [&mut d[..]]));
+                        assert!(d.iter().all(|&x| x == 0xa5));
+                    }
+                }
+            }
+        }
+        // Seven runs: more than one pass takes.
+        let seven: Vec<(&[u8], usize)> = runs.iter().map(|r| (&r[..], 0)).collect();
+        let one: Vec<[&LinearMap8; 1]> = maps.iter().map(|[a, _]| [a]).collect();
+        let mut e = [0xa5; 8];
+        assert!(!unpack_sums(&seven, &one, [&mut e[..]]));
+        assert!(e.iter().all(|&x| x == 0xa5));
+    }
+
     /// `load` and `bytes` give each part from its vector and offset (`load` with its map
     /// applied, `bytes` only unmapped parts), also across relations, and parts that reach past
     /// their vectors are refused.
