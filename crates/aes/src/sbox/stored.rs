@@ -638,13 +638,9 @@ mod tests {
     /// parity and more runs than one pass takes are refused, with nothing written.
     #[test]
     fn nibble_runs_sum_from_any_start() {
-        let mut state = 0x2545_f491_4f6c_dd1du64;
-        let mut byte = move || {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
-            (state >> 24) as u8
-        };
+        use rand::{RngCore, SeedableRng};
+        let mut rng = rand_chacha::ChaCha20Rng::seed_from_u64(17);
+        let mut byte = move || rng.next_u32() as u8;
         let runs: Vec<Vec<u8>> = (0..7)
             .map(|_| (0..2200).map(|_| byte()).collect())
             .collect();
