@@ -748,6 +748,7 @@ fn linear_apply_pair_words_impl([f, g]: [&LinearMap8; 2], src: &[u16], dst: &mut
     let (sc, st) = src[..n].as_chunks::<32>();
     let (dc, dt) = dst[..n].as_chunks_mut::<32>();
     for (d, w) in dc.iter_mut().zip(sc) {
+        prefetch_ahead(w);
         store(d, pair(w));
     }
     if !st.is_empty() {
