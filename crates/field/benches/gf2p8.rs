@@ -50,6 +50,20 @@ fn products(c: &mut Criterion) {
                 )
             })
         });
+        g.bench_function(BenchmarkId::new("tower_mul_sum2", be), |bench| {
+            let (a, b) = (Gf2p8::slice_as_bytes(&a), Gf2p8::slice_as_bytes(&b));
+            let out = Gf2p8::slice_as_bytes_mut(&mut out);
+            bench.iter(|| {
+                Gf4Tower::mul_sum2_bytes_with(
+                    be,
+                    out,
+                    black_box(a),
+                    black_box(b),
+                    black_box(b),
+                    black_box(a),
+                )
+            })
+        });
         g.bench_function(BenchmarkId::new("inner_product", be), |bench| {
             bench.iter(|| Gf2p8::inner_product_with(be, black_box(&a), &b))
         });

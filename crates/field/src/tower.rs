@@ -116,6 +116,26 @@ impl Gf4Tower {
         cast::bytes_as_tower_mut(b)
     }
 
+    /// `out[k] = a[k] b[k] + c[k] d[k]` on packed tower bytes (the local product of §1.6 as
+    /// `x_1 (y_1 + y_2) + x_2 y_1`), on the active backend: by logarithms of the nibbles on
+    /// AVX2 ([`crate::backend::tower_products_preferred`]).
+    pub fn mul_sum2_bytes(out: &mut [u8], a: &[u8], b: &[u8], c: &[u8], d: &[u8]) {
+        Self::mul_sum2_bytes_with(crate::backend::active(), out, a, b, c, d);
+    }
+
+    /// [`Gf4Tower::mul_sum2_bytes`] on an explicit backend.
+    pub fn mul_sum2_bytes_with(
+        be: crate::backend::Backend,
+        out: &mut [u8],
+        a: &[u8],
+        b: &[u8],
+        c: &[u8],
+        d: &[u8],
+    ) {
+        debug_assert!([a.len(), b.len(), c.len(), d.len()] == [out.len(); 4]);
+        crate::backend::tower_mul_sum2(be, out, a, b, c, d);
+    }
+
     /// Product, usable in constant expressions (same as `*`).
     #[inline]
     pub const fn const_mul(self, rhs: Self) -> Self {

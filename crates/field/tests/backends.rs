@@ -121,6 +121,40 @@ fn gf2p8_all_pairs_on_every_backend() {
     }
 }
 
+#[test]
+fn tower_products_on_every_backend_match_gf2p8_through_wol() {
+    // Every (a, b) pair (zeros included), and the sum with a second product, on packed tower
+    // bytes: the WOL image of the same sum in GF(2^8). Lengths that are no multiple of 32
+    // leave tails to the portable code.
+    let a: Vec<u8> = (0..=255u8).flat_map(|x| [x; 256]).collect();
+    let b: Vec<u8> = (0..256).flat_map(|_| 0..=255u8).collect();
+    let c: Vec<u8> = (0..a.len()).map(|k| (k / 32 * 7 + 3) as u8).collect();
+    let d: Vec<u8> = a.iter().zip(&b).map(|(x, y)| x ^ y).collect();
+    let to8 = |x: u8| Gf4Tower(x).to_gf2p8();
+    let want: Vec<u8> = (0..a.len())
+        .map(|k| {
+            let s = to8(a[k]) * to8(b[k]) + to8(c[k]) * to8(d[k]);
+            Gf4Tower::from_gf2p8(s).0
+        })
+        .collect();
+    for k in 0..a.len() {
+        let t = Gf4Tower(a[k]) * Gf4Tower(b[k]) + Gf4Tower(c[k]) * Gf4Tower(d[k]);
+        assert_eq!(t.0, want[k], "tower arithmetic, {k}");
+    }
+    for be in Backend::ALL {
+        for n in [a.len(), a.len() - 1, 45, 31, 0] {
+            let mut got = vec![0x5a; n];
+            Gf4Tower::mul_sum2_bytes_with(be, &mut got, &a[..n], &b[..n], &c[..n], &d[..n]);
+            assert_eq!(got, want[..n], "{be} tower mul_sum2, n = {n}");
+        }
+    }
+    // On AVX2 without GFNI (and only there) the tower is the faster field to multiply in.
+    for be in backend::available().iter().copied() {
+        let expect = matches!(be, Backend::Avx2 | Backend::Avx2Vpclmul);
+        assert_eq!(backend::tower_products_preferred(be), expect, "{be}");
+    }
+}
+
 /// Lengths for the `GF(2^4)` kernels: every length up to 100 (all vector tails, both parities)
 /// and a few thousand, odd and even.
 fn gf2p4_lengths() -> impl Iterator<Item = usize> {

@@ -541,7 +541,7 @@ pub(super) fn sums(
     }
     let words = as_words(src);
     // Sub-blocks of bits: blocks of one packed byte (module `wide` with one byte per block).
-    let bit_maps = super::wide::extra_node_maps::<1>(&byte_nodes());
+    let bit_maps = super::wide::NodeMaps::<1>::new(&byte_nodes());
     let init = || {
         let planes = super::wide::Planes::new(1);
         (Rows::new(src), Scratch::new(words), planes)

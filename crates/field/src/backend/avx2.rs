@@ -217,6 +217,103 @@ fn gf2p8_mul_sum2_impl(out: &mut [u8], a: &[u8], b: &[u8], c: &[u8], d: &[u8]) {
     portable::gf2p8_mul::<true>(o, &c[done..n], &d[done..n]);
 }
 
+/// `log_u x` of the nibbles `x = u^i` of `GF(2^4)` (`u^4 = u + 1`), and `0xc0` for `0`:
+/// with saturating sums, a product with a zero factor keeps bit 7 set through
+/// [`tower_reduce`], and `vpshufb` looks such an index up as `0`.
+const LOG4: [u8; 16] = {
+    let mut t = [0xc0u8; 16];
+    let (mut x, mut i) = (1u8, 0u8);
+    while i < 15 {
+        t[x as usize] = i;
+        x = gf2p4::mul_u4(x, 2);
+        i += 1;
+    }
+    t
+};
+
+/// `c u^i` for `i < 15` (`c` a nibble), the last entry unused.
+const fn exp4_times(c: u8) -> [u8; 16] {
+    let mut t = [0u8; 16];
+    let (mut x, mut i) = (1u8, 0);
+    while i < 15 {
+        t[i] = gf2p4::mul_u4(x, c);
+        x = gf2p4::mul_u4(x, 2);
+        i += 1;
+    }
+    t
+}
+
+/// `u^i`.
+const EXP4: [u8; 16] = exp4_times(1);
+/// `λ u^i` (`λ` = `0xE`, the tower's constant, [`crate::Gf4Tower`]).
+const EXP4_LAMBDA: [u8; 16] = exp4_times(0x0e);
+
+/// `s mod 15` for the sums `s ≤ 28` of two logarithms; sums with bit 7 set keep it.
+#[inline]
+#[target_feature(enable = "avx2")]
+fn tower_reduce(s: __m256i) -> __m256i {
+    _mm256_min_epu8(s, _mm256_sub_epi8(s, _mm256_set1_epi8(15)))
+}
+
+/// The logarithms of the nibbles `a_h`, `a_l` and `a_h + a_l` of 32 packed tower bytes.
+#[inline]
+#[target_feature(enable = "avx2")]
+fn tower_logs(log: __m256i, a: __m256i) -> [__m256i; 3] {
+    let nib = _mm256_set1_epi8(0x0f);
+    let hi = _mm256_and_si256(_mm256_srli_epi16::<4>(a), nib);
+    let lo = _mm256_and_si256(a, nib);
+    let sum = _mm256_xor_si256(hi, lo);
+    [hi, lo, sum].map(|x| _mm256_shuffle_epi8(log, x))
+}
+
+/// 32 sums `a b + c d` in the tower field `GF((2^4)^2)` (packed bytes `a_h || a_l`, `Y^2 = Y
+/// + λ`), by logarithms in `GF(2^4)` looked up in registers: with Karatsuba's three
+/// products `m_1 = a_h b_h`, `m_2 = a_l b_l`, `m_3 = (a_h + a_l)(b_h + b_l)`, the high nibble
+/// is `m_3 + m_2` and the low `m_2 + λ m_1`. About 60 instructions, against 89 for
+/// [`mul_sum32`] in the `GF(2^8)` basis.
+#[inline]
+#[target_feature(enable = "avx2")]
+fn tower_mul_sum32(pairs: [(__m256i, __m256i); 2]) -> __m256i {
+    let log = _mm256_broadcastsi128_si256(load16(&LOG4));
+    let exp = _mm256_broadcastsi128_si256(load16(&EXP4));
+    let exp_l = _mm256_broadcastsi128_si256(load16(&EXP4_LAMBDA));
+    let (mut hi, mut lo) = (_mm256_setzero_si256(), _mm256_setzero_si256());
+    for (a, b) in pairs {
+        let [ah, al, asum] = tower_logs(log, a);
+        let [bh, bl, bsum] = tower_logs(log, b);
+        let m1 = tower_reduce(_mm256_adds_epu8(ah, bh));
+        let m2 = _mm256_shuffle_epi8(exp, tower_reduce(_mm256_adds_epu8(al, bl)));
+        let m3 = _mm256_shuffle_epi8(exp, tower_reduce(_mm256_adds_epu8(asum, bsum)));
+        hi = _mm256_xor_si256(hi, _mm256_xor_si256(m3, m2));
+        lo = _mm256_xor_si256(lo, _mm256_xor_si256(m2, _mm256_shuffle_epi8(exp_l, m1)));
+    }
+    _mm256_or_si256(_mm256_slli_epi16::<4>(hi), lo)
+}
+
+pub(crate) fn tower_mul_sum2(_t: Avx2, out: &mut [u8], a: &[u8], b: &[u8], c: &[u8], d: &[u8]) {
+    // SAFETY: the token proves AVX2.
+    unsafe { tower_mul_sum2_impl(out, a, b, c, d) }
+}
+
+/// `out[k] = a[k] b[k] + c[k] d[k]` in the tower field by [`tower_mul_sum32`].
+#[target_feature(enable = "avx2")]
+fn tower_mul_sum2_impl(out: &mut [u8], a: &[u8], b: &[u8], c: &[u8], d: &[u8]) {
+    let n = super::common_len(out.len(), [a, b, c, d]);
+    let (oc, _) = out[..n].as_chunks_mut::<32>();
+    let done = 32 * oc.len();
+    for (i, o) in oc.iter_mut().enumerate() {
+        let at = |s: &[u8]| load_at(s, 32 * i);
+        store(o, tower_mul_sum32([(at(a), at(b)), (at(c), at(d))]));
+    }
+    portable::tower_mul_sum2(
+        &mut out[done..n],
+        &a[done..n],
+        &b[done..n],
+        &c[done..n],
+        &d[done..n],
+    );
+}
+
 pub(crate) fn gf2p8_inner(_t: Avx2, a: &[u8], b: &[u8]) -> u8 {
     // SAFETY: the token proves AVX2.
     unsafe { gf2p8_inner_impl(a, b) }

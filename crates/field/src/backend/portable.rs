@@ -76,6 +76,14 @@ pub(crate) fn gf2p8_mul<const ADD: bool>(out: &mut [u8], a: &[u8], b: &[u8]) {
     }
 }
 
+/// `out[k] = a[k] b[k] + c[k] d[k]` in the tower field `GF((2^4)^2)` over the common prefix.
+pub(crate) fn tower_mul_sum2(out: &mut [u8], a: &[u8], b: &[u8], c: &[u8], d: &[u8]) {
+    use crate::Gf4Tower as T;
+    for ((((o, a), b), c), d) in out.iter_mut().zip(a).zip(b).zip(c).zip(d) {
+        *o = T(*a).const_mul(T(*b)).0 ^ T(*c).const_mul(T(*d)).0;
+    }
+}
+
 /// `sum_k a[k] * b[k]` over the common prefix.
 pub(crate) fn gf2p8_inner(a: &[u8], b: &[u8]) -> u8 {
     let n = a.len().min(b.len());
