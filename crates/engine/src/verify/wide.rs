@@ -16,7 +16,8 @@
 //! a_J z_{J,m}` (a sum of `a` over a bit plane of `z`, per component); at the 31 extra nodes
 //! each party computes its share of `P(α)`: `F_J(α)` is the sum of four byte maps (the
 //! Lagrange coefficients of each eight data nodes as the images of the bits), then a local
-//! product in `GF(2^8)` and the bit sums of its embedding. The parties reshare `Q(α_32) ..
+//! product in `GF(2^8)` (on AVX2 without GFNI in the isomorphic tower field, [`NodeMaps`])
+//! and the bit sums of its embedding. The parties reshare `Q(α_32) ..
 //! Q(α_62)` (31 elements, 248 bytes to `P_{i-1}`), toss one coin `s` and fold to `a_J
 //! F_J(s)`, `G_J(s)` (four byte maps into `GF(2^64)` per entry, one product per block): the
 //! halvings start from `L/32` entries.
