@@ -247,7 +247,7 @@ pub(super) fn sum_sub_blocks<S>(
 }
 
 /// The sums of one sub-block of `k = a.len()` blocks of `8 B` packed bits (`parts`: `B k`
-/// bytes each, the runs of [`groups`]; `maps` from [`extra_node_maps`]) added to `acc =
+/// bytes each, the runs of [`groups`]; `node_maps` from [`NodeMaps`]) added to `acc =
 /// [D_{0,1}, D_{0,2}, .., Q_{8B}, ..]`. At data node `m` the value is `D_m = Σ_J a_J z_{J,m}`
 /// (both components), the sum of `a` over a bit plane of `z`; at the extra nodes `F_J(α)` is
 /// the sum of `B` byte maps of the packed bytes, then a local product in `GF(2^8)` or the
