@@ -100,6 +100,25 @@ impl<const B: usize> NodeMaps<B> {
         }
         NodeMaps { maps, tower }
     }
+
+    /// `out = x_1 (y_1 + y_2) + x_2 y_1` ([`lp8`]) of node values made by these maps, in
+    /// their field.
+    fn local_products(&self, out: &mut [u8], x1: &[u8], x2: &[u8], y1: &[u8], y12: &[u8]) {
+        if self.tower {
+            Gf4Tower::mul_sum2_bytes(out, x1, y12, x2, y1);
+        } else {
+            lp8(out, x1, x2, y1, y12);
+        }
+    }
+
+    /// The embedding `E_8` of the local products' field into `GF(2^64)`.
+    fn embedding(&self) -> &'static ByteEmbedding {
+        if self.tower {
+            &E8_OF_TOWER
+        } else {
+            &E8_TABLES
+        }
+    }
 }
 
 /// `E_8 ∘ φ^(-1)`: the embedding of `GF(2^8)` applied to packed tower bytes.
@@ -295,22 +314,14 @@ pub(super) fn block_sums<const B: usize>(
         }
         for (i, out) in w[e0..e0 + group.len()].iter_mut().enumerate() {
             let node = |t: usize| &at[t * NODES_PER_PASS + i][..k];
-            if node_maps.tower {
-                Gf4Tower::mul_sum2_bytes(&mut out[..k], node(0), node(3), node(1), node(2));
-            } else {
-                lp8(&mut out[..k], node(0), node(1), node(2), node(3));
-            }
+            node_maps.local_products(&mut out[..k], node(0), node(1), node(2), node(3));
         }
     }
     // Σ_J a_J E_8(w) at the extra nodes, eight planes at a time (a short group repeats its
     // first plane and ignores its sums).
     for (e0, group) in (0..maps.len()).step_by(8).zip(w[..maps.len()].chunks(8)) {
         let planes: [&[u8]; 8] = core::array::from_fn(|i| &group.get(i).unwrap_or(&group[0])[..k]);
-        let e = if node_maps.tower {
-            &E8_OF_TOWER
-        } else {
-            &E8_TABLES
-        };
+        let e = node_maps.embedding();
         let q = ByteEmbedding::inner_products(a, planes.map(|p| (e, p)));
         for (o, v) in acc[16 * B + e0..].iter_mut().zip(&q[..group.len()]) {
             *o += *v;
