@@ -110,5 +110,53 @@ fn bench_sources<const N: usize>(
     });
 }
 
-criterion_group!(benches, slices, lerp_sizes, byte_inner_products);
+/// The fold of Verify's k-ary level over bytes: sums of 32 byte maps into `GF(2^64)` over
+/// 2,048 elements (`ByteEmbedding::apply_sum_slice`), and the same maps on bytes of the
+/// subfield of 16 elements (`SubfieldEmbedding`, one table lookup per byte plane instead of
+/// two on the AVX2 backends), on every available backend; throughput in elements times maps.
+fn byte_map_sums(c: &mut Criterion) {
+    use triskele_field::embed::{ByteEmbedding, SubfieldEmbedding, E8_TABLES, GF16_IN_GF8};
+    const N: usize = 32;
+    let (a, _) = inputs();
+    let len = 2048;
+    let maps: [ByteEmbedding; N] = core::array::from_fn(|i| E8_TABLES.scaled_by(a[i]));
+    let sub = maps.map(|m| m.on_subfield());
+    let bytes: Vec<Vec<u8>> = (0..N as u32)
+        .map(|i| {
+            (0..len as u32)
+                .map(|k| GF16_IN_GF8[(k.wrapping_mul(2_654_435_761) >> 28 ^ i) as usize & 15])
+                .collect()
+        })
+        .collect();
+    let src: [&[u8]; N] = core::array::from_fn(|i| &bytes[i][..]);
+    let mut dst = vec![Gf2p64::ZERO; len];
+    let mut g = c.benchmark_group("byte_map_sums");
+    g.throughput(Throughput::Elements((N * len) as u64));
+    for &be in backend::available() {
+        g.bench_function(BenchmarkId::new("bytes", be), |bench| {
+            bench.iter(|| {
+                ByteEmbedding::apply_sum_slice_with(be, maps.each_ref(), black_box(src), &mut dst)
+            })
+        });
+        g.bench_function(BenchmarkId::new("subfield", be), |bench| {
+            bench.iter(|| {
+                SubfieldEmbedding::apply_sum_slice_with(
+                    be,
+                    sub.each_ref(),
+                    black_box(src),
+                    &mut dst,
+                )
+            })
+        });
+    }
+    g.finish();
+}
+
+criterion_group!(
+    benches,
+    slices,
+    lerp_sizes,
+    byte_inner_products,
+    byte_map_sums
+);
 criterion_main!(benches);

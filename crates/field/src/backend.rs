@@ -888,6 +888,44 @@ pub(crate) fn embed_byte_sums<const N: usize>(
     });
 }
 
+/// [`embed_byte_sums`] for sources whose bytes all lie in the subfield of 16 elements of
+/// `GF(2^8)` (`sub[i]`: the byte planes of `f_i` on that subfield, indexed by
+/// [`crate::embed::subfield_index`]): one `vpshufb` per byte plane and source instead of two
+/// on the backends whose byte sums take the AVX2 kernel ([`subfield_sums_preferred`]), the
+/// general kernel with the full tables `t` elsewhere and for the tail. For other bytes the
+/// result is wrong; callers say which sources qualify.
+pub(crate) fn embed_subfield_sums<const N: usize>(
+    be: Backend,
+    sub: [&[[u8; 16]; 8]; N],
+    t: [&NibbleTables<'_>; N],
+    src: [&[u8]; N],
+    dst: &mut [u64],
+) {
+    let n = src.iter().fold(dst.len(), |n, s| n.min(s.len()));
+    let mut done = 0;
+    #[cfg(target_arch = "x86_64")]
+    if let (true, Some(a)) = (subfield_sums_preferred(be), caps().avx2) {
+        done = avx2::embed_subfield_sum(a, sub, src, &mut dst[..n]);
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = sub;
+    embed_byte_sums(be, t, src.map(|s| &s[done..n]), &mut dst[done..n]);
+}
+
+/// Whether sums of maps on the subfield of 16 elements
+/// ([`crate::embed::SubfieldEmbedding::apply_sum_slice_with`]) are faster than those of the
+/// full byte maps on `be`: where the latter are the AVX2 `vpshufb` kernel (not on the 512-bit
+/// GFNI backend, whose byte maps are one `vgf2p8affineqb` per byte plane, nor on the portable
+/// one).
+pub fn subfield_sums_preferred(be: Backend) -> bool {
+    #[cfg(target_arch = "x86_64")]
+    if be != Backend::Portable && !matches!(byte_ops(be), ByteOps::Gfni512(_)) {
+        return caps().avx2.is_some();
+    }
+    let _ = be;
+    false
+}
+
 /// `dst = Σ_i f_i(src_i[off + k])` for the maps' pair sums `pair(i, a_i, a_{i+1}, out)` (`None`
 /// for the last map of an odd `N`), `C` elements at a time; `dst` starts at `off` of the
 /// sources.

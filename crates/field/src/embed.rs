@@ -23,6 +23,10 @@
 //!   `φ_0(a) = E_4(a)^8` and `α ↦ A` ([`GF4P4_A`]); [`gf4p4`] embeds polynomials
 //!   of `α`-degree ≤ 2.
 //! * Bits: [`bit`].
+//!
+//! A map of bytes known to lie in the subfield of 16 elements of `GF(2^8)` (`GF(2^4)`
+//! elements through `ψ`) is one table of 16 entries ([`SubfieldEmbedding`], indexed by
+//! [`subfield_index`], one-to-one there): one `vpshufb` per byte plane instead of two.
 
 use crate::{EmbedInto, Gf2p4, Gf2p64, Gf2p8, Gf4Tower};
 
@@ -534,6 +538,114 @@ impl ByteEmbedding {
         let tables = maps.map(ByteEmbedding::tables);
         crate::backend::embed_byte_sums(
             be,
+            core::array::from_fn(|i| &tables[i]),
+            src,
+            crate::backend::cast::gf2p64_as_words_mut(dst),
+        );
+    }
+}
+
+/// The index of a byte of the subfield of 16 elements of `GF(2^8)` (the `x` with `x^16 = x`):
+/// `(x ^ x >> 4) & 15`, its two nibbles added. On that subfield the map is injective (and
+/// `GF(2)`-linear), so a map of the subfield's elements is one table of 16 entries
+/// ([`SubfieldEmbedding`]); other bytes share indices.
+pub const fn subfield_index(x: u8) -> u8 {
+    (x ^ (x >> 4)) & 0x0f
+}
+
+/// The elements of the subfield of 16 elements of `GF(2^8)` by [`subfield_index`]:
+/// `GF16_IN_GF8[subfield_index(x)] = x` for each of them.
+pub const GF16_IN_GF8: [u8; 16] = {
+    let mut out = [0u8; 16];
+    let mut seen = [false; 16];
+    let mut x = 0usize;
+    while x < 256 {
+        let v = Gf2p8(x as u8);
+        let v2 = v.const_mul(v);
+        let v4 = v2.const_mul(v2);
+        let v8 = v4.const_mul(v4);
+        if v8.const_mul(v8).0 == x as u8 {
+            let i = subfield_index(x as u8) as usize;
+            assert!(!seen[i], "subfield_index is not injective on the subfield");
+            seen[i] = true;
+            out[i] = x as u8;
+        }
+        x += 1;
+    }
+    let mut i = 0;
+    while i < 16 {
+        assert!(seen[i], "the subfield has 16 elements");
+        i += 1;
+    }
+    out
+};
+
+/// Whether `x` lies in the subfield of 16 elements of `GF(2^8)`.
+pub const fn in_subfield(x: u8) -> bool {
+    GF16_IN_GF8[subfield_index(x) as usize] == x
+}
+
+/// A [`ByteEmbedding`] restricted to the subfield of 16 elements of `GF(2^8)`: one table of 16
+/// entries indexed by [`subfield_index`] (and its byte planes), with the full map for the
+/// backends that keep the general kernel. Where a source's bytes are `GF(2^4)` elements
+/// through a field embedding, their sums take one `vpshufb` per byte plane instead of two
+/// ([`SubfieldEmbedding::apply_sum_slice_with`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SubfieldEmbedding {
+    full: ByteEmbedding,
+    table: [u64; 16],
+    /// Byte `p` of `table[i]` at `planes[p][i]`.
+    planes: [[u8; 16]; 8],
+}
+
+impl ByteEmbedding {
+    /// This map on the subfield of 16 elements of `GF(2^8)`.
+    pub const fn on_subfield(&self) -> SubfieldEmbedding {
+        let mut table = [0u64; 16];
+        let mut planes = [[0u8; 16]; 8];
+        let mut i = 0;
+        while i < 16 {
+            table[i] = self.apply(GF16_IN_GF8[i]).0;
+            let mut p = 0;
+            while p < 8 {
+                planes[p][i] = (table[i] >> (8 * p)) as u8;
+                p += 1;
+            }
+            i += 1;
+        }
+        SubfieldEmbedding {
+            full: *self,
+            table,
+            planes,
+        }
+    }
+}
+
+impl SubfieldEmbedding {
+    /// `f(x)` for `x` in the subfield (for other bytes, the image of the subfield element
+    /// with the same [`subfield_index`]).
+    pub const fn apply(&self, x: u8) -> Gf2p64 {
+        Gf2p64(self.table[subfield_index(x) as usize])
+    }
+
+    /// The map on all bytes.
+    pub const fn full(&self) -> &ByteEmbedding {
+        &self.full
+    }
+
+    /// `dst[k] = Σ_i maps[i](src[i][k])` on the common prefix, on backend `be`, where every
+    /// byte of the sources lies in the subfield (otherwise the result is wrong where
+    /// [`crate::backend::subfield_sums_preferred`] holds, and right elsewhere).
+    pub fn apply_sum_slice_with<const N: usize>(
+        be: crate::backend::Backend,
+        maps: [&SubfieldEmbedding; N],
+        src: [&[u8]; N],
+        dst: &mut [Gf2p64],
+    ) {
+        let tables = maps.map(|m| m.full.tables());
+        crate::backend::embed_subfield_sums(
+            be,
+            maps.map(|m| &m.planes),
             core::array::from_fn(|i| &tables[i]),
             src,
             crate::backend::cast::gf2p64_as_words_mut(dst),

@@ -1279,3 +1279,58 @@ fn sums_of_byte_maps_match_the_scalar_maps() {
     check::<8>(&mut r);
     check::<32>(&mut r);
 }
+
+/// The sums of `N` maps on the subfield of 16 elements (`SubfieldEmbedding::apply_sum_slice`)
+/// on every backend equal the full maps applied one element at a time and added, on bytes of
+/// that subfield, for odd and even `N` and slices of different lengths; and the subfield's
+/// table is what its name says.
+#[test]
+fn sums_of_subfield_maps_match_the_full_maps() {
+    use triskele_field::embed::{
+        in_subfield, subfield_index, ByteEmbedding, E8_TABLES, GF16_IN_GF8,
+    };
+    let members: Vec<u8> = (0..=255u8)
+        .filter(|x| Gf2p8(*x).pow(16) == Gf2p8(*x))
+        .collect();
+    assert_eq!(members.len(), 16);
+    for x in 0..=255u8 {
+        assert_eq!(in_subfield(x), members.contains(&x), "{x:#04x}");
+    }
+    for (i, x) in GF16_IN_GF8.iter().enumerate() {
+        assert_eq!(usize::from(subfield_index(*x)), i);
+        assert!(members.contains(x));
+    }
+    fn check<const N: usize>(r: &mut ChaCha20Rng) {
+        for n in LENGTHS {
+            let src: [Vec<u8>; N] = core::array::from_fn(|i| {
+                (0..n + i)
+                    .map(|_| GF16_IN_GF8[usize::from(Gf2p8::random(r).0 & 15)])
+                    .collect()
+            });
+            let srcs: [&[u8]; N] = core::array::from_fn(|i| &src[i][..]);
+            let emb: [ByteEmbedding; N] =
+                core::array::from_fn(|_| E8_TABLES.scaled_by(Gf2p64::random(r)));
+            let sub = emb.map(|e| e.on_subfield());
+            let want: Vec<Gf2p64> = (0..n)
+                .map(|k| (0..N).fold(Gf2p64::ZERO, |a, i| a + emb[i].apply(src[i][k])))
+                .collect();
+            for k in 0..n {
+                let one = (0..N).fold(Gf2p64::ZERO, |a, i| a + sub[i].apply(src[i][k]));
+                assert_eq!(one, want[k]);
+            }
+            for be in Backend::ALL {
+                let mut dst = vec![Gf2p64(7); n + 3];
+                SubfieldEmbedding::apply_sum_slice_with(be, sub.each_ref(), srcs, &mut dst);
+                assert_eq!(&dst[..n], &want[..], "{be}, N = {N}, n = {n}");
+                assert!(dst[n..].iter().all(|w| *w == Gf2p64(7)));
+            }
+        }
+    }
+    use triskele_field::embed::SubfieldEmbedding;
+    let mut r = rng(78);
+    check::<1>(&mut r);
+    check::<2>(&mut r);
+    check::<3>(&mut r);
+    check::<8>(&mut r);
+    check::<32>(&mut r);
+}

@@ -1145,6 +1145,7 @@ mod tests {
     use crate::sbox::stored::gf2p4_bytes;
     use triskele_engine::verify::ByteRows;
     use triskele_engine::GF2P4_TO_GF2P8;
+    use triskele_field::embed::in_subfield;
     use triskele_field::{Field, Gf2p4};
 
     /// The circuit of one layer in the clear, each component an independent set of inputs
@@ -1277,6 +1278,12 @@ mod tests {
                 };
                 let (x, y, got) = (part(0), part(1), part(2));
                 assert_eq!(&got, want, "{what}: relation {k}, component {c}");
+                for (p, v) in [&x, &y, &got].into_iter().enumerate() {
+                    if rows.in_subfield(2 * p + c, k * n, n) {
+                        let inside = v.iter().all(|b| in_subfield(b.0));
+                        assert!(inside, "{what}: relation {k}, part {p}");
+                    }
+                }
                 for ((x, y), z) in x.iter().zip(&y).zip(&got) {
                     assert_eq!(*x * *y, *z, "{what}: relation {k}");
                 }
@@ -1312,6 +1319,16 @@ mod tests {
         let all = [p, plus_t(&d6, &dinv), plus_t(&b_h, &b_l)];
         let stored = layer.packed.relations(n).unwrap();
         assert_products(&stored, n, &all, "mal-gf4-circuit");
+        // The check embeds the parts that lie in the subfield of 16 elements by tables of
+        // 16: every part of round 1's relation, the `x` of the others (their `y` and `z` add
+        // `t` times a nibble, outside it).
+        let in_subfield = |rel: &StoredRelations, k: usize| -> Vec<bool> {
+            (0..6).map(|q| rel.in_subfield(q, k * n, n)).collect()
+        };
+        let x_only = [true, true, false, false, false, false];
+        assert_eq!(in_subfield(&stored, 0), [true; 6]);
+        assert_eq!(in_subfield(&stored, 1), x_only);
+        assert_eq!(in_subfield(&stored, 2), x_only);
 
         // mal-gf4-circuit-opt, over the same vectors: an odd `n` (`b_l` starts at an odd
         // entry, so its nibbles do not pair with `b_h`'s) and an even one of several pieces.
@@ -1323,6 +1340,8 @@ mod tests {
             let (rel, pairs) = layer.packed.gf4p4(n).unwrap();
             same_relations(&pairs, &want);
             assert_products(&rel, n, &[norm], "mal-gf4-circuit-opt's norm relation");
+            let parts: Vec<bool> = (0..6).map(|q| rel.in_subfield(q, 0, n)).collect();
+            assert_eq!(parts, [true, true, false, false, false, false]);
             // What verification segments count: the three packed vectors of the norm
             // relation, both components, and the three others of the gf4p4 relations (`d` and
             // `d^-1`, which both read, once).

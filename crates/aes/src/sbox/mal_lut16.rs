@@ -622,6 +622,20 @@ mod tests {
     /// Lifts the relations of one word whose values are shared as `(v + m, m)` (masks `m`),
     /// reconstructed: the lift is tested for additivity too. Returns `holds[lane][k]` for the
     /// relation of step `k + 2`.
+    /// Of the bit-string relations, only the `x` of the second lies in the subfield of 16
+    /// elements of `GF(2^8)`, whose parts the check embeds by tables of 16 entries; what the
+    /// store says matches its maps.
+    #[test]
+    fn bitstring_parts_in_the_subfield() {
+        let b: [Vec<Bits16>; 2] = [vec![Bits16(0x1234); 4], vec![Bits16(0x0f0f); 4]];
+        let p: [Vec<Bits16>; 2] = [vec![Bits16(0xa5a5); 11], vec![Bits16(0x3c3c); 11]];
+        let rel = BitstringRelations::from_bits(b, p, [0xffff, 0], 1);
+        assert_eq!(
+            crate::sbox::ohv16::subfield_parts(&rel),
+            [[false; 3], [true, false, false]]
+        );
+    }
+
     fn relations_hold(b: &[Bits16; 4], products: &[Bits16; 11]) -> [[bool; 2]; 16] {
         let mask = |i: usize| Bits16((i as u16).wrapping_mul(0x9e37) ^ 0x5a5a);
         let share = |v: &[Bits16], off: usize| -> [Vec<Bits16>; 2] {

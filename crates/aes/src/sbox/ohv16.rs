@@ -13,6 +13,7 @@ use std::sync::Arc;
 use rayon::prelude::*;
 use triskele_engine::verify::{ByteRows, ByteSource, LiftedTriples, Parts, TripleSource};
 use triskele_engine::{EngineError, Party, SecurityModel};
+use triskele_field::embed::in_subfield;
 use triskele_field::{Bits16, Field, Gf2p4, Gf2p64, LinearMap8};
 use triskele_share::{PartyId, RssVec};
 
@@ -501,6 +502,43 @@ impl<const R: usize> ByteRows for PerInstance<R> {
             tail.fill(0);
         }
     }
+
+    /// Where both maps of the part send every bit into the subfield of 16 elements of
+    /// `GF(2^8)` (so every `u16`, and the zero padding, lands there), in every relation the
+    /// range covers.
+    fn in_subfield(&self, part: usize, start: usize, len: usize) -> bool {
+        let p = part / 2;
+        part < 6
+            && relation_runs(R, self.instances, self.instances, start, len).all(|(k, _, _)| {
+                self.maps[k][p]
+                    .iter()
+                    .all(|m| (0..8).all(|b| in_subfield(m.apply_byte(1 << b))))
+            })
+    }
+}
+
+/// For each relation and part of `rel`: whether it says its bytes lie in the subfield of 16
+/// elements of `GF(2^8)` ([`ByteRows::in_subfield`]), checked against its maps on all 65,536
+/// `u16`s (and, where it says so, against what it loads).
+#[cfg(test)]
+pub(crate) fn subfield_parts<const R: usize>(rel: &PerInstance<R>) -> [[bool; 3]; R] {
+    core::array::from_fn(|k| {
+        core::array::from_fn(|p| {
+            let [f, g] = &rel.maps[k][p];
+            let all = (0..=u16::MAX).all(|w| {
+                let [lo, hi] = w.to_le_bytes();
+                in_subfield(f.apply_byte(lo) ^ g.apply_byte(hi))
+            });
+            let said = rel.in_subfield(2 * p, k * rel.instances, rel.instances);
+            assert_eq!(said, all, "relation {k}, part {p}");
+            for c in 0..2 {
+                let mut out = vec![0u8; rel.instances];
+                rel.load(2 * p + c, k * rel.instances, &mut out);
+                assert!(!said || out.iter().all(|b| in_subfield(*b)));
+            }
+            said
+        })
+    })
 }
 
 /// Piece `k` (entries `k w .. (k + 1) w`) of both components of `x` (empty where `x` is
@@ -815,6 +853,9 @@ mod tests {
         const N: usize = 16 * WORDS - 5;
         let rel = store_of(&rows, WORDS, [0xffff, 0], N);
         assert_eq!(rel.len(), LEN);
+        // No part of the one-hot relations lies in the subfield of 16 elements (the check
+        // embeds them by the full tables).
+        assert_eq!(subfield_parts(&rel), [[false; 3]; 2]);
         let want = |c: usize, t: usize, p: usize| -> u8 {
             let (k, j) = (t / (LEN / 2), t % (LEN / 2));
             let bit = |m: u8| (rows[c][usize::from(m)][j / 16].0 >> (j % 16)) & 1 == 1;

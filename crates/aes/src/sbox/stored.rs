@@ -35,6 +35,7 @@ use std::sync::Arc;
 
 use triskele_engine::verify::{ByteRows, ByteSource, SHARED_ALIGN};
 use triskele_engine::{EngineError, Party, SecurityModel, GF2P4_TO_GF2P8};
+use triskele_field::embed::in_subfield;
 use triskele_field::{Bulk, Encode, Gf2p4, Gf2p8, LinearMap8};
 use triskele_share::RssVec;
 
@@ -275,6 +276,10 @@ pub(crate) struct StoredRelations {
 struct TermMaps {
     first: Option<LinearMap8>,
     plus: [Option<LinearMap8>; 2],
+    /// Whether the part's bytes lie in the subfield of 16 elements of `GF(2^8)`: stored
+    /// nibbles whose every term's map (`ψ` included) sends all sixteen into it, so that their
+    /// sum does too ([`ByteRows::in_subfield`]).
+    subfield: bool,
 }
 
 /// [`TermMaps`] of every part of `parts` in `form`.
@@ -283,12 +288,22 @@ fn term_maps(form: Form, parts: &[[At; 3]]) -> Vec<[TermMaps; 3]> {
         Form::Bytes => m.copied(),
         Form::Nibbles => Some(m.map_or(GF2P4_TO_GF2P8, |m| m.compose(&GF2P4_TO_GF2P8))),
     };
+    let into_subfield = |m: &LinearMap8| (0..16).all(|v| in_subfield(m.apply_byte(v)));
     parts
         .iter()
         .map(|ps| {
-            ps.map(|a| TermMaps {
-                first: map(a.map),
-                plus: a.plus.map(|b| b.and_then(|b| map(Some(b.map)))),
+            ps.map(|a| {
+                let (first, plus) = (map(a.map), a.plus.map(|b| b.and_then(|b| map(Some(b.map)))));
+                let subfield = form == Form::Nibbles
+                    && core::iter::once(&first)
+                        .chain(&plus)
+                        .flatten()
+                        .all(into_subfield);
+                TermMaps {
+                    first,
+                    plus,
+                    subfield,
+                }
             })
         })
         .collect()
@@ -573,6 +588,16 @@ impl ByteRows for StoredRelations {
                 }
             }
         }
+    }
+
+    /// Parts whose every relation in the range has [`TermMaps::subfield`] (the padding of an
+    /// aligned layout is zero, which lies in the subfield too).
+    fn in_subfield(&self, part: usize, start: usize, len: usize) -> bool {
+        let p = part / 2;
+        part < 6
+            && self
+                .runs(start, len)
+                .all(|(k, _, _)| self.maps.get(k).is_some_and(|m| m[p].subfield))
     }
 
     /// Unmapped parts of bytes only.
@@ -1047,6 +1072,14 @@ mod tests {
                                 "relation {k}, part {p}, component {c}, from {from}"
                             );
                         }
+                        // Bytes of the subfield of 16 elements: said of the nibble parts
+                        // whose maps keep them there (not of those through `t`), and true of
+                        // what they load.
+                        assert_eq!(
+                            rel.in_subfield(2 * p + c, k * n, n),
+                            !*stores_bytes && want.iter().all(|b| in_subfield(*b)),
+                            "relation {k}, part {p}, component {c}"
+                        );
                         let in_place = rel.bytes(2 * p + c, k * n, 5);
                         assert_eq!(
                             in_place.is_some(),

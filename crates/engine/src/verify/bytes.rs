@@ -31,6 +31,13 @@ pub trait ByteRows: Sync {
     fn shared_part(&self, _part: usize, _start: usize, _k: usize) -> Option<usize> {
         None
     }
+
+    /// Whether every byte [`ByteRows::load`] writes for part `part` of the entries `start ..
+    /// start + len` lies in the subfield of 16 elements of `GF(2^8)`
+    /// ([`TripleSource::bytes_in_subfield`]); `false` (the default): not known to.
+    fn in_subfield(&self, _part: usize, _start: usize, _len: usize) -> bool {
+        false
+    }
 }
 
 /// A [`ByteRows`] store as a [`TripleSource`] over `GF(2^64)`: triple `k` is `E_8` of the
@@ -101,6 +108,13 @@ impl<T: ByteRows> TripleSource<Gf2p64> for ByteSource<T> {
         (k > 0 && end <= self.0.len())
             .then(|| self.0.shared_part(part, start, k))
             .flatten()
+    }
+
+    fn bytes_in_subfield(&self, part: usize, start: usize, len: usize) -> bool {
+        start
+            .checked_add(len)
+            .is_some_and(|end| end <= self.0.len())
+            && self.0.in_subfield(part, start, len)
     }
 
     fn bytes_in_place(&self, part: usize, start: usize, k: usize) -> Option<&[u8]> {

@@ -191,6 +191,17 @@ pub trait TripleSource<V>: Sync {
         self.load_bytes(0, 0, &mut [])
     }
 
+    /// Whether every byte [`TripleSource::load_bytes`] writes for part `part` of the triples
+    /// `start .. start + len`, all inside the source, lies in the subfield of 16 elements of
+    /// `GF(2^8)` (`GF(2^4)` records through `ψ`), so that the k-ary level may embed them by
+    /// tables of 16 entries (`triskele_field::embed::SubfieldEmbedding`); a concatenation:
+    /// every part the range covers. `false` (the default): not known to. A source that says
+    /// so wrongly fails the check of honest parties.
+    fn bytes_in_subfield(&self, part: usize, start: usize, len: usize) -> bool {
+        let _ = (part, start, len);
+        false
+    }
+
     /// Whether the source holds `GF(2)` triples (lifted to 0 and 1) that it gives packed by
     /// eight ([`TripleSource::load_bits`]); a concatenation: whether some part does. The
     /// default: no.
@@ -811,6 +822,11 @@ impl<V: VerifyField> TripleSource<V> for Concat<'_, V> {
             .all(|(s, offset, r)| s.range_has_bytes(offset, r.len()))
     }
 
+    fn bytes_in_subfield(&self, part: usize, start: usize, len: usize) -> bool {
+        self.overlaps(start, len)
+            .all(|(s, offset, r)| s.bytes_in_subfield(part, offset, r.len()))
+    }
+
     /// From the part holding the range, else pieced together from the parts it covers if
     /// each of them has the pair form there (a sub-block of the k-ary level across the end of
     /// one layer's relations and the start of the next's).
@@ -1172,6 +1188,10 @@ impl<V: VerifyField> TripleSource<V> for Window<'_, V> {
 
     fn range_has_bytes(&self, start: usize, len: usize) -> bool {
         self.src.range_has_bytes(self.off + start, len)
+    }
+
+    fn bytes_in_subfield(&self, part: usize, start: usize, len: usize) -> bool {
+        self.src.bytes_in_subfield(part, self.off + start, len)
     }
 
     fn load_pairs(&self, part: usize, start: usize, out: &mut [u8]) -> bool {

@@ -1127,6 +1127,68 @@ fn shared_factors_are_worked_once() {
     );
 }
 
+/// Byte triples that a [`ByteRows`] store serves as bytes of some source, saying that every
+/// byte lies in the subfield of 16 elements of `GF(2^8)` where `claim` is set.
+struct SubfieldRows<'a> {
+    src: &'a dyn TripleSource<Gf2p64>,
+    claim: bool,
+}
+
+impl ByteRows for SubfieldRows<'_> {
+    fn len(&self) -> usize {
+        self.src.len()
+    }
+    fn load(&self, part: usize, start: usize, out: &mut [u8]) {
+        assert!(self.src.load_bytes(part, start, out));
+    }
+    fn in_subfield(&self, _part: usize, _start: usize, _len: usize) -> bool {
+        self.claim
+    }
+}
+
+/// The k-ary level with blocks of 32 embeds the rows of `GF(2^4)` records by tables of 16
+/// entries where the source says they lie in the subfield (`TripleSource::bytes_in_subfield`):
+/// its sums and fold are those of the naive reference, alone, after other bytes and in a
+/// window. Where `GF(2^8)` bytes are claimed to lie there, the fold is wrong on the backends
+/// that take that path (so the path is taken) and right on the others.
+#[test]
+fn subfield_rows_fold_as_the_naive_reference() {
+    use triskele_field::{backend, Gf2p4, Gf2p8};
+    let g4 = random_triples::<Gf2p4>(70_001, 95);
+    let rows = ByteSource(SubfieldRows {
+        src: &g4,
+        claim: true,
+    });
+    assert!(wide_bytes::applies(&rows));
+    assert!(rows.bytes_in_subfield(4, 0, rows.len()));
+    assert!(!rows.bytes_in_subfield(4, 1, rows.len()), "past the end");
+    check_octal_passes(&rows, 95);
+    let g8 = random_triples::<Gf2p8>(3000, 96);
+    let cat = Concat::new(vec![&g8, &rows]);
+    assert!(!cat.bytes_in_subfield(0, 2999, 2) && cat.bytes_in_subfield(0, 3000, 9));
+    check_octal_passes(&cat, 97);
+    let window = Window {
+        src: &rows,
+        off: 5,
+        len: 69_000,
+    };
+    assert!(window.bytes_in_subfield(1, 0, 69_000));
+    check_octal_passes(&window, 98);
+    let g8 = random_triples::<Gf2p8>(70_001, 99);
+    let lie = ByteSource(SubfieldRows {
+        src: &g8,
+        claim: true,
+    });
+    let caught = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        check_octal_passes(&lie, 99)
+    }));
+    assert_eq!(
+        caught.is_err(),
+        backend::subfield_sums_preferred(backend::active()),
+        "GF(2^8) rows claimed to lie in the subfield"
+    );
+}
+
 /// The first halving after the k-ary level keeps the level count of `⌈B/2⌉` and starts its
 /// upper half on a sub-block, for every `B` up to eight sub-blocks and some large ones.
 #[test]

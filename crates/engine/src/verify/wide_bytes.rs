@@ -29,7 +29,14 @@
 //!   inner product with `a`. `Q` is needed at `s` only and the `D_{m,t}` are never sent, so
 //!   they wait for the coin: 64 inner products of embedded bytes per block in the sums
 //!   became two passes of maps (finalize of mal-chida-rec-check at 10,000 blocks on an AVX2
-//!   machine 15% shorter; docs/PERFORMANCE.md, "AVX2 kernels").
+//!   machine 15% shorter; docs/PERFORMANCE.md, "AVX2 kernels"). A part whose bytes the
+//!   source says lie in the subfield of 16 elements of `GF(2^8)`
+//!   ([`TripleSource::bytes_in_subfield`]: `GF(2^4)` records through `ψ`, such as every part
+//!   of mal-gf4-circuit's first relation and the `x` of its others) takes the same maps as
+//!   tables of 16 entries indexed by `(b ^ b >> 4) & 15`, which is one-to-one on that
+//!   subfield: one `vpshufb` per byte plane instead of two where the backend's byte maps are
+//!   AVX2 `vpshufb` (`triskele_field::backend::subfield_sums_preferred`; the 512-bit GFNI
+//!   backend keeps its one affine product per plane).
 //!
 //! # Shared factors
 //!
@@ -54,7 +61,8 @@
 //! `octal`'s seven nodes by Lagrange coefficients (`129/32` against `56/8` products per part),
 //! and the sums and the fold the same per triple. Soundness as in module `wide`.
 
-use triskele_field::embed::{e8, ByteEmbedding, E8_TABLES};
+use triskele_field::backend;
+use triskele_field::embed::{e8, ByteEmbedding, SubfieldEmbedding, E8_TABLES};
 use triskele_field::subspace::{COSET_SHIFT, POINTS};
 use triskele_field::{Bulk, Field, Gf2p64};
 
@@ -131,6 +139,14 @@ impl<const N: usize> Raw<N> {
             core::array::from_fn(|m| &raw[p][m * k..(m + 1) * k])
         }))
     }
+}
+
+/// Whether part `p` of the chunk of blocks `j .. j + k` ([`Raw::load`]) is bytes of the
+/// subfield of 16 elements of `GF(2^8)` (zero past the end of the source, which is too).
+fn rows_in_subfield(src: &dyn TripleSource<Gf2p64>, p: usize, j: usize, k: usize) -> bool {
+    let first = K * j;
+    let n = (K * k).min(src.len().saturating_sub(first));
+    n == 0 || src.bytes_in_subfield(p, first, n)
 }
 
 /// One job's scratch for the sums: the rows of `x` and `y`, `y_1 + y_2` per entry, the
@@ -330,6 +346,27 @@ pub(super) fn fold(
     let maps: [ByteEmbedding; K] = core::array::from_fn(|m| E8_TABLES.scaled_by(ell[m]));
     let lambda = lambda.get(..K)?;
     let dmaps: [ByteEmbedding; K] = core::array::from_fn(|m| E8_TABLES.scaled_by(lambda[m]));
+    // The same maps on the subfield of 16 elements, for parts of `GF(2^4)` records where
+    // that is faster (one table lookup per byte plane instead of two).
+    let be = backend::active();
+    let on_subfield = |maps: &[ByteEmbedding; K]| -> [SubfieldEmbedding; K] {
+        core::array::from_fn(|m| maps[m].on_subfield())
+    };
+    let sub =
+        backend::subfield_sums_preferred(be).then(|| [on_subfield(&maps), on_subfield(&dmaps)]);
+    let embed = |which: usize,
+                 p: usize,
+                 in_sub: &[bool; 6],
+                 rows: [&[u8]; K],
+                 out: &mut [Gf2p64]| {
+        match sub.as_ref().filter(|_| in_sub[p]) {
+            Some(s) => SubfieldEmbedding::apply_sum_slice_with(be, s[which].each_ref(), rows, out),
+            None => {
+                let m = if which == 0 { &maps } else { &dmaps };
+                ByteEmbedding::apply_sum_slice_with(be, m.each_ref(), rows, out)
+            }
+        }
+    };
     let at_data = DataSums::new();
     const { assert!(SUB.is_multiple_of(CHUNK)) };
     let init = || FoldScratch {
@@ -353,6 +390,9 @@ pub(super) fn fold(
             let Some(rows) = sc.raw.load(src, j + c, n, parts) else {
                 return false;
             };
+            let in_sub: [bool; 6] = core::array::from_fn(|p| {
+                sub.is_some() && parts[p] && rows_in_subfield(src, p, j + c, n)
+            });
             let a = &a[c..c + n];
             for f in 0..2 {
                 // Where this chunk keeps the factor's folded values: a free place, else the
@@ -376,7 +416,7 @@ pub(super) fn fold(
                     let folded: &[Gf2p64] = match (found[f], keep) {
                         (Some(i), _) => &sc.kept[f][i].comps[comp][..n],
                         (None, None) if f == 1 => {
-                            ByteEmbedding::apply_sum_slice(maps.each_ref(), rows[t], o);
+                            embed(0, t, &in_sub, rows[t], o);
                             continue;
                         }
                         (None, place) => {
@@ -384,7 +424,7 @@ pub(super) fn fold(
                                 Some(i) => &mut sc.kept[f][i].comps[comp][..n],
                                 None => &mut acc[..n],
                             };
-                            ByteEmbedding::apply_sum_slice(maps.each_ref(), rows[t], v);
+                            embed(0, t, &in_sub, rows[t], v);
                             v
                         }
                     };
@@ -396,7 +436,7 @@ pub(super) fn fold(
                 }
             }
             for t in 0..2 {
-                ByteEmbedding::apply_sum_slice(dmaps.each_ref(), rows[4 + t], &mut acc[..n]);
+                embed(1, 4 + t, &in_sub, rows[4 + t], &mut acc[..n]);
                 at_data.add(t, &acc[..n], a);
             }
         }

@@ -1849,19 +1849,34 @@ fn embed_bytes_sum_impl<const N: usize>(
     src: [&[u8]; N],
     dst: &mut [u64],
 ) -> usize {
+    plane_sums(src, dst, |planes, i, x| {
+        let x = nibbles(x);
+        for (p, acc) in planes.iter_mut().enumerate() {
+            *acc = _mm256_xor_si256(*acc, plane(t[i], p, x));
+        }
+    })
+}
+
+/// The driver of [`embed_bytes_sum_impl`] and [`embed_subfield_sum_impl`]: for each whole
+/// 32-byte chunk of the common prefix, `add(planes, i, x)` adds the byte planes of source `i`'s
+/// images of its 32 bytes `x` into `planes`, which are then transposed into the chunk's 32
+/// words.
+#[inline]
+#[target_feature(enable = "avx2")]
+fn plane_sums<const N: usize>(
+    src: [&[u8]; N],
+    dst: &mut [u64],
+    mut add: impl FnMut(&mut [__m256i; 8], usize, __m256i),
+) -> usize {
     let n = src.iter().fold(dst.len(), |n, s| n.min(s.len())) / 32 * 32;
     for (c, d) in dst[..n].as_chunks_mut::<32>().0.iter_mut().enumerate() {
         let mut planes = [_mm256_setzero_si256(); 8];
-        for (s, t) in src.iter().zip(&t) {
-            let Some(x) = s
+        for (i, s) in src.iter().enumerate() {
+            if let Some(x) = s
                 .get(32 * c..32 * c + 32)
                 .and_then(|x| x.first_chunk::<32>())
-            else {
-                continue;
-            };
-            let x = nibbles(load(x));
-            for (i, p) in planes.iter_mut().enumerate() {
-                *p = _mm256_xor_si256(*p, plane(t, i, x));
+            {
+                add(&mut planes, i, load(x));
             }
         }
         let (w, _) = d.as_chunks_mut::<4>();
@@ -1870,6 +1885,38 @@ fn embed_bytes_sum_impl<const N: usize>(
         }
     }
     n
+}
+
+pub(crate) fn embed_subfield_sum<const N: usize>(
+    _t: Avx2,
+    t: [&[[u8; 16]; 8]; N],
+    src: [&[u8]; N],
+    dst: &mut [u64],
+) -> usize {
+    // SAFETY: the token proves AVX2.
+    unsafe { embed_subfield_sum_impl(t, src, dst) }
+}
+
+/// `dst[k] = Σ_i f_i(src_i[k])` over the whole 32-byte chunks of the common prefix, for bytes
+/// of the subfield of 16 elements: each byte's index `(x ^ x >> 4) & 15`, one `vpshufb` per
+/// byte plane of `f_i`'s 16-entry table (where [`embed_bytes_sum_impl`] takes two, one per
+/// nibble, and an XOR to join them), then one transpose per 32 elements.
+#[target_feature(enable = "avx2")]
+fn embed_subfield_sum_impl<const N: usize>(
+    t: [&[[u8; 16]; 8]; N],
+    src: [&[u8]; N],
+    dst: &mut [u64],
+) -> usize {
+    let nibble = _mm256_set1_epi8(0x0f);
+    plane_sums(src, dst, |planes, i, x| {
+        // Within each 16-bit lane the shift moves the high byte's low nibble into the low
+        // byte's high nibble, which the mask drops.
+        let x = _mm256_and_si256(_mm256_xor_si256(x, _mm256_srli_epi16::<4>(x)), nibble);
+        for (p, acc) in planes.iter_mut().enumerate() {
+            let table = _mm256_broadcastsi128_si256(load16(&t[i][p]));
+            *acc = _mm256_xor_si256(*acc, _mm256_shuffle_epi8(table, x));
+        }
+    })
 }
 
 pub(crate) fn bit_plane_sums<const N: usize>(
