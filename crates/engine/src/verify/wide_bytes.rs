@@ -353,19 +353,15 @@ pub(super) fn fold(
         core::array::from_fn(|m| maps[m].on_subfield())
     };
     let sub =
-        backend::subfield_sums_preferred(be).then(|| [on_subfield(&maps), on_subfield(&dmaps)]);
-    let embed = |which: usize,
-                 p: usize,
-                 in_sub: &[bool; 6],
+        backend::subfield_sums_preferred(be).then(|| (on_subfield(&maps), on_subfield(&dmaps)));
+    let (sub_maps, sub_dmaps) = (sub.as_ref().map(|s| &s.0), sub.as_ref().map(|s| &s.1));
+    // `Σ_m full[m](rows[m])`, by the subfield's tables where `sub` is given.
+    let embed = |full: &[ByteEmbedding; K],
+                 sub: Option<&[SubfieldEmbedding; K]>,
                  rows: [&[u8]; K],
-                 out: &mut [Gf2p64]| {
-        match sub.as_ref().filter(|_| in_sub[p]) {
-            Some(s) => SubfieldEmbedding::apply_sum_slice_with(be, s[which].each_ref(), rows, out),
-            None => {
-                let m = if which == 0 { &maps } else { &dmaps };
-                ByteEmbedding::apply_sum_slice_with(be, m.each_ref(), rows, out)
-            }
-        }
+                 out: &mut [Gf2p64]| match sub {
+        Some(s) => SubfieldEmbedding::apply_sum_slice_with(be, s.each_ref(), rows, out),
+        None => ByteEmbedding::apply_sum_slice_with(be, full.each_ref(), rows, out),
     };
     let at_data = DataSums::new();
     const { assert!(SUB.is_multiple_of(CHUNK)) };
@@ -416,7 +412,7 @@ pub(super) fn fold(
                     let folded: &[Gf2p64] = match (found[f], keep) {
                         (Some(i), _) => &sc.kept[f][i].comps[comp][..n],
                         (None, None) if f == 1 => {
-                            embed(0, t, &in_sub, rows[t], o);
+                            embed(&maps, sub_maps.filter(|_| in_sub[t]), rows[t], o);
                             continue;
                         }
                         (None, place) => {
@@ -424,7 +420,7 @@ pub(super) fn fold(
                                 Some(i) => &mut sc.kept[f][i].comps[comp][..n],
                                 None => &mut acc[..n],
                             };
-                            embed(0, t, &in_sub, rows[t], v);
+                            embed(&maps, sub_maps.filter(|_| in_sub[t]), rows[t], v);
                             v
                         }
                     };
@@ -436,7 +432,8 @@ pub(super) fn fold(
                 }
             }
             for t in 0..2 {
-                embed(1, 4 + t, &in_sub, rows[4 + t], &mut acc[..n]);
+                let sub = sub_dmaps.filter(|_| in_sub[4 + t]);
+                embed(&dmaps, sub, rows[4 + t], &mut acc[..n]);
                 at_data.add(t, &acc[..n], a);
             }
         }
