@@ -196,6 +196,24 @@ fn gf2p8_mul_impl<const ADD: bool>(out: &mut [u8], a: &[u8], b: &[u8]) {
     portable::gf2p8_mul::<ADD>(ot, at, bt);
 }
 
+/// The whole 32-byte chunks of `out` (no longer than the sources) as `kernel([(a, b), (c,
+/// d)])` of the sources' chunks; returns the bytes written, the rest being the caller's tail.
+/// The driver of [`gf2p8_mul_sum2_impl`] and [`tower_mul_sum2_impl`].
+#[inline]
+#[target_feature(enable = "avx2")]
+fn sum2_chunks(
+    out: &mut [u8],
+    [a, b, c, d]: [&[u8]; 4],
+    kernel: impl Fn([(__m256i, __m256i); 2]) -> __m256i,
+) -> usize {
+    let (oc, _) = out.as_chunks_mut::<32>();
+    for (i, o) in oc.iter_mut().enumerate() {
+        let at = |s: &[u8]| load_at(s, 32 * i);
+        store(o, kernel([(at(a), at(b)), (at(c), at(d))]));
+    }
+    32 * oc.len()
+}
+
 pub(crate) fn gf2p8_mul_sum2(_t: Avx2, out: &mut [u8], a: &[u8], b: &[u8], c: &[u8], d: &[u8]) {
     // SAFETY: the token proves AVX2.
     unsafe { gf2p8_mul_sum2_impl(out, a, b, c, d) }
@@ -206,12 +224,7 @@ pub(crate) fn gf2p8_mul_sum2(_t: Avx2, out: &mut [u8], a: &[u8], b: &[u8], c: &[
 #[target_feature(enable = "avx2")]
 fn gf2p8_mul_sum2_impl(out: &mut [u8], a: &[u8], b: &[u8], c: &[u8], d: &[u8]) {
     let n = super::common_len(out.len(), [a, b, c, d]);
-    let (oc, _) = out[..n].as_chunks_mut::<32>();
-    let done = 32 * oc.len();
-    for (i, o) in oc.iter_mut().enumerate() {
-        let at = |s: &[u8]| load_at(s, 32 * i);
-        store(o, mul_sum32([(at(a), at(b)), (at(c), at(d))]));
-    }
+    let done = sum2_chunks(&mut out[..n], [a, b, c, d], |p| mul_sum32(p));
     let o = &mut out[done..n];
     portable::gf2p8_mul::<false>(o, &a[done..n], &b[done..n]);
     portable::gf2p8_mul::<true>(o, &c[done..n], &d[done..n]);
@@ -299,12 +312,7 @@ pub(crate) fn tower_mul_sum2(_t: Avx2, out: &mut [u8], a: &[u8], b: &[u8], c: &[
 #[target_feature(enable = "avx2")]
 fn tower_mul_sum2_impl(out: &mut [u8], a: &[u8], b: &[u8], c: &[u8], d: &[u8]) {
     let n = super::common_len(out.len(), [a, b, c, d]);
-    let (oc, _) = out[..n].as_chunks_mut::<32>();
-    let done = 32 * oc.len();
-    for (i, o) in oc.iter_mut().enumerate() {
-        let at = |s: &[u8]| load_at(s, 32 * i);
-        store(o, tower_mul_sum32([(at(a), at(b)), (at(c), at(d))]));
-    }
+    let done = sum2_chunks(&mut out[..n], [a, b, c, d], |p| tower_mul_sum32(p));
     portable::tower_mul_sum2(
         &mut out[done..n],
         &a[done..n],
