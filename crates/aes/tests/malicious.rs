@@ -256,6 +256,30 @@ fn aligned_chain_records_match_rustcrypto_and_catch_a_flipped_share() {
     }
 }
 
+/// mal-lut256-ss with more than `2 · SHARED_BIT_ALIGN` inversions (820 blocks: 262,400 one-hot
+/// vectors of Protocol 8 for AES-128, 367,360 for AES-256, with the key schedule's), whose
+/// eleven bit products the check then takes in groups of whole sub-blocks with shared factors,
+/// each mapped and folded once (`BitProducts`, `verify::wide`): through the real network
+/// stack the outputs are RustCrypto's (both key sizes and directions), and a share flipped in
+/// either round of Protocol 8 makes every honest party abort.
+#[test]
+fn shared_bit_factors_match_rustcrypto_and_catch_a_flipped_share() {
+    check_random_blocks(Target::MalLut256Ss, 943, Links::Tls, 820);
+    for cheater in PartyId::ALL {
+        for round in 0..2 {
+            let t = Tamper::new(
+                cheater,
+                Phase::Preprocessing,
+                Some(Direction::Prev),
+                round,
+                5,
+            );
+            let res = common::run_batch(Target::MalLut256Ss, 820, Some(t));
+            common::assert_honest_parties_abort(&res, cheater, "a round of Protocol 8");
+        }
+    }
+}
+
 /// The abort matrix runs one block, whose check halves from the start. From `2^16` products on, a
 /// run of the check starts with the level that folds by 8 (by 32 for bit products only and for byte
 /// products only): its reshare is the first finalize message to the previous party, its coin the

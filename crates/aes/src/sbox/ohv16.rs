@@ -11,7 +11,9 @@ use core::ops::Range;
 use std::sync::Arc;
 
 use rayon::prelude::*;
-use triskele_engine::verify::{ByteRows, ByteSource, LiftedTriples, Parts, TripleSource};
+use triskele_engine::verify::{
+    ByteRows, ByteSource, LiftedTriples, Parts, TripleSource, SHARED_BIT_ALIGN,
+};
 use triskele_engine::{EngineError, Party, SecurityModel};
 use triskele_field::embed::in_subfield;
 use triskele_field::{Bits16, Field, Gf2p4, Gf2p64, LinearMap8};
@@ -646,11 +648,23 @@ const PRODUCTS: [[(usize, usize); 3]; 11] = [
     [(1, 0), (1, 5), (2, 4)],
 ];
 
+/// The order of the eleven [`PRODUCTS`] in each group of [`BitProducts`]: those with the same
+/// `x` next to each other (`r_0`, `r_1`, then `r_01` three times), and the two `y` that repeat
+/// (`r_2`, `r_3`) in use together, so that the check keeps few repeated factors at a time.
+const ORDER: [usize; 11] = [0, 1, 2, 3, 4, 5, 6, 7, 10, 8, 9];
+
 /// The bit products of a batch of Protocol-8 runs (`mal-lut256-ss`: every product recorded),
-/// kept as the vectors they were computed in instead of copies of their operands: triple
-/// `16 w k + l` is lane `l` of product `k` of [`PRODUCTS`] (`w` words per piece), `GF(2)`
+/// kept as the vectors they were computed in instead of copies of their operands, `GF(2)`
 /// triples lifted to 0 and 1. `Verify` reads them packed by eight in place
 /// ([`TripleSource::bits_in_place`]), or as bytes 0 or 1 where a run mixes them with bytes.
+///
+/// Triple order: with `L = 16 w` lanes per product and `U` = [`SHARED_BIT_ALIGN`] (a
+/// sub-block of the check's level over bits), the first `G = ⌊L / U⌋` groups each hold lanes
+/// `g U .. (g + 1) U` of every product in the order [`ORDER`] (segment `11 g + i` is product
+/// `ORDER[i]`), then the remaining `R = L - G U` lanes of every product in that order. A
+/// factor that several products share (`r_0` is the `x` of `r_0 r_1`, `r_0 r_2` and `r_0
+/// r_3`) is then the same bits in whole sub-blocks of one group, which the check maps and
+/// folds once ([`TripleSource::shared_part`]): 10 of the 22 factors of a group instead of 22.
 struct BitProducts {
     rounds: [RssVec<Bits16>; 3],
     w: usize,
@@ -660,6 +674,31 @@ impl BitProducts {
     /// Lanes per product.
     fn lanes(&self) -> usize {
         16 * self.w
+    }
+
+    /// Whole groups of [`SHARED_BIT_ALIGN`] lanes per product.
+    fn groups(&self) -> usize {
+        self.lanes() / SHARED_BIT_ALIGN
+    }
+
+    /// The segment of the triple order that holds triple `t` (`t < len`): its product, the
+    /// lane of `t`, and the triples of the segment from `t` on.
+    fn segment(&self, t: usize) -> (usize, usize, usize) {
+        const U: usize = SHARED_BIT_ALIGN;
+        let g = self.groups();
+        let grouped = PRODUCTS.len() * g * U;
+        if t < grouped {
+            let (seg, off) = (t / U, t % U);
+            (
+                ORDER[seg % PRODUCTS.len()],
+                seg / PRODUCTS.len() * U + off,
+                U - off,
+            )
+        } else {
+            let rest = (self.lanes() - g * U).max(1);
+            let (seg, off) = ((t - grouped) / rest, (t - grouped) % rest);
+            (ORDER[seg.min(PRODUCTS.len() - 1)], g * U + off, rest - off)
+        }
     }
 
     /// Part `part` (`x_1, x_2, y_1, y_2, z_1, z_2`) of product `k`: `w` words (fewer only if
@@ -675,22 +714,21 @@ impl BitProducts {
         comp.get(at * self.w..(at + 1) * self.w).unwrap_or(&[])
     }
 
-    /// The products that lanes `start .. start + len` overlap: product, first lane in it,
+    /// The segments that triples `start .. start + len` overlap: product, first lane in it,
     /// and the positions `0 .. len` it covers.
     fn overlaps(
         &self,
         start: usize,
         len: usize,
-    ) -> impl Iterator<Item = (usize, usize, Range<usize>)> {
-        let lanes = self.lanes().max(1);
+    ) -> impl Iterator<Item = (usize, usize, Range<usize>)> + '_ {
         let end = (start + len).min(self.len());
         let mut t = start;
         core::iter::from_fn(move || {
             if t >= end {
                 return None;
             }
-            let (k, l) = (t / lanes, t % lanes);
-            let n = (lanes - l).min(end - t);
+            let (k, l, rest) = self.segment(t);
+            let n = rest.min(end - t);
             let item = (k, l, t - start..t - start + n);
             t += n;
             Some(item)
@@ -755,16 +793,35 @@ impl TripleSource<Gf2p64> for BitProducts {
     }
 
     fn bits_in_place(&self, part: usize, start: usize, n: usize) -> Option<&[u8]> {
-        let lanes = self.lanes();
-        let (k, l) = (start / lanes.max(1), start % lanes.max(1));
-        if k >= PRODUCTS.len() || l + 8 * n > lanes {
+        if start >= self.len() {
             return None;
         }
+        let (k, l, rest) = self.segment(start);
         let src = self.piece(k, part);
-        if !l.is_multiple_of(8) || l + 8 * n > 16 * src.len() {
+        if 8 * n > rest || !l.is_multiple_of(8) || l + 8 * n > 16 * src.len() {
             return None;
         }
         Bits16::lanes_as_packed(src)?.get(l / 8..l / 8 + n)
+    }
+
+    /// For a whole segment of a group whose factor (`x` for parts 0 and 1, `y` for 2 and 3) is
+    /// that of another product of the group: the segment of the first such product.
+    fn shared_part(&self, part: usize, start: usize, len: usize) -> Option<usize> {
+        const U: usize = SHARED_BIT_ALIGN;
+        let f = part / 2;
+        if f > 1
+            || len != U
+            || !start.is_multiple_of(U)
+            || start / U >= PRODUCTS.len() * self.groups()
+        {
+            return None;
+        }
+        let (g, i) = (start / U / PRODUCTS.len(), start / U % PRODUCTS.len());
+        let factor = |i: usize| PRODUCTS[ORDER[i]][f];
+        let mut same = (0..PRODUCTS.len()).filter(|&j| factor(j) == factor(i));
+        let first = same.next()?;
+        same.next()?;
+        Some((PRODUCTS.len() * g + first) * U)
     }
 }
 
@@ -987,15 +1044,10 @@ mod tests {
         }
     }
 
-    /// [`BitProducts`] reads the same triples as the store `Party::mul` would have filled with
-    /// the eleven products (operands and products concatenated per round): lifted, as bytes,
-    /// packed by eight at any offset and length, and in place where aligned.
-    #[test]
-    fn bit_products_are_the_recorded_triples() {
+    /// Random rounds of Protocol 8 for `w` words per piece.
+    fn random_rounds(w: usize, seed: u64) -> [RssVec<Bits16>; 3] {
         use rand::{RngCore, SeedableRng};
-        use triskele_engine::Triples;
-        let w = 5;
-        let mut rng = rand_chacha::ChaCha20Rng::seed_from_u64(8);
+        let mut rng = rand_chacha::ChaCha20Rng::seed_from_u64(seed);
         let mut bits = |n: usize| -> RssVec<Bits16> {
             let mut v = || {
                 (0..n)
@@ -1007,61 +1059,146 @@ mod tests {
                 second: v(),
             }
         };
-        let rounds = [bits(4 * w), bits(6 * w), bits(5 * w)];
-        let mut store = Triples::<Bits16>::default();
-        for prod in PRODUCTS {
-            let [x, y, z] = prod.map(|(round, at)| {
-                let v = &rounds[round];
-                let r = at * w..(at + 1) * w;
-                RssVec {
-                    first: v.first[r.clone()].to_vec(),
-                    second: v.second[r].to_vec(),
-                }
-            });
-            store.x.first.extend_from_slice(&x.first);
-            store.x.second.extend_from_slice(&x.second);
-            store.y.first.extend_from_slice(&y.first);
-            store.y.second.extend_from_slice(&y.second);
-            store.z.first.extend_from_slice(&z.first);
-            store.z.second.extend_from_slice(&z.second);
+        [bits(4 * w), bits(6 * w), bits(5 * w)]
+    }
+
+    /// The segments of [`BitProducts`]' triple order for `w` words per piece, written out
+    /// from its docs: product and word range.
+    fn segments(w: usize) -> Vec<(usize, Range<usize>)> {
+        let u = SHARED_BIT_ALIGN / 16;
+        let g = w / u;
+        let mut out = Vec::new();
+        for group in 0..g {
+            out.extend(ORDER.map(|k| (k, group * u..(group + 1) * u)));
         }
-        let src = BitProducts { rounds, w };
-        let n = src.len();
-        assert_eq!(n, TripleSource::len(&store));
-        assert!(src.all_bits() && store.all_bits());
-        let (mut a, mut b) = (lifted(n), lifted(n));
-        src.lift(0, Parts::Xyz, &mut a);
-        store.lift(0, Parts::Xyz, &mut b);
-        assert!(a.x == b.x && a.y == b.y && a.z == b.z);
-        for (start, len) in [
-            (0, n),
-            (3, 77),
-            (80, 80),
-            (77, 400),
-            (n - 13, 13),
-            (n - 5, 40),
-        ] {
-            for part in 0..6 {
-                let m = len.min(n - start);
-                let (mut got, mut want) = (vec![9u8; m], vec![7u8; m]);
-                assert!(src.load_bytes(part, start, &mut got));
-                assert!(store.load_bytes(part, start, &mut want));
-                assert_eq!(got, want, "bytes {start} {len} {part}");
-                let (mut got, mut want) = (vec![9u8; len.div_ceil(8)], vec![7u8; len.div_ceil(8)]);
-                assert!(src.load_bits(part, start, len, &mut got));
-                assert!(store.load_bits(part, start, len, &mut want));
-                assert_eq!(got, want, "bits {start} {len} {part}");
-                if start % 8 == 0 && start + len <= n {
-                    let inside = src.bits_in_place(part, start, len / 8);
-                    // In place only within one product.
-                    let one =
-                        start / (16 * w) == (start + len / 8 * 8).saturating_sub(1) / (16 * w);
-                    assert_eq!(inside.is_some(), one && len >= 8, "{start} {len}");
-                    if let Some(v) = inside {
-                        assert_eq!(v, &want[..len / 8]);
+        if w > g * u {
+            out.extend(ORDER.map(|k| (k, g * u..w)));
+        }
+        out
+    }
+
+    /// [`BitProducts`] reads the same triples as the store `Party::mul` would have filled with
+    /// the eleven products (operands and products concatenated per segment of its order):
+    /// lifted, as bytes, packed by eight at any offset and length, and in place within a
+    /// segment; with no whole group, one group and a rest, and two groups.
+    #[test]
+    fn bit_products_are_the_recorded_triples() {
+        use triskele_engine::Triples;
+        let u = SHARED_BIT_ALIGN / 16;
+        for (w, seed) in [(5, 8), (u + 5, 9), (2 * u, 10)] {
+            let rounds = random_rounds(w, seed);
+            let mut store = Triples::<Bits16>::default();
+            let segs = segments(w);
+            for (k, r) in &segs {
+                let [x, y, z] = PRODUCTS[*k].map(|(round, at)| {
+                    let v = &rounds[round];
+                    let r = at * w + r.start..at * w + r.end;
+                    (v.first[r.clone()].to_vec(), v.second[r].to_vec())
+                });
+                for (dst, src) in [(&mut store.x, x), (&mut store.y, y), (&mut store.z, z)] {
+                    dst.first.extend_from_slice(&src.0);
+                    dst.second.extend_from_slice(&src.1);
+                }
+            }
+            let src = BitProducts { rounds, w };
+            let n = src.len();
+            assert_eq!(n, TripleSource::len(&store));
+            assert!(src.all_bits() && store.all_bits());
+            // Segment boundaries in triples.
+            let ends: Vec<usize> = segs
+                .iter()
+                .scan(0, |t, (_, r)| {
+                    *t += 16 * r.len();
+                    Some(*t)
+                })
+                .collect();
+            let b = ends[0];
+            let m = 600.min(n);
+            let (mut a, mut c) = (lifted(m), lifted(m));
+            src.lift(n - m, Parts::Xyz, &mut a);
+            store.lift(n - m, Parts::Xyz, &mut c);
+            assert!(a.x == c.x && a.y == c.y && a.z == c.z);
+            for (start, len) in [
+                (0, n.min(4000)),
+                (3, 77),
+                (80, 80),
+                (77, 400),
+                (b.saturating_sub(24), 64),
+                (b.saturating_sub(5), 13),
+                (n - 13, 13),
+                (n - 5, 40),
+            ] {
+                for part in 0..6 {
+                    let m = len.min(n - start);
+                    let (mut got, mut want) = (vec![9u8; m], vec![7u8; m]);
+                    assert!(src.load_bytes(part, start, &mut got));
+                    assert!(store.load_bytes(part, start, &mut want));
+                    assert_eq!(got, want, "bytes {w} {start} {len} {part}");
+                    let (mut got, mut want) =
+                        (vec![9u8; len.div_ceil(8)], vec![7u8; len.div_ceil(8)]);
+                    assert!(src.load_bits(part, start, len, &mut got));
+                    assert!(store.load_bits(part, start, len, &mut want));
+                    assert_eq!(got, want, "bits {w} {start} {len} {part}");
+                    if start % 8 == 0 && start + len <= n {
+                        let inside = src.bits_in_place(part, start, len / 8);
+                        // In place only within one segment.
+                        let seg = |t: usize| ends.iter().position(|e| t < *e);
+                        let one = seg(start) == seg((start + len / 8 * 8).saturating_sub(1));
+                        assert_eq!(inside.is_some(), one && len >= 8, "{w} {start} {len}");
+                        if let Some(v) = inside {
+                            assert_eq!(v, &want[..len / 8]);
+                        }
                     }
                 }
             }
         }
+    }
+
+    /// In each group of [`BitProducts`], a whole segment's factor is said to repeat exactly
+    /// where another segment of the group holds the same bits in that factor (random bits:
+    /// the same vector), and then points at the first of them; 10 of the group's 22 factors
+    /// are worked. Nothing repeats across groups, in the rest after the groups, or for ranges
+    /// other than whole segments.
+    #[test]
+    fn bit_products_say_which_factors_repeat() {
+        const U: usize = SHARED_BIT_ALIGN;
+        let w = 2 * U / 16 + 3;
+        let src = BitProducts {
+            rounds: random_rounds(w, 11),
+            w,
+        };
+        let factor = |part: usize, seg: usize| -> Vec<u8> {
+            let mut out = vec![0u8; 2 * U / 8];
+            let (a, b) = out.split_at_mut(U / 8);
+            assert!(src.load_bits(part, seg * U, U, a));
+            assert!(src.load_bits(part + 1, seg * U, U, b));
+            out
+        };
+        for g in 0..2 {
+            let mut worked = 0;
+            for part in [0, 2] {
+                let segs = 11 * g..11 * (g + 1);
+                let bits: Vec<Vec<u8>> = segs.clone().map(|i| factor(part, i)).collect();
+                for i in segs.clone() {
+                    let same: Vec<usize> = segs
+                        .clone()
+                        .filter(|&j| bits[j - 11 * g] == bits[i - 11 * g])
+                        .collect();
+                    let said = src.shared_part(part, i * U, U);
+                    assert_eq!(src.shared_part(part + 1, i * U, U), said);
+                    if same.len() > 1 {
+                        assert_eq!(said, Some(same[0] * U), "part {part}, segment {i}");
+                    } else {
+                        assert_eq!(said, None, "part {part}, segment {i}");
+                    }
+                    worked += usize::from(said.is_none_or(|e| e == i * U));
+                    assert_eq!(src.shared_part(part, i * U + 8, U - 8), None);
+                    assert_eq!(src.shared_part(part, i * U, U / 2), None);
+                }
+            }
+            assert_eq!(worked, 10);
+            assert_eq!(src.shared_part(4, 11 * g * U, U), None, "z never");
+        }
+        assert_eq!(src.shared_part(0, 22 * U, U), None, "the rest");
     }
 }

@@ -318,6 +318,13 @@ pub use tail::later_levels;
 /// relation's run of it covers whole chunks, i.e. starts at a multiple of this in the run.
 pub const SHARED_ALIGN: usize = wide::K * wide_bytes::CHUNK;
 
+/// Triples per sub-block of the k-ary first level over packed bits (module `wide`: 4,096
+/// blocks of 32): a factor that several relations' runs of bits share
+/// ([`TripleSource::shared_part`]) is mapped to the extra nodes and folded once where each
+/// relation's run of it covers whole sub-blocks, i.e. starts at a multiple of this in the run.
+/// Runs of more triples than this are cut at multiples of it.
+pub const SHARED_BIT_ALIGN: usize = wide::K * coeffs::SUB;
+
 use coeffs::Coefficients;
 use fold::{
     first_half, fold_level, fold_scaled, fold_x_only, folded_half, inner_share, lerp_node,

@@ -961,21 +961,27 @@ pub(crate) struct Window<'a, V> {
 }
 
 /// `src` cut into the fewest consecutive windows of at most `max` triples (one window if
-/// `max` is `None` or the source is not longer), of balanced lengths (all but the last
-/// `⌈total / count⌉`, rounded up to a multiple of 8 where `max` leaves room), so that no run is
-/// much shorter than the others, the buffers one run leaves for the next are the right size,
-/// and the runs start on whole bytes of packed bits ([`TripleSource::bits_in_place`]).
+/// `max` is `None` or the source is not longer) that start on whole bytes of packed bits
+/// ([`TripleSource::bits_in_place`]) and, where `max` is at least
+/// [`super::SHARED_BIT_ALIGN`], on whole sub-blocks of the bit level (so that the layouts of
+/// repeated factors hold in every run, [`TripleSource::shared_part`]), of balanced lengths (all
+/// but the last `⌈total / count⌉`, rounded up to a multiple of 8 or of that sub-block), so
+/// that no run is much shorter than the others and the buffers one run leaves for the next are
+/// the right size.
 pub(crate) fn windows<V>(src: &dyn TripleSource<V>, max: Option<usize>) -> Vec<Window<'_, V>> {
     let total = src.len();
     let step = match max.filter(|m| *m > 0 && *m < total) {
         Some(m) => {
-            let m8 = if m >= 8 { m - m % 8 } else { m };
-            let step = total.div_ceil(total.div_ceil(m8));
-            if m >= 8 {
-                step.next_multiple_of(8)
-            } else {
-                step
-            }
+            // Runs start on whole bytes of packed bits, and on whole sub-blocks of the bit
+            // level where they are that long (the layouts of repeated factors,
+            // `TripleSource::shared_part`).
+            let unit = match m {
+                m if m >= super::SHARED_BIT_ALIGN => super::SHARED_BIT_ALIGN,
+                8.. => 8,
+                _ => 1,
+            };
+            let whole = m - m % unit;
+            total.div_ceil(total.div_ceil(whole)).next_multiple_of(unit)
         }
         None => total.max(1),
     };

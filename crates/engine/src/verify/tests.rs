@@ -1127,6 +1127,128 @@ fn shared_factors_are_worked_once() {
     );
 }
 
+/// Packed bits laid out as [`SharedRows`] with blocks of [`SHARED_BIT_ALIGN`] instances (a
+/// sub-block of the level over bits): relation 2 has the `x` of relation 1 and the `y` of
+/// relation 0, and says so ([`TripleSource::shared_part`]). With `lie`, relation 2's parts are
+/// bits of their own although it still says they repeat.
+struct SharedBits(Triples<triskele_field::Bits16>);
+
+impl SharedBits {
+    const Q: usize = SHARED_BIT_ALIGN;
+
+    fn new(blocks: usize, lie: bool, seed: u64) -> Self {
+        let words = Self::Q / 16;
+        let mut t = random_triples::<triskele_field::Bits16>(4 * blocks * words, seed);
+        if !lie {
+            for b in 0..blocks {
+                let run = |k: usize| (4 * b + k) * words..(4 * b + k + 1) * words;
+                for v in [&mut t.x.first, &mut t.x.second] {
+                    v.copy_within(run(1), run(2).start);
+                }
+                for v in [&mut t.y.first, &mut t.y.second] {
+                    v.copy_within(run(0), run(2).start);
+                }
+            }
+        }
+        SharedBits(t)
+    }
+}
+
+impl TripleSource<Gf2p64> for SharedBits {
+    fn len(&self) -> usize {
+        TripleSource::<Gf2p64>::len(&self.0)
+    }
+    fn lift(&self, start: usize, parts: Parts, out: &mut LiftedTriples<Gf2p64>) {
+        self.0.lift(start, parts, out);
+    }
+    fn load_bytes(&self, part: usize, start: usize, out: &mut [u8]) -> bool {
+        self.0.load_bytes(part, start, out)
+    }
+    fn has_bits(&self) -> bool {
+        true
+    }
+    fn all_bits(&self) -> bool {
+        true
+    }
+    fn load_bits(&self, part: usize, start: usize, len: usize, out: &mut [u8]) -> bool {
+        self.0.load_bits(part, start, len, out)
+    }
+    fn bits_in_place(&self, part: usize, start: usize, n: usize) -> Option<&[u8]> {
+        self.0.bits_in_place(part, start, n)
+    }
+    fn shared_part(&self, part: usize, start: usize, k: usize) -> Option<usize> {
+        let (rel, off) = (start / Self::Q % 4, start % Self::Q);
+        if off + k > Self::Q {
+            return None;
+        }
+        let run = start - rel * Self::Q;
+        match (part / 2, rel) {
+            (0, 1 | 2) => Some(run + Self::Q),
+            (1, 0 | 2) => Some(run),
+            _ => None,
+        }
+    }
+}
+
+/// A factor that relations of packed bits share is mapped to the extra nodes and folded once
+/// by the level over bits (module `wide`): where the source lays its relations out on the
+/// level's sub-blocks and says which factors repeat, the sums and the fold are those of the
+/// naive reference, also after a source of one sub-block (the shared ranges at an offset) and
+/// in a window of whole sub-blocks. They are not where the repeats are claimed but false, so
+/// the level does take the repeated factor from the earlier sub-block.
+#[test]
+fn shared_bit_factors_are_worked_once() {
+    let src = SharedBits::new(2, false, 101);
+    assert!(wide::applies(&src));
+    check_octal_passes(&src, 101);
+    let before = random_triples::<triskele_field::Bits16>(SHARED_BIT_ALIGN / 16, 102);
+    check_octal_passes(&Concat::new(vec![&before, &src]), 103);
+    let window = Window {
+        src: &src,
+        off: 4 * SHARED_BIT_ALIGN,
+        len: 4 * SHARED_BIT_ALIGN,
+    };
+    assert_eq!(
+        window.shared_part(0, 2 * SHARED_BIT_ALIGN, SHARED_BIT_ALIGN),
+        Some(SHARED_BIT_ALIGN)
+    );
+    check_octal_passes(&window, 104);
+    let lie = SharedBits::new(1, true, 105);
+    let caught = std::panic::catch_unwind(|| check_octal_passes(&lie, 105));
+    assert!(
+        caught.is_err(),
+        "claimed repeats taken from the earlier sub-blocks"
+    );
+}
+
+/// Windows of a long run start on whole sub-blocks of the level over bits where the run size
+/// allows it, and are never longer than the run size.
+#[test]
+fn windows_start_on_whole_bit_sub_blocks() {
+    let t = random_triples::<triskele_field::Bits16>(9 * SHARED_BIT_ALIGN / 16 + 3, 106);
+    let src = &t as &dyn TripleSource<Gf2p64>;
+    let total = src.len();
+    for max in [
+        SHARED_BIT_ALIGN,
+        2 * SHARED_BIT_ALIGN + 77,
+        4 * SHARED_BIT_ALIGN - 1,
+    ] {
+        let w = windows(src, Some(max));
+        assert_eq!(w.iter().map(|w| w.len).sum::<usize>(), total);
+        assert!(
+            w.iter()
+                .all(|w| w.len <= max && w.off % SHARED_BIT_ALIGN == 0),
+            "{max}"
+        );
+        let fewest = total.div_ceil(max - max % SHARED_BIT_ALIGN);
+        assert_eq!(w.len(), fewest, "{max}");
+    }
+    let w = windows(src, Some(SHARED_BIT_ALIGN - 8));
+    assert!(w
+        .iter()
+        .all(|w| w.off % 8 == 0 && w.len <= SHARED_BIT_ALIGN - 8));
+}
+
 /// Byte triples that a [`ByteRows`] store serves as bytes of some source, saying that every
 /// byte lies in the subfield of 16 elements of `GF(2^8)` where `claim` is set.
 struct SubfieldRows<'a> {

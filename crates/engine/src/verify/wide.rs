@@ -22,6 +22,19 @@
 //! F_J(s)`, `G_J(s)` (four byte maps into `GF(2^64)` per entry, one product per block): the
 //! halvings start from `L/32` entries.
 //!
+//! # Shared factors
+//!
+//! Where several relations' runs of bits share a factor (mal-lut256-ss's eleven bit products
+//! of Protocol 8 take their `x` and `y` from eight vectors: `r_0` is the `x` of `r_0 r_1`, `r_0
+//! r_2` and `r_0 r_3`) and the source lays the relations out on whole sub-blocks
+//! ([`super::SHARED_BIT_ALIGN`]), a sub-block whose factor repeats one of an earlier sub-block
+//! ([`TripleSource::shared_part`]) takes that sub-block's work instead of its own: in the sums
+//! its values at the extra nodes (a job keeps those of two repeated factors of each kind, 256
+//! KiB each), in the fold its folded values (`F_J(s)` before the product with `a_J`, `G_J(s)`;
+//! four of each kind, since the fold visits two halves of the run side by side). Its bits are
+//! then neither read nor mapped. The values are the same entry by entry, so the sums and the
+//! fold are exactly those of the level without it.
+//!
 //! # Cost and soundness
 //!
 //! Per run `248 + 16ℓ' + 16` bytes to `P_{i-1}` and `16 + 8 + 8ℓ' + 24` to `P_{i+1}`,
@@ -180,20 +193,20 @@ impl Planes {
     }
 }
 
-/// Parts `0 .. count` of the blocks `j .. j + k` (`G k` packed bytes each; later parts
-/// empty): borrowed where the source stores them so, else loaded into `raw`; `None` if they
-/// are not packed bits.
+/// The parts `p` with `need[p]` of the blocks `j .. j + k` (`G k` packed bytes each; the
+/// others empty): borrowed where the source stores them so, else loaded into `raw`; `None` if
+/// they are not packed bits.
 fn load<'a>(
     raw: &'a mut [Vec<u8>],
     src: &'a dyn TripleSource<Gf2p64>,
     j: usize,
     k: usize,
-    count: usize,
+    need: [bool; 6],
 ) -> Option<[&'a [u8]; 6]> {
     let first = K * j;
     let n = (K * k).min(src.len().saturating_sub(first));
     let mut direct: [Option<&'a [u8]>; 6] = [None; 6];
-    for (p, d) in direct.iter_mut().enumerate().take(count) {
+    for (p, d) in direct.iter_mut().enumerate().filter(|(p, _)| need[*p]) {
         if n == K * k {
             *d = src.bits_in_place(p, first, G * k);
         }
@@ -203,14 +216,16 @@ fn load<'a>(
     }
     Some(core::array::from_fn(|p| match direct[p] {
         Some(d) => d,
-        None if p < count => &raw[p][..G * k],
+        None if need[p] => &raw[p][..G * k],
         None => &[],
     }))
 }
 
 /// This party's local part of the step before the coin over `B = blocks` blocks: returns
 /// `[D_{0,1}, D_{0,2}, .., D_{K-1,2}, Q_K, .., Q_{2K-2}]` (module `octal`, `sums`); `None` if
-/// some triple is not a packed bit.
+/// some triple is not a packed bit. A factor of a full sub-block that repeats one of an
+/// earlier sub-block ([`TripleSource::shared_part`]) takes that sub-block's values at the
+/// extra nodes ([`KeptEntry`]) instead of mapping its bits again.
 pub(super) fn sums(
     src: &dyn TripleSource<Gf2p64>,
     seed: &[u8; 16],
@@ -221,12 +236,168 @@ pub(super) fn sums(
     static MAPS: std::sync::OnceLock<NodeMaps<G>> = std::sync::OnceLock::new();
     let maps = MAPS.get_or_init(|| NodeMaps::new(&nodes()));
     // [D_{0,1}, D_{0,2} .. D_{K-1,2}, Q_K .. Q_{2K-2}].
-    let init = || (Planes::new(G), vec![vec![0u8; G * SUB]; 6]);
-    sum_sub_blocks(seed, blocks, 3 * K - 1, init, |(pl, raw), j, a, acc| {
-        let parts = load(raw, src, j, a.len(), 6)?;
-        block_sums::<G>(acc, a, parts, pl, maps);
+    let init = || SumScratch {
+        planes: Planes::new(G),
+        raw: vec![vec![0u8; G * SUB]; 6],
+        kept: Kept::new(KEEP_SUMS),
+    };
+    sum_sub_blocks(seed, blocks, 3 * K - 1, init, |sc, j, a, acc| {
+        let k = a.len();
+        let first = K * j;
+        let slots = sc.kept.slots(shared(src, first, k), first);
+        let need = [slots[0].need(), slots[1].need()];
+        let parts = load(&mut sc.raw, src, j, k, parts_needed(need))?;
+        let factors = sc.kept.factors(slots, |v| {
+            v.resize(2 * NODE_ROWS, [0; SUB]);
+        });
+        block_sums_kept::<G>(acc, a, parts, &mut sc.planes, maps, factors);
         Some(())
     })
+}
+
+/// For each factor of the full sub-block of triples `first .. first + K k` (`x`: parts 0, 1;
+/// `y`: parts 2, 3), the start of the first sub-block with the same factor where the source
+/// says it repeats ([`TripleSource::shared_part`]); `None` for a shorter sub-block, whose
+/// layout no other sub-block shares.
+fn shared(src: &dyn TripleSource<Gf2p64>, first: usize, k: usize) -> [Option<usize>; 2] {
+    if k == SUB {
+        [0, 2].map(|p| src.shared_part(p, first, K * k))
+    } else {
+        [None; 2]
+    }
+}
+
+/// Parts to load when the factors with `need` are worked here (`z` always).
+fn parts_needed(need: [bool; 2]) -> [bool; 6] {
+    [need[0], need[0], need[1], need[1], true, true]
+}
+
+/// Rows of one component's values at the extra nodes in a [`KeptEntry`]: [`NODES_PER_PASS`]
+/// rows from any group's first node fit.
+const NODE_ROWS: usize = (K - 1).next_multiple_of(NODES_PER_PASS);
+
+/// Kept entries per factor and job in the sums: mal-lut256-ss's bit products use at most two
+/// repeated `y` at a time in a group of sub-blocks (module `ohv16` of `triskele-aes`).
+const KEEP_SUMS: usize = 2;
+
+/// Kept entries per factor and job in the fold, which visits two groups of sub-blocks side by
+/// side ([`fold_sub_blocks`]).
+const KEEP_FOLD: usize = 4;
+
+/// One factor's work over one full sub-block, kept for later sub-blocks whose factor repeats
+/// it: the values at the extra nodes (`x_1, x_2` or `y_1, y_1 + y_2`, [`NODE_ROWS`] rows each)
+/// in the sums, `F_J(s)` (before the product with `a_J`) or `G_J(s)` per component in the fold.
+struct KeptEntry<T> {
+    /// The start of the first sub-block with this factor (the source's key).
+    key: Option<usize>,
+    /// Sub-blocks done when last used.
+    used: u64,
+    vals: Vec<T>,
+}
+
+/// A job's kept entries per factor and its clock.
+struct Kept<T> {
+    entries: [Vec<KeptEntry<T>>; 2],
+    clock: u64,
+}
+
+/// What a sub-block does with one factor: works it (`Work`, and keeps the result in entry
+/// `Some(i)`) or takes entry `i` of an earlier sub-block (`Take`).
+#[derive(Clone, Copy)]
+enum Slot {
+    Work(Option<usize>),
+    Take(usize),
+}
+
+impl Slot {
+    /// Whether the factor's parts are read.
+    fn need(self) -> bool {
+        matches!(self, Slot::Work(_))
+    }
+}
+
+/// One factor's values for [`block_sums_kept`] and the fold: worked into scratch
+/// (`Work(None)`), worked into a kept entry (`Work(Some(v))`), or taken from one (`Take(v)`).
+enum Factor<'a, T> {
+    Work(Option<&'a mut [T]>),
+    Take(&'a [T]),
+}
+
+impl<T> Kept<T> {
+    fn new(keep: usize) -> Self {
+        Kept {
+            entries: core::array::from_fn(|_| {
+                (0..keep)
+                    .map(|_| KeptEntry {
+                        key: None,
+                        used: 0,
+                        vals: Vec::new(),
+                    })
+                    .collect()
+            }),
+            clock: 0,
+        }
+    }
+
+    /// For the sub-block starting at triple `first` with the factors' keys `keys` ([`shared`]):
+    /// per factor, the entry of an earlier sub-block that holds it, else the entry (free, or
+    /// used longest ago) that keeps this one's work where the factor repeats.
+    fn slots(&mut self, keys: [Option<usize>; 2], first: usize) -> [Slot; 2] {
+        self.clock += 1;
+        let clock = self.clock;
+        core::array::from_fn(|f| {
+            let entries = &mut self.entries[f];
+            let Some(key) = keys[f] else {
+                return Slot::Work(None);
+            };
+            if key < first {
+                if let Some(i) = entries.iter().position(|e| e.key == Some(key)) {
+                    entries[i].used = clock;
+                    return Slot::Take(i);
+                }
+            }
+            let i = (0..entries.len())
+                .min_by_key(|&i| (entries[i].key.is_some(), entries[i].used))
+                .unwrap_or(0);
+            entries[i].key = Some(key);
+            entries[i].used = clock;
+            Slot::Work(Some(i))
+        })
+    }
+
+    /// The factors' values for `slots`, each kept entry's values sized by `size` first.
+    fn factors(&mut self, slots: [Slot; 2], size: impl Fn(&mut Vec<T>)) -> [Factor<'_, T>; 2] {
+        fn pick<'a, T>(
+            entries: &'a mut [KeptEntry<T>],
+            slot: Slot,
+            size: &impl Fn(&mut Vec<T>),
+        ) -> Factor<'a, T> {
+            match slot {
+                Slot::Work(None) => Factor::Work(None),
+                Slot::Work(Some(i)) => {
+                    let v = &mut entries[i].vals;
+                    size(v);
+                    Factor::Work(Some(&mut v[..]))
+                }
+                Slot::Take(i) => Factor::Take(&entries[i].vals[..]),
+            }
+        }
+        let [ex, ey] = &mut self.entries;
+        [pick(ex, slots[0], &size), pick(ey, slots[1], &size)]
+    }
+}
+
+/// One job's scratch for the fold.
+struct FoldScratch {
+    raw: Vec<Vec<u8>>,
+    kept: Kept<Gf2p64>,
+}
+
+/// One job's scratch for the sums.
+struct SumScratch {
+    planes: Planes,
+    raw: Vec<Vec<u8>>,
+    kept: Kept<[u8; SUB]>,
 }
 
 /// The sums' sub-blocks, in parallel jobs: for the sub-block of blocks `j .. j + k` of
@@ -278,13 +449,36 @@ pub(super) fn block_sums<const B: usize>(
     pl: &mut Planes,
     node_maps: &NodeMaps<B>,
 ) {
+    block_sums_kept(
+        acc,
+        a,
+        parts,
+        pl,
+        node_maps,
+        [Factor::Work(None), Factor::Work(None)],
+    );
+}
+
+/// [`block_sums`] with each factor's values at the extra nodes (`x_1, x_2` or `y_1, y_1 +
+/// y_2`; component `t`, node `8 B + e` in row `t NODE_ROWS + e`) worked here, also into a kept
+/// entry, or taken from one (whose factor's parts `parts` then need not hold).
+fn block_sums_kept<const B: usize>(
+    acc: &mut [Gf2p64],
+    a: &[Gf2p64],
+    parts: [&[u8]; 6],
+    pl: &mut Planes,
+    node_maps: &NodeMaps<B>,
+    mut factors: [Factor<'_, [u8; SUB]>; 2],
+) {
     let maps = &node_maps.maps[..];
     let k = a.len();
-    let [x1, x2, y1, y2, z1, z2] = parts.map(|p| &p[..B * k]);
+    let [x1, x2, y1, y2, z1, z2] = parts.map(|p| p.get(..B * k).unwrap_or(&[]));
     let Planes { y12, at, w } = pl;
     let y12 = &mut y12[..B * k];
-    for ((o, a), b) in y12.iter_mut().zip(y1).zip(y2) {
-        *o = a ^ b;
+    if matches!(factors[1], Factor::Work(_)) {
+        for ((o, a), b) in y12.iter_mut().zip(y1).zip(y2) {
+            *o = a ^ b;
+        }
     }
     // Data node 8 g + m from bit m of run g, component t at acc[2 (8 g + m) + t].
     let (z1, z2) = (groups::<B>(z1, k), groups::<B>(z2, k));
@@ -296,6 +490,7 @@ pub(super) fn block_sums<const B: usize>(
         }
     }
     let y12: &[u8] = y12;
+    let comps = [[x1, x2], [y1, y12]];
     // The values at the extra nodes, NODES_PER_PASS nodes per pass over a part (its bytes
     // split into nibbles once for all of them; a short last group of seven takes its own
     // pass, a shorter one repeats its first node), then their local products.
@@ -303,17 +498,33 @@ pub(super) fn block_sums<const B: usize>(
         .step_by(NODES_PER_PASS)
         .zip(maps.chunks(NODES_PER_PASS))
     {
-        for (t, v) in [x1, x2, y1, y12].into_iter().enumerate() {
-            let at = &mut at[t * NODES_PER_PASS..(t + 1) * NODES_PER_PASS];
-            let src = groups::<B>(v, k);
-            if group.len() == NODES_PER_PASS - 1 {
-                node_values::<B, { NODES_PER_PASS - 1 }>(group, src, at, k);
-            } else {
-                node_values::<B, NODES_PER_PASS>(group, src, at, k);
+        for (f, factor) in factors.iter_mut().enumerate() {
+            for (t, v) in comps[f].into_iter().enumerate() {
+                let dst: &mut [[u8; SUB]] = match factor {
+                    Factor::Take(_) => continue,
+                    Factor::Work(Some(rows)) => &mut rows[t * NODE_ROWS + e0..][..NODES_PER_PASS],
+                    Factor::Work(None) => {
+                        let i = (2 * f + t) * NODES_PER_PASS;
+                        &mut at[i..i + NODES_PER_PASS]
+                    }
+                };
+                let src = groups::<B>(v, k);
+                if group.len() == NODES_PER_PASS - 1 {
+                    node_values::<B, { NODES_PER_PASS - 1 }>(group, src, dst, k);
+                } else {
+                    node_values::<B, NODES_PER_PASS>(group, src, dst, k);
+                }
             }
         }
         for (i, out) in w[e0..e0 + group.len()].iter_mut().enumerate() {
-            let node = |t: usize| &at[t * NODES_PER_PASS + i][..k];
+            let node = |t: usize| -> &[u8] {
+                let (f, c) = (t / 2, t % 2);
+                match &factors[f] {
+                    Factor::Take(rows) => &rows[c * NODE_ROWS + e0 + i][..k],
+                    Factor::Work(Some(rows)) => &rows[c * NODE_ROWS + e0 + i][..k],
+                    Factor::Work(None) => &at[t * NODES_PER_PASS + i][..k],
+                }
+            };
             node_maps.local_products(&mut out[..k], node(0), node(1), node(2), node(3));
         }
     }
@@ -353,14 +564,50 @@ pub(super) fn fold_block<const B: usize>(
     out: [&mut [Gf2p64]; 4],
     acc: &mut [Gf2p64],
 ) {
+    fold_block_kept(
+        maps,
+        parts,
+        a,
+        out,
+        acc,
+        [Factor::Work(None), Factor::Work(None)],
+    );
+}
+
+/// [`fold_block`] with each factor's folded values (`F_J(s)` per component before the product
+/// with `a_J`, `G_J(s)`; `SUB` words per component) worked here, also into a kept entry, or
+/// taken from one (whose factor's parts `parts` then need not hold).
+fn fold_block_kept<const B: usize>(
+    maps: &[ByteEmbedding; B],
+    parts: [&[u8]; 6],
+    a: &[Gf2p64],
+    out: [&mut [Gf2p64]; 4],
+    acc: &mut [Gf2p64],
+    mut factors: [Factor<'_, Gf2p64>; 2],
+) {
     let k = a.len();
     for (t, o) in out.into_iter().enumerate() {
-        let g = groups::<B>(parts[t], k);
-        if t < 2 {
-            ByteEmbedding::apply_sum_slice(maps.each_ref(), g, &mut acc[..k]);
-            Gf2p64::mul_slice(o, &acc[..k], a);
+        let (f, c) = (t / 2, t % 2);
+        let folded: &[Gf2p64] = match &mut factors[f] {
+            Factor::Take(v) => &v[c * SUB..][..k],
+            Factor::Work(kept) => {
+                let g = groups::<B>(parts[t], k);
+                let dst = match kept {
+                    Some(v) => &mut v[c * SUB..][..k],
+                    None if f == 0 => &mut acc[..k],
+                    None => {
+                        ByteEmbedding::apply_sum_slice(maps.each_ref(), g, o);
+                        continue;
+                    }
+                };
+                ByteEmbedding::apply_sum_slice(maps.each_ref(), g, dst);
+                dst
+            }
+        };
+        if f == 0 {
+            Gf2p64::mul_slice(o, folded, a);
         } else {
-            ByteEmbedding::apply_sum_slice(maps.each_ref(), g, o);
+            o.copy_from_slice(folded);
         }
     }
 }
@@ -391,19 +638,28 @@ pub(super) fn fold(
     half: usize,
 ) -> Option<Sums<Gf2p64>> {
     let maps = fold_maps::<G>(&nodes(), s);
-    fold_sub_blocks(
-        seed,
-        out,
-        half,
-        || vec![vec![0u8; G * SUB]; 6],
-        |raw, j, a, out, acc| {
-            let Some(parts) = load(raw, src, j, a.len(), 4) else {
-                return false;
-            };
-            fold_block::<G>(&maps, parts, a, out, acc);
-            true
-        },
-    )
+    let init = || FoldScratch {
+        raw: vec![vec![0u8; G * SUB]; 4],
+        kept: Kept::new(KEEP_FOLD),
+    };
+    fold_sub_blocks(seed, out, half, init, |sc, j, a, out, acc| {
+        let k = a.len();
+        let first = K * j;
+        let slots = sc.kept.slots(shared(src, first, k), first);
+        let need = parts_needed([slots[0].need(), slots[1].need()]);
+        let Some(parts) = load(
+            &mut sc.raw,
+            src,
+            j,
+            k,
+            [need[0], need[1], need[2], need[3], false, false],
+        ) else {
+            return false;
+        };
+        let factors = sc.kept.factors(slots, |v| v.resize(2 * SUB, Gf2p64::ZERO));
+        fold_block_kept::<G>(&maps, parts, a, out, acc, factors);
+        true
+    })
 }
 
 /// The fold's sub-blocks, in parallel jobs: for the sub-block of blocks `j .. j + k` of the
