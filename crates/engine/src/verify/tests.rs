@@ -1093,16 +1093,24 @@ impl ByteRows for SharedRows {
         }
     }
     fn shared_part(&self, part: usize, start: usize, k: usize) -> Option<usize> {
-        let (rel, _, off) = Self::at(start);
-        if off + k > Self::Q {
-            return None;
-        }
-        let run = start - rel * Self::Q;
-        match (part / 2, rel) {
-            (0, 1 | 2) => Some(run + Self::Q),
-            (1, 0 | 2) => Some(run),
-            _ => None,
-        }
+        chain_repeats(Self::Q, part, start, k)
+    }
+}
+
+/// The repeats of the layout of [`SharedRows`] and [`SharedBits`] (four relations per block
+/// of `q` instances; relation 2 has the `x` of relation 1 and the `y` of relation 0): for
+/// part `part` of the triples `start .. start + k`, the start of the first relation's run of
+/// that factor over the same instances.
+fn chain_repeats(q: usize, part: usize, start: usize, k: usize) -> Option<usize> {
+    let (rel, off) = (start / q % 4, start % q);
+    if off + k > q {
+        return None;
+    }
+    let run = start - rel * q;
+    match (part / 2, rel) {
+        (0, 1 | 2) => Some(run + q),
+        (1, 0 | 2) => Some(run),
+        _ => None,
     }
 }
 
@@ -1177,16 +1185,7 @@ impl TripleSource<Gf2p64> for SharedBits {
         self.0.bits_in_place(part, start, n)
     }
     fn shared_part(&self, part: usize, start: usize, k: usize) -> Option<usize> {
-        let (rel, off) = (start / Self::Q % 4, start % Self::Q);
-        if off + k > Self::Q {
-            return None;
-        }
-        let run = start - rel * Self::Q;
-        match (part / 2, rel) {
-            (0, 1 | 2) => Some(run + Self::Q),
-            (1, 0 | 2) => Some(run),
-            _ => None,
-        }
+        chain_repeats(Self::Q, part, start, k)
     }
 }
 
