@@ -97,6 +97,21 @@ pub(super) fn mask_rss(pre: &[Pair]) -> RssVec<Gf2p8> {
     }
 }
 
+/// `[[x]] = c + [[r]]` for the public opened `c = x + r` and the masks of `pre`: `c` added to
+/// both components (§1.3: `3c = c`), in one pass.
+pub(super) fn unmasked_rss(pre: &[Pair], c: &[Gf2p8]) -> RssVec<Gf2p8> {
+    let comp = |i: usize| {
+        pre.iter()
+            .zip(c)
+            .map(|(p, c)| Gf2p8(p.r[i] ^ c.0))
+            .collect()
+    };
+    RssVec {
+        first: comp(0),
+        second: comp(1),
+    }
+}
+
 /// The additive opening of `c = s + r` (one round): `c^(i) = s^(i) + α_i + r_i` to both
 /// neighbours. In the malicious model the received shares go into the views (\[DEV\]
 /// PROTOCOLS.md §5.6/§5.7: the one from `P_{i-1}` into `V_prev`, the one from `P_{i+1}` into
@@ -199,6 +214,27 @@ impl SboxProtocol<SemiHonest> for Lut256Ss {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// [`unmasked_rss`] is the masks' replicated sharing with the public `c` added to both
+    /// components.
+    #[test]
+    fn unmasked_rss_adds_c_to_both_components_of_the_masks() {
+        let pre: Vec<Pair> = (0..37u8)
+            .map(|i| Pair {
+                e: [0; 4],
+                r: [i.wrapping_mul(29) ^ 0x5a, i.wrapping_mul(83) ^ 0xc3],
+            })
+            .collect();
+        let c: Vec<Gf2p8> = (0..37u8)
+            .map(|i| Gf2p8(i.wrapping_mul(151) ^ 0x17))
+            .collect();
+        let mut want = mask_rss(&pre);
+        for v in [&mut want.first, &mut want.second] {
+            Gf2p8::add_assign_slice(v, &c);
+        }
+        let got = unmasked_rss(&pre, &c);
+        assert!(got.first == want.first && got.second == want.second);
+    }
 
     #[test]
     fn outer_product_of_one_hot_halves_is_one_hot() {

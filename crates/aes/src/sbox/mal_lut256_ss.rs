@@ -80,7 +80,7 @@ use triskele_engine::{EngineError, Malicious, Party, ReshareTo};
 use triskele_field::{Gf2p8, LinearMap8};
 use triskele_share::RssVec;
 
-use super::lut256_ss::{lookup, mask_rss, open_offsets, Pool};
+use super::lut256_ss::{lookup, mask_rss, open_offsets, unmasked_rss, Pool};
 use super::ohv16::OhvCheck;
 use super::{append_mapped, append_range, LayerInput, LayerLink, LayerOutput, SboxProtocol};
 
@@ -159,7 +159,6 @@ impl SboxProtocol<Malicious> for MalLut256Ss {
     ) -> Result<(), EngineError> {
         let m = x.len();
         let pre = self.pool.take(m)?;
-        let r = mask_rss(pre);
         let (c, x_rss) = match link.input {
             LayerInput::Fresh => {
                 if self.pending.is_some() {
@@ -167,7 +166,7 @@ impl SboxProtocol<Malicious> for MalLut256Ss {
                 }
                 // Hashed RSS opening of c = x + r.
                 let mut masked = x.clone();
-                masked.add_assign(&r);
+                masked.add_assign(&mask_rss(pre));
                 (party.open(&masked)?, core::mem::take(x))
             }
             LayerInput::Chained(undo) => {
@@ -182,14 +181,7 @@ impl SboxProtocol<Malicious> for MalLut256Ss {
                     });
                 }
                 let c = open_offsets(party, &x.first, pre)?;
-                // [[x]] = c + [[r]] (c on both components: 3c = c).
-                let mut x_rss = r;
-                for (dst, c) in [&mut x_rss.first, &mut x_rss.second]
-                    .into_iter()
-                    .flat_map(|v| v.iter_mut().zip(&c))
-                {
-                    dst.0 ^= c.0;
-                }
+                let x_rss = unmasked_rss(pre, &c);
                 let mut y_prev = x_rss.clone();
                 undo(&mut y_prev);
                 record_inverse_pairs(party, &x_prev, &y_prev);
