@@ -711,7 +711,7 @@ pub(super) fn fold(
     half: usize,
 ) -> Option<(Sums<Gf2p64>, [Gf2p64; 2])> {
     if super::wide::applies(src) {
-        return super::wide::fold(src, seed, s, out, half).map(|f| (f, [Gf2p64(0); 2]));
+        return super::wide::fold(src, seed, s, lambda, out, half);
     }
     if super::wide_bytes::applies(src) {
         return super::wide_bytes::fold(src, seed, s, lambda, out, half);

@@ -13,14 +13,18 @@
 //! blocks is a run of bytes, read in place. Block `J` has the coefficient `a_J`, the nodes are
 //! the bytes `α_n = n` (`n < 63`) of `GF(2^8)`, and `P = Σ_J a_J F_J G_J` has degree 62. `Q`,
 //! the polynomial that the claim `P = Q` is about, has at data node `m` the value `D_m = Σ_J
-//! a_J z_{J,m}` (a sum of `a` over a bit plane of `z`, per component); at the 31 extra nodes
-//! each party computes its share of `P(α)`: `F_J(α)` is the sum of four byte maps (the
-//! Lagrange coefficients of each eight data nodes as the images of the bits), then a local
-//! product in `GF(2^8)` (on AVX2 without GFNI in the isomorphic tower field, [`NodeMaps`])
-//! and the bit sums of its embedding. The parties reshare `Q(α_32) ..
-//! Q(α_62)` (31 elements, 248 bytes to `P_{i-1}`), toss one coin `s` and fold to `a_J
-//! F_J(s)`, `G_J(s)` (four byte maps into `GF(2^64)` per entry, one product per block): the
-//! halvings start from `L/32` entries.
+//! a_J z_{J,m}` (per component); at the 31 extra nodes each party computes its share of
+//! `P(α)`: `F_J(α)` is the sum of four byte maps (the Lagrange coefficients of each eight data
+//! nodes as the images of the bits), then a local product in `GF(2^8)` (on AVX2 without GFNI
+//! in the isomorphic tower field, [`NodeMaps`]) and the bit sums of its embedding. The parties
+//! reshare `Q(α_32) .. Q(α_62)` (31 elements, 248 bytes to `P_{i-1}`), toss one coin `s` and
+//! fold to `a_J F_J(s)`, `G_J(s)` (four byte maps into `GF(2^64)` per entry, one product per
+//! block): the halvings start from `L/32` entries. `Q` is needed at `s` only and the `D_m`
+//! are never sent, so they wait for the coin: the fold forms `Σ_m λ_m(s) D_{m,t} = Σ_J a_J
+//! Σ_m λ_m(s) z_{J,m,t}` by four more byte maps per entry and component and an inner product
+//! with `a` (as module `wide_bytes` does for bytes), where the sums took a sum of `a` over
+//! each bit plane of `z` (finalize of mal-lut256-ss at 10,000 blocks 3-6% shorter;
+//! docs/PERFORMANCE.md, "Bit products' shared factors worked once").
 //!
 //! # Shared factors
 //!
@@ -52,7 +56,7 @@ use triskele_field::{Bulk, Field, Gf2p64, Gf2p8, Gf4Tower, LinearMap8};
 
 use super::bytes::lp8;
 use super::coeffs::{Coefficients, SUB};
-use super::fold::{job_ranges, pair_sums, split_jobs, Sums};
+use super::fold::{job_ranges, pair_sums, split_jobs, DataSums, Sums};
 use super::{lagrange_slice, TripleSource};
 
 /// Packed bytes per block.
@@ -222,8 +226,9 @@ fn load<'a>(
 }
 
 /// This party's local part of the step before the coin over `B = blocks` blocks: returns
-/// `[D_{0,1}, D_{0,2}, .., D_{K-1,2}, Q_K, .., Q_{2K-2}]` (module `octal`, `sums`); `None` if
-/// some triple is not a packed bit. A factor of a full sub-block that repeats one of an
+/// `[0, .., 0, Q_K, .., Q_{2K-2}]`, zero in the places of the data nodes' `D_{m,t}` (module
+/// `octal`, `sums`; they wait for the coin: [`fold`]); `None` if some triple is not a packed
+/// bit. A factor of a full sub-block that repeats one of an
 /// earlier sub-block ([`TripleSource::shared_part`]) takes that sub-block's values at the
 /// extra nodes ([`KeptEntry`]) instead of mapping its bits again.
 pub(super) fn sums(
@@ -235,7 +240,7 @@ pub(super) fn sums(
     // 0.26 ms each time, and a segment of a large batch runs several runs).
     static MAPS: std::sync::OnceLock<NodeMaps<G>> = std::sync::OnceLock::new();
     let maps = MAPS.get_or_init(|| NodeMaps::new(&nodes()));
-    // [D_{0,1}, D_{0,2} .. D_{K-1,2}, Q_K .. Q_{2K-2}].
+    // [0 (the D_{m,t}, left to the fold), .., Q_K .. Q_{2K-2}].
     let init = || SumScratch {
         planes: Planes::new(G),
         raw: vec![vec![0u8; G * SUB]; 6],
@@ -246,11 +251,12 @@ pub(super) fn sums(
         let first = K * j;
         let slots = sc.kept.slots(shared(src, first, k), first);
         let need = [slots[0].need(), slots[1].need()];
-        let parts = load(&mut sc.raw, src, j, k, parts_needed(need))?;
+        let [x, _, y, _, _, _] = parts_needed(need);
+        let parts = load(&mut sc.raw, src, j, k, [x, x, y, y, false, false])?;
         let factors = sc.kept.factors(slots, |v| {
             v.resize(2 * NODE_ROWS, [0; SUB]);
         });
-        block_sums_kept::<G>(acc, a, parts, &mut sc.planes, maps, factors);
+        block_sums_kept::<G>(acc, a, parts, &mut sc.planes, maps, factors, false);
         Some(())
     })
 }
@@ -456,12 +462,14 @@ pub(super) fn block_sums<const B: usize>(
         pl,
         node_maps,
         [Factor::Work(None), Factor::Work(None)],
+        true,
     );
 }
 
 /// [`block_sums`] with each factor's values at the extra nodes (`x_1, x_2` or `y_1, y_1 +
 /// y_2`; component `t`, node `8 B + e` in row `t NODE_ROWS + e`) worked here, also into a kept
-/// entry, or taken from one (whose factor's parts `parts` then need not hold).
+/// entry, or taken from one (whose factor's parts `parts` then need not hold); the data nodes'
+/// `D_m` only with `data` (else left to the fold, and `z` need not hold).
 fn block_sums_kept<const B: usize>(
     acc: &mut [Gf2p64],
     a: &[Gf2p64],
@@ -469,6 +477,7 @@ fn block_sums_kept<const B: usize>(
     pl: &mut Planes,
     node_maps: &NodeMaps<B>,
     mut factors: [Factor<'_, [u8; SUB]>; 2],
+    data: bool,
 ) {
     let maps = &node_maps.maps[..];
     let k = a.len();
@@ -481,12 +490,14 @@ fn block_sums_kept<const B: usize>(
         }
     }
     // Data node 8 g + m from bit m of run g, component t at acc[2 (8 g + m) + t].
-    let (z1, z2) = (groups::<B>(z1, k), groups::<B>(z2, k));
-    for g in 0..B {
-        let [s1, s2] = bit_plane_sums(a, [z1[g], z2[g]]);
-        for m in 0..8 {
-            acc[2 * (8 * g + m)] += s1[m];
-            acc[2 * (8 * g + m) + 1] += s2[m];
+    if data {
+        let (z1, z2) = (groups::<B>(z1, k), groups::<B>(z2, k));
+        for g in 0..B {
+            let [s1, s2] = bit_plane_sums(a, [z1[g], z2[g]]);
+            for m in 0..8 {
+                acc[2 * (8 * g + m)] += s1[m];
+                acc[2 * (8 * g + m) + 1] += s2[m];
+            }
         }
     }
     let y12: &[u8] = y12;
@@ -628,38 +639,47 @@ fn block_coefficients<'b>(
 
 /// The fold with the coin `s`: `out = [x'_1, x'_2, y'_1, y'_2]` (length `B` each) with
 /// `x'_J = a_J F_J(s)`, `y'_J = G_J(s)` (`a_J` the block coefficients of the run with `seed`),
-/// and the sums of the halving that pairs `j` with `j + half` (`fold_sub_blocks`); `None` if
-/// some triple is not a packed bit.
+/// the sums of the halving that pairs `j` with `j + half` (`fold_sub_blocks`), and the data
+/// nodes' part of `Q(s)` per component `t`, `Σ_m λ_m D_{m,t} = Σ_J a_J Σ_m λ_m z_{J,m,t}`
+/// (`lambda`: the Lagrange coefficients `λ_m(s)` of the 63 nodes, of which the first 32 are
+/// used): per component four byte maps of the packed bits and an inner product with `a`,
+/// where before the coin each `D_{m,t}` was a sum of `a` over a bit plane of `z` (module
+/// `wide_bytes` does the same for bytes); `None` if some triple is not a packed bit.
 pub(super) fn fold(
     src: &dyn TripleSource<Gf2p64>,
     seed: &[u8; 16],
     s: Gf2p64,
+    lambda: &[Gf2p64],
     out: [&mut [Gf2p64]; 4],
     half: usize,
-) -> Option<Sums<Gf2p64>> {
+) -> Option<(Sums<Gf2p64>, [Gf2p64; 2])> {
     let maps = fold_maps::<G>(&nodes(), s);
+    let lambda = lambda.get(..K)?;
+    let zmaps: [ByteEmbedding; G] =
+        core::array::from_fn(|g| ByteEmbedding::new(&core::array::from_fn(|m| lambda[8 * g + m])));
+    let at_data = DataSums::new();
     let init = || FoldScratch {
-        raw: vec![vec![0u8; G * SUB]; 4],
+        raw: vec![vec![0u8; G * SUB]; 6],
         kept: Kept::new(KEEP_FOLD),
     };
-    fold_sub_blocks(seed, out, half, init, |sc, j, a, out, acc| {
+    let sums = fold_sub_blocks(seed, out, half, init, |sc, j, a, out, acc| {
         let k = a.len();
         let first = K * j;
         let slots = sc.kept.slots(shared(src, first, k), first);
         let need = parts_needed([slots[0].need(), slots[1].need()]);
-        let Some(parts) = load(
-            &mut sc.raw,
-            src,
-            j,
-            k,
-            [need[0], need[1], need[2], need[3], false, false],
-        ) else {
+        let Some(parts) = load(&mut sc.raw, src, j, k, need) else {
             return false;
         };
         let factors = sc.kept.factors(slots, |v| v.resize(2 * SUB, Gf2p64::ZERO));
         fold_block_kept::<G>(&maps, parts, a, out, acc, factors);
+        for t in 0..2 {
+            let z = groups::<G>(parts[4 + t], k);
+            ByteEmbedding::apply_sum_slice(zmaps.each_ref(), z, &mut acc[..k]);
+            at_data.add(t, &acc[..k], a);
+        }
         true
-    })
+    })?;
+    Some((sums, at_data.into_values()))
 }
 
 /// The fold's sub-blocks, in parallel jobs: for the sub-block of blocks `j .. j + k` of the
