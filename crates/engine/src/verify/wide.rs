@@ -228,9 +228,9 @@ fn load<'a>(
 /// This party's local part of the step before the coin over `B = blocks` blocks: returns
 /// `[0, .., 0, Q_K, .., Q_{2K-2}]`, zero in the places of the data nodes' `D_{m,t}` (module
 /// `octal`, `sums`; they wait for the coin: [`fold`]); `None` if some triple is not a packed
-/// bit. A factor of a full sub-block that repeats one of an
-/// earlier sub-block ([`TripleSource::shared_part`]) takes that sub-block's values at the
-/// extra nodes ([`KeptEntry`]) instead of mapping its bits again.
+/// bit. A factor of a full sub-block that repeats one of an earlier sub-block
+/// ([`TripleSource::shared_part`]) takes that sub-block's values at the extra nodes
+/// ([`KeptEntry`]) instead of mapping its bits again.
 pub(super) fn sums(
     src: &dyn TripleSource<Gf2p64>,
     seed: &[u8; 16],
@@ -249,10 +249,9 @@ pub(super) fn sums(
     sum_sub_blocks(seed, blocks, 3 * K - 1, init, |sc, j, a, acc| {
         let k = a.len();
         let first = K * j;
-        let slots = sc.kept.slots(shared(src, first, k), first);
-        let need = [slots[0].need(), slots[1].need()];
-        let [x, _, y, _, _, _] = parts_needed(need);
-        let parts = load(&mut sc.raw, src, j, k, [x, x, y, y, false, false])?;
+        let slots = sc.kept.slots(shared(src, first, k, SUB), first);
+        let need = parts_needed([slots[0].need(), slots[1].need()], false);
+        let parts = load(&mut sc.raw, src, j, k, need)?;
         let factors = sc.kept.factors(slots, |v| {
             v.resize(2 * NODE_ROWS, [0; SUB]);
         });
@@ -261,21 +260,27 @@ pub(super) fn sums(
     })
 }
 
-/// For each factor of the full sub-block of triples `first .. first + K k` (`x`: parts 0, 1;
-/// `y`: parts 2, 3), the start of the first sub-block with the same factor where the source
-/// says it repeats ([`TripleSource::shared_part`]); `None` for a shorter sub-block, whose
-/// layout no other sub-block shares.
-fn shared(src: &dyn TripleSource<Gf2p64>, first: usize, k: usize) -> [Option<usize>; 2] {
-    if k == SUB {
+/// For each factor of the `k` blocks of triples from `first` (`x`: parts 0, 1; `y`: parts 2,
+/// 3), if they are a whole chunk (`k = whole` blocks: a sub-block here, a chunk in module
+/// `wide_bytes`), the start of the first chunk with the same factor where the source says it
+/// repeats ([`TripleSource::shared_part`]); `None` for a shorter chunk, whose layout no other
+/// chunk shares.
+pub(super) fn shared(
+    src: &dyn TripleSource<Gf2p64>,
+    first: usize,
+    k: usize,
+    whole: usize,
+) -> [Option<usize>; 2] {
+    if k == whole {
         [0, 2].map(|p| src.shared_part(p, first, K * k))
     } else {
         [None; 2]
     }
 }
 
-/// Parts to load when the factors with `need` are worked here (`z` always).
-fn parts_needed(need: [bool; 2]) -> [bool; 6] {
-    [need[0], need[0], need[1], need[1], true, true]
+/// Parts to load when the factors with `need` are worked here, and `z` with `z`.
+fn parts_needed(need: [bool; 2], z: bool) -> [bool; 6] {
+    [need[0], need[0], need[1], need[1], z, z]
 }
 
 /// Rows of one component's values at the extra nodes in a [`KeptEntry`]: [`NODES_PER_PASS`]
@@ -290,47 +295,58 @@ const KEEP_SUMS: usize = 2;
 /// side ([`fold_sub_blocks`]).
 const KEEP_FOLD: usize = 4;
 
-/// One factor's work over one full sub-block, kept for later sub-blocks whose factor repeats
-/// it: the values at the extra nodes (`x_1, x_2` or `y_1, y_1 + y_2`, [`NODE_ROWS`] rows each)
-/// in the sums, `F_J(s)` (before the product with `a_J`) or `G_J(s)` per component in the fold.
-struct KeptEntry<T> {
-    /// The start of the first sub-block with this factor (the source's key).
+/// One factor's work over one whole chunk (a sub-block here, a chunk of 1,024 blocks in module
+/// `wide_bytes`'s fold), kept for later chunks whose factor repeats it: the values at the extra
+/// nodes (`x_1, x_2` or `y_1, y_1 + y_2`, [`NODE_ROWS`] rows each) in the sums, `F_J(s)` (before
+/// the product with `a_J`) or `G_J(s)` per component in the fold.
+pub(super) struct KeptEntry<T> {
+    /// The start of the first chunk with this factor (the source's key).
     key: Option<usize>,
-    /// Sub-blocks done when last used.
+    /// Chunks done when last used.
     used: u64,
     vals: Vec<T>,
 }
 
 /// A job's kept entries per factor and its clock.
-struct Kept<T> {
+pub(super) struct Kept<T> {
     entries: [Vec<KeptEntry<T>>; 2],
     clock: u64,
 }
 
-/// What a sub-block does with one factor: works it (`Work`, and keeps the result in entry
-/// `Some(i)`) or takes entry `i` of an earlier sub-block (`Take`).
+/// What a chunk does with one factor: works it (`Work`, and keeps the result in entry
+/// `Some(i)`) or takes entry `i` of an earlier chunk (`Take`).
 #[derive(Clone, Copy)]
-enum Slot {
+pub(super) enum Slot {
     Work(Option<usize>),
     Take(usize),
 }
 
 impl Slot {
     /// Whether the factor's parts are read.
-    fn need(self) -> bool {
+    pub(super) fn need(self) -> bool {
         matches!(self, Slot::Work(_))
     }
 }
 
 /// One factor's values for [`block_sums_kept`] and the fold: worked into scratch
 /// (`Work(None)`), worked into a kept entry (`Work(Some(v))`), or taken from one (`Take(v)`).
-enum Factor<'a, T> {
+pub(super) enum Factor<'a, T> {
     Work(Option<&'a mut [T]>),
     Take(&'a [T]),
 }
 
+impl<T> Factor<'_, T> {
+    /// The kept entry's values, taken or being worked; `None` for scratch.
+    pub(super) fn kept(&self) -> Option<&[T]> {
+        match self {
+            Factor::Take(v) => Some(v),
+            Factor::Work(v) => v.as_deref(),
+        }
+    }
+}
+
 impl<T> Kept<T> {
-    fn new(keep: usize) -> Self {
+    pub(super) fn new(keep: usize) -> Self {
         Kept {
             entries: core::array::from_fn(|_| {
                 (0..keep)
@@ -345,10 +361,10 @@ impl<T> Kept<T> {
         }
     }
 
-    /// For the sub-block starting at triple `first` with the factors' keys `keys` ([`shared`]):
-    /// per factor, the entry of an earlier sub-block that holds it, else the entry (free, or
-    /// used longest ago) that keeps this one's work where the factor repeats.
-    fn slots(&mut self, keys: [Option<usize>; 2], first: usize) -> [Slot; 2] {
+    /// For the chunk starting at triple `first` with the factors' keys `keys` ([`shared`]): per
+    /// factor, the entry of an earlier chunk that holds it, else the entry (free, or used
+    /// longest ago) that keeps this one's work where the factor repeats.
+    pub(super) fn slots(&mut self, keys: [Option<usize>; 2], first: usize) -> [Slot; 2] {
         self.clock += 1;
         let clock = self.clock;
         core::array::from_fn(|f| {
@@ -372,7 +388,11 @@ impl<T> Kept<T> {
     }
 
     /// The factors' values for `slots`, each kept entry's values sized by `size` first.
-    fn factors(&mut self, slots: [Slot; 2], size: impl Fn(&mut Vec<T>)) -> [Factor<'_, T>; 2] {
+    pub(super) fn factors(
+        &mut self,
+        slots: [Slot; 2],
+        size: impl Fn(&mut Vec<T>),
+    ) -> [Factor<'_, T>; 2] {
         fn pick<'a, T>(
             entries: &'a mut [KeptEntry<T>],
             slot: Slot,
@@ -530,10 +550,9 @@ fn block_sums_kept<const B: usize>(
         for (i, out) in w[e0..e0 + group.len()].iter_mut().enumerate() {
             let node = |t: usize| -> &[u8] {
                 let (f, c) = (t / 2, t % 2);
-                match &factors[f] {
-                    Factor::Take(rows) => &rows[c * NODE_ROWS + e0 + i][..k],
-                    Factor::Work(Some(rows)) => &rows[c * NODE_ROWS + e0 + i][..k],
-                    Factor::Work(None) => &at[t * NODES_PER_PASS + i][..k],
+                match factors[f].kept() {
+                    Some(rows) => &rows[c * NODE_ROWS + e0 + i][..k],
+                    None => &at[t * NODES_PER_PASS + i][..k],
                 }
             };
             node_maps.local_products(&mut out[..k], node(0), node(1), node(2), node(3));
@@ -575,43 +594,40 @@ pub(super) fn fold_block<const B: usize>(
     out: [&mut [Gf2p64]; 4],
     acc: &mut [Gf2p64],
 ) {
-    fold_block_kept(
-        maps,
-        parts,
-        a,
-        out,
-        acc,
-        [Factor::Work(None), Factor::Work(None)],
-    );
+    let k = a.len();
+    let factors = [Factor::Work(None), Factor::Work(None)];
+    fold_factors(out, acc, a, factors, 0, |t, dst| {
+        ByteEmbedding::apply_sum_slice(maps.each_ref(), groups::<B>(parts[t], k), dst);
+    });
 }
 
-/// [`fold_block`] with each factor's folded values (`F_J(s)` per component before the product
-/// with `a_J`, `G_J(s)`; `SUB` words per component) worked here, also into a kept entry, or
-/// taken from one (whose factor's parts `parts` then need not hold).
-fn fold_block_kept<const B: usize>(
-    maps: &[ByteEmbedding; B],
-    parts: [&[u8]; 6],
-    a: &[Gf2p64],
+/// The fold's outputs `out = [x'_1, x'_2, y'_1, y'_2]` of one chunk of `k = a.len()` blocks,
+/// `x'_J = a_J F_J(s)` and `y'_J = G_J(s)`, from each factor's folded values: taken from a kept
+/// entry, or formed by `embed(t, dst)` (part `t` folded into `dst`) into a kept entry (component
+/// `c` at `c stride ..`) or into `acc` (scratch of `k`; `y` straight into `out`).
+pub(super) fn fold_factors(
     out: [&mut [Gf2p64]; 4],
     acc: &mut [Gf2p64],
+    a: &[Gf2p64],
     mut factors: [Factor<'_, Gf2p64>; 2],
+    stride: usize,
+    mut embed: impl FnMut(usize, &mut [Gf2p64]),
 ) {
     let k = a.len();
     for (t, o) in out.into_iter().enumerate() {
         let (f, c) = (t / 2, t % 2);
         let folded: &[Gf2p64] = match &mut factors[f] {
-            Factor::Take(v) => &v[c * SUB..][..k],
+            Factor::Take(v) => &v[c * stride..][..k],
             Factor::Work(kept) => {
-                let g = groups::<B>(parts[t], k);
                 let dst = match kept {
-                    Some(v) => &mut v[c * SUB..][..k],
+                    Some(v) => &mut v[c * stride..][..k],
                     None if f == 0 => &mut acc[..k],
                     None => {
-                        ByteEmbedding::apply_sum_slice(maps.each_ref(), g, o);
+                        embed(t, o);
                         continue;
                     }
                 };
-                ByteEmbedding::apply_sum_slice(maps.each_ref(), g, dst);
+                embed(t, dst);
                 dst
             }
         };
@@ -665,13 +681,15 @@ pub(super) fn fold(
     let sums = fold_sub_blocks(seed, out, half, init, |sc, j, a, out, acc| {
         let k = a.len();
         let first = K * j;
-        let slots = sc.kept.slots(shared(src, first, k), first);
-        let need = parts_needed([slots[0].need(), slots[1].need()]);
+        let slots = sc.kept.slots(shared(src, first, k, SUB), first);
+        let need = parts_needed([slots[0].need(), slots[1].need()], true);
         let Some(parts) = load(&mut sc.raw, src, j, k, need) else {
             return false;
         };
         let factors = sc.kept.factors(slots, |v| v.resize(2 * SUB, Gf2p64::ZERO));
-        fold_block_kept::<G>(&maps, parts, a, out, acc, factors);
+        fold_factors(out, acc, a, factors, SUB, |t, dst| {
+            ByteEmbedding::apply_sum_slice(maps.each_ref(), groups::<G>(parts[t], k), dst);
+        });
         for t in 0..2 {
             let z = groups::<G>(parts[4 + t], k);
             ByteEmbedding::apply_sum_slice(zmaps.each_ref(), z, &mut acc[..k]);

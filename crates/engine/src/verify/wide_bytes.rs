@@ -64,12 +64,12 @@
 use triskele_field::backend;
 use triskele_field::embed::{e8, ByteEmbedding, SubfieldEmbedding, E8_TABLES};
 use triskele_field::subspace::{COSET_SHIFT, POINTS};
-use triskele_field::{Bulk, Field, Gf2p64};
+use triskele_field::{Field, Gf2p64};
 
 use super::bytes::lp8;
 use super::coeffs::SUB;
 use super::fold::{DataSums, Sums};
-use super::wide::{fold_sub_blocks, nodes, sum_sub_blocks, K};
+use super::wide::{fold_factors, fold_sub_blocks, nodes, shared, sum_sub_blocks, Kept, K};
 use super::{lagrange_slice, TripleSource};
 
 /// Blocks per chunk of a sub-block: the rows, extrapolated values and products of a chunk
@@ -179,17 +179,6 @@ const RING: usize = 3;
 /// Bytes of one factor's planes in [`Planes::at`] (two parts).
 const HALF: usize = 2 * POINTS * CHUNK;
 
-/// For each factor of the full chunk of triples `first ..` (`x`: parts 0, 1; `y`: 2, 3),
-/// where the source says it repeats ([`TripleSource::shared_part`]); `None` for a chunk
-/// short of [`CHUNK`] blocks, whose layout no other chunk shares.
-fn shared(src: &dyn TripleSource<Gf2p64>, first: usize, k: usize) -> [Option<usize>; 2] {
-    if k == CHUNK {
-        [0, 2].map(|p| src.shared_part(p, first, K * k))
-    } else {
-        [None; 2]
-    }
-}
-
 /// This party's local part of the step before the coin over `B = blocks` blocks: returns
 /// `[0, .., 0, Q_32, .., Q_62]`, zero in the places of module `wide`'s `D_{m,t}` (the data
 /// nodes wait for the coin: [`fold`]); `None` if some triple has no byte form.
@@ -237,7 +226,7 @@ fn chunk_sums(
     } = sc;
     *clock += 1;
     // Per factor, the planes of an earlier chunk that hold it, if any.
-    let keys = shared(src, first, k);
+    let keys = shared(src, first, k, CHUNK);
     let found = [0, 1].map(|f| {
         let e = keys[f].filter(|e| *e < first)?;
         planes.iter().position(|p| p.keys[f] == Some(e))
@@ -303,25 +292,16 @@ fn chunk_sums(
     Some(())
 }
 
-/// Folded values of a repeated factor kept per job ([`FoldScratch`]).
+/// Folded values of repeated factors kept per factor and job ([`FoldScratch`]).
 const KEPT: usize = 2;
 
-/// One factor's folded values over one chunk (`F_J(s)` for `x`, before the product with
-/// `a_J`; `G_J(s)` for `y`; both components), with the start of the triples it came from.
-#[derive(Default)]
-struct Kept {
-    key: Option<usize>,
-    comps: [Vec<Gf2p64>; 2],
-}
-
 /// One job's scratch for the fold: the chunk's rows, and per factor (`x`, `y`) the folded
-/// values of the last chunks whose factor repeats ([`TripleSource::shared_part`]), which a
-/// later chunk that repeats it takes instead of loading and folding its own.
+/// values (`F_J(s)` before the product with `a_J`, `G_J(s)`; both components) of the last
+/// chunks whose factor repeats ([`TripleSource::shared_part`]), which a later chunk that
+/// repeats it takes instead of loading and folding its own.
 struct FoldScratch {
     raw: Raw<6>,
-    kept: [[Kept; KEPT]; 2],
-    /// Per factor, the place the next kept values take when none is free.
-    next: [usize; 2],
+    kept: Kept<Gf2p64>,
 }
 
 /// The fold with the coin `s`: `out = [x'_1, x'_2, y'_1, y'_2]` (length `B` each) with `x'_J =
@@ -367,21 +347,15 @@ pub(super) fn fold(
     const { assert!(SUB.is_multiple_of(CHUNK)) };
     let init = || FoldScratch {
         raw: Raw::new(),
-        kept: Default::default(),
-        next: [0; 2],
+        kept: Kept::new(KEPT),
     };
-    let sums = fold_sub_blocks(seed, out, half, init, |sc, j, a, out, acc| {
+    let sums = fold_sub_blocks(seed, out, half, init, |sc, j, a, mut out, acc| {
         let k = a.len();
         for c in (0..k).step_by(CHUNK) {
             let n = CHUNK.min(k - c);
             let first = K * (j + c);
-            let keys = shared(src, first, n);
-            // Per factor, the folded values of an earlier chunk that hold it, if any.
-            let found = [0, 1].map(|f| {
-                let e = keys[f].filter(|e| *e < first)?;
-                sc.kept[f].iter().position(|v| v.key == Some(e))
-            });
-            let need = found.map(|f| f.is_none());
+            let slots = sc.kept.slots(shared(src, first, n, CHUNK), first);
+            let need = [slots[0].need(), slots[1].need()];
             let parts = [need[0], need[0], need[1], need[1], true, true];
             let Some(rows) = sc.raw.load(src, j + c, n, parts) else {
                 return false;
@@ -390,47 +364,15 @@ pub(super) fn fold(
                 sub.is_some() && parts[p] && rows_in_subfield(src, p, j + c, n)
             });
             let a = &a[c..c + n];
-            for f in 0..2 {
-                // Where this chunk keeps the factor's folded values: a free place, else the
-                // one kept longest.
-                let keep = keys[f].filter(|_| need[f]).map(|key| {
-                    let i = sc.kept[f].iter().position(|v| v.key.is_none());
-                    let i = i.unwrap_or(sc.next[f]);
-                    sc.next[f] = (i + 1) % KEPT;
-                    let v = &mut sc.kept[f][i];
-                    v.key = Some(key);
-                    for c in &mut v.comps {
-                        c.resize(CHUNK, Gf2p64::ZERO);
-                    }
-                    i
-                });
-                for t in 2 * f..2 * f + 2 {
-                    let o = &mut out[t][c..c + n];
-                    let comp = t % 2;
-                    // `x'_J = a_J F_J(s)`, `y'_J = G_J(s)`; all 32 entries in one pass
-                    // (one transpose per 64 blocks, no partial sums to add).
-                    let folded: &[Gf2p64] = match (found[f], keep) {
-                        (Some(i), _) => &sc.kept[f][i].comps[comp][..n],
-                        (None, None) if f == 1 => {
-                            embed(&maps, sub_maps.filter(|_| in_sub[t]), rows[t], o);
-                            continue;
-                        }
-                        (None, place) => {
-                            let v = match place {
-                                Some(i) => &mut sc.kept[f][i].comps[comp][..n],
-                                None => &mut acc[..n],
-                            };
-                            embed(&maps, sub_maps.filter(|_| in_sub[t]), rows[t], v);
-                            v
-                        }
-                    };
-                    if f == 0 {
-                        Gf2p64::mul_slice(o, folded, a);
-                    } else {
-                        o.copy_from_slice(folded);
-                    }
-                }
-            }
+            // `x'_J = a_J F_J(s)`, `y'_J = G_J(s)`; all 32 entries in one pass (one transpose
+            // per 64 blocks, no partial sums to add).
+            let factors = sc
+                .kept
+                .factors(slots, |v| v.resize(2 * CHUNK, Gf2p64::ZERO));
+            let pieces = out.each_mut().map(|o| &mut o[c..c + n]);
+            fold_factors(pieces, acc, a, factors, CHUNK, |t, dst| {
+                embed(&maps, sub_maps.filter(|_| in_sub[t]), rows[t], dst);
+            });
             for t in 0..2 {
                 let sub = sub_dmaps.filter(|_| in_sub[4 + t]);
                 embed(&dmaps, sub, rows[4 + t], &mut acc[..n]);
