@@ -888,6 +888,53 @@ pub(crate) fn embed_byte_sums<const N: usize>(
     });
 }
 
+/// `out[e] = Σ_j f_j(cols[j][e])` (`planes[j]`: the byte planes of `f_j`, byte `p` of
+/// `f_j(v)` at `[p][v]` and of `f_j(v << 4)` at `[8 + p][v]`), over the common length: one
+/// map per column, the same for its 32 lanes. The AVX2 kernel on every x86-64 backend but the
+/// portable one, else the planes one byte at a time.
+pub(crate) fn embed_column_sums(
+    be: Backend,
+    planes: &[[[u8; 16]; 16]],
+    cols: &[[u8; 32]],
+) -> [u64; 32] {
+    #[cfg(target_arch = "x86_64")]
+    if let (true, Some(a)) = (be != Backend::Portable, caps().avx2) {
+        return avx2::embed_column_sums(a, planes, cols);
+    }
+    let _ = be;
+    let mut out = [0u64; 32];
+    for (t, c) in planes.iter().zip(cols) {
+        for (o, x) in out.iter_mut().zip(c) {
+            for p in 0..8 {
+                let b = t[p][usize::from(x & 15)] ^ t[8 + p][usize::from(x >> 4)];
+                *o ^= u64::from(b) << (8 * p);
+            }
+        }
+    }
+    out
+}
+
+/// `cols[j][e] = rows[e][j]` for `e < rows.len()` (at most 32; zero for the other lanes) and
+/// `j` below the common length of `cols` and the rows; nothing if there are more than 32 rows.
+pub(crate) fn transpose_columns(be: Backend, rows: &[&[u8]], cols: &mut [[u8; 32]]) {
+    if rows.len() > 32 {
+        return;
+    }
+    let n = rows.iter().fold(cols.len(), |n, r| n.min(r.len()));
+    let mut done = 0;
+    #[cfg(target_arch = "x86_64")]
+    if let (true, Some(a)) = (be != Backend::Portable, caps().avx2) {
+        done = avx2::transpose_columns(a, rows, &mut cols[..n]);
+    }
+    let _ = be;
+    for (j, c) in cols.iter_mut().enumerate().take(n).skip(done) {
+        *c = [0; 32];
+        for (e, r) in rows.iter().enumerate() {
+            c[e] = r[j];
+        }
+    }
+}
+
 /// [`embed_byte_sums`] for sources whose bytes all lie in the subfield of 16 elements of
 /// `GF(2^8)` (`sub[i]`: the byte planes of `f_i` on that subfield, indexed by
 /// [`crate::embed::subfield_index`]): one `vpshufb` per byte plane and source instead of two

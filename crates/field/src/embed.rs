@@ -599,6 +599,42 @@ pub struct SubfieldEmbedding {
 }
 
 impl ByteEmbedding {
+    /// `out[e] = Σ_j maps[j](cols[j][e])` for the 32 lanes `e`, over the common length of
+    /// `maps` and `cols`, on backend `be`: a sum with one map per column (for example `E_8`
+    /// scaled by a coefficient per block, each column a block's values at up to 32 nodes). On
+    /// AVX2, two `vpshufb` per byte plane and column, where
+    /// [`ByteEmbedding::inner_products`] embeds every term and multiplies it by its
+    /// coefficient.
+    ///
+    /// `maps` are given by their byte planes ([`ByteEmbedding::byte_planes`]), which a caller
+    /// with many maps keeps side by side (256 bytes each).
+    pub fn column_sums_with(
+        be: crate::backend::Backend,
+        maps: &[[[u8; 16]; 16]],
+        cols: &[[u8; 32]],
+    ) -> [Gf2p64; 32] {
+        crate::backend::embed_column_sums(be, maps, cols).map(Gf2p64)
+    }
+
+    /// The byte planes of the map: byte `p` of `f(v)` at `[p][v]` and of `f(v << 4)` at `[8 +
+    /// p][v]` (`v < 16`), the tables [`ByteEmbedding::column_sums_with`] takes.
+    pub const fn byte_planes(&self) -> [[u8; 16]; 16] {
+        self.planes
+    }
+
+    /// `cols[j][e] = rows[e][j]`: up to 32 rows of bytes (lanes past `rows.len()` zero) as
+    /// columns of 32 bytes, for [`ByteEmbedding::column_sums_with`], over the common length of
+    /// `cols` and the rows (nothing is written for more than 32 rows).
+    pub fn transpose_columns_with(
+        be: crate::backend::Backend,
+        rows: &[&[u8]],
+        cols: &mut [[u8; 32]],
+    ) {
+        crate::backend::transpose_columns(be, rows, cols);
+    }
+}
+
+impl ByteEmbedding {
     /// This map on the subfield of 16 elements of `GF(2^8)`.
     pub const fn on_subfield(&self) -> SubfieldEmbedding {
         let mut table = [0u64; 16];

@@ -1334,3 +1334,52 @@ fn sums_of_subfield_maps_match_the_full_maps() {
     check::<8>(&mut r);
     check::<32>(&mut r);
 }
+
+/// Column sums (one map per column of 32 lanes) and the transpose into columns, on every
+/// backend, against the maps applied one byte at a time.
+#[test]
+fn column_sums_and_transposes_match_the_scalar_maps() {
+    use triskele_field::embed::{ByteEmbedding, E8_TABLES};
+    let mut r = rng(0x7c01);
+    for rows_n in [1usize, 5, 31, 32] {
+        for n in LENGTHS {
+            let rows: Vec<Vec<u8>> = (0..rows_n)
+                .map(|e| {
+                    vec_of::<Gf2p8>(&mut r, n + e)
+                        .into_iter()
+                        .map(|x| x.0)
+                        .collect()
+                })
+                .collect();
+            let refs: Vec<&[u8]> = rows.iter().map(|v| &v[..]).collect();
+            let maps: Vec<ByteEmbedding> = (0..n)
+                .map(|_| E8_TABLES.scaled_by(Gf2p64::random(&mut r)))
+                .collect();
+            let planes: Vec<[[u8; 16]; 16]> = maps.iter().map(ByteEmbedding::byte_planes).collect();
+            let want: Vec<Gf2p64> = (0..32)
+                .map(|e| {
+                    (0..n).fold(Gf2p64::ZERO, |a, j| {
+                        a + maps[j].apply(rows.get(e).map_or(0, |row| row[j]))
+                    })
+                })
+                .collect();
+            for be in Backend::ALL {
+                let mut cols = vec![[0xa5u8; 32]; n + 2];
+                ByteEmbedding::transpose_columns_with(be, &refs, &mut cols[..n]);
+                for (j, c) in cols[..n].iter().enumerate() {
+                    for (e, b) in c.iter().enumerate() {
+                        let w = rows.get(e).map_or(0, |row| row[j]);
+                        assert_eq!(*b, w, "{be} transpose, {rows_n} rows, n = {n}, ({j}, {e})");
+                    }
+                }
+                assert!(cols[n..].iter().all(|c| c.iter().all(|b| *b == 0xa5)));
+                let got = ByteEmbedding::column_sums_with(be, &planes, &cols[..n]);
+                assert_eq!(
+                    &got[..],
+                    &want[..],
+                    "{be} column sums, {rows_n} rows, n = {n}"
+                );
+            }
+        }
+    }
+}

@@ -67,8 +67,13 @@ impl<V: VerifyField> Coefficients<V> {
         !self.columns.is_empty()
     }
 
+    /// The column factors `b` (product coefficients), or empty.
+    pub(super) fn columns(&self) -> &[V] {
+        &self.columns
+    }
+
     /// The row factor `a_i`.
-    fn row(&self, i: usize) -> V {
+    pub(super) fn row(&self, i: usize) -> V {
         let mut a = [V::ZERO];
         V::fill_random(&mut Aes128Ctr::new(&chunk_key(&self.seed, i)), &mut a);
         a[0]

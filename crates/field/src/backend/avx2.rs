@@ -141,6 +141,122 @@ fn load16(x: &[u8; 16]) -> __m128i {
     unsafe { _mm_loadu_si128(x.as_ptr().cast()) }
 }
 
+// ---- column sums ---------------------------------------------------------------------------
+
+pub(crate) fn embed_column_sums(
+    _t: Avx2,
+    planes: &[[[u8; 16]; 16]],
+    cols: &[[u8; 32]],
+) -> [u64; 32] {
+    // SAFETY: the token proves AVX2.
+    unsafe { embed_column_sums_impl(planes, cols) }
+}
+
+/// `Σ_j f_j(cols[j][e])` for the 32 lanes `e`: per column, its nibbles once and two
+/// `vpshufb` per byte plane in the column's own tables (broadcast from 16 bytes); the planes
+/// are transposed to words at the end.
+#[target_feature(enable = "avx2")]
+fn embed_column_sums_impl(planes: &[[[u8; 16]; 16]], cols: &[[u8; 32]]) -> [u64; 32] {
+    let mut acc = [_mm256_setzero_si256(); 8];
+    for (t, c) in planes.iter().zip(cols) {
+        let (lo, hi) = nibbles(load(c));
+        for (p, a) in acc.iter_mut().enumerate() {
+            let tl = _mm256_broadcastsi128_si256(load16(&t[p]));
+            let th = _mm256_broadcastsi128_si256(load16(&t[8 + p]));
+            let v = _mm256_xor_si256(_mm256_shuffle_epi8(tl, lo), _mm256_shuffle_epi8(th, hi));
+            *a = _mm256_xor_si256(*a, v);
+        }
+    }
+    let words = transpose_planes(acc);
+    let mut out = [0u64; 32];
+    for (o, w) in out.as_chunks_mut::<4>().0.iter_mut().zip(words) {
+        store_words(o, w);
+    }
+    out
+}
+
+pub(crate) fn transpose_columns(_t: Avx2, rows: &[&[u8]], cols: &mut [[u8; 32]]) -> usize {
+    // SAFETY: the token proves AVX2.
+    unsafe { transpose_columns_impl(rows, cols) }
+}
+
+/// [`crate::backend::transpose_columns`] on the whole groups of 32 columns: 32 rows in
+/// registers (missing rows zero), two lane-wise 16 × 16 transposes and a 128-bit permute.
+/// Returns the columns done.
+#[target_feature(enable = "avx2")]
+fn transpose_columns_impl(rows: &[&[u8]], cols: &mut [[u8; 32]]) -> usize {
+    let n = rows.iter().fold(cols.len(), |n, r| n.min(r.len()));
+    let whole = n / 32 * 32;
+    if rows.len() > 32 {
+        return 0;
+    }
+    for c in (0..whole).step_by(32) {
+        let r: [__m256i; 32] = core::array::from_fn(|e| match rows.get(e) {
+            Some(row) => load_at(row, c),
+            None => _mm256_setzero_si256(),
+        });
+        let a = transpose16_lanes(core::array::from_fn(|i| r[i]));
+        let b = transpose16_lanes(core::array::from_fn(|i| r[16 + i]));
+        for j in 0..16 {
+            store(
+                &mut cols[c + j],
+                _mm256_permute2x128_si256::<0x20>(a[j], b[j]),
+            );
+            store(
+                &mut cols[c + 16 + j],
+                _mm256_permute2x128_si256::<0x31>(a[j], b[j]),
+            );
+        }
+    }
+    whole
+}
+
+/// Within each 128-bit lane, the 16 × 16 byte transpose of `x` (byte `j` of lane `l` of
+/// register `i` to byte `i` of lane `l` of register `j`): unpacking by 8, 16, 32 and 64 bits.
+#[inline]
+#[target_feature(enable = "avx2")]
+fn transpose16_lanes(x: [__m256i; 16]) -> [__m256i; 16] {
+    // y[i], i < 8: 16-bit units j = 0..8 of rows 2i, 2i + 1; y[8 + i]: units 8..16.
+    let y: [__m256i; 16] = core::array::from_fn(|i| {
+        let (a, b) = (x[2 * (i % 8)], x[2 * (i % 8) + 1]);
+        if i < 8 {
+            _mm256_unpacklo_epi8(a, b)
+        } else {
+            _mm256_unpackhi_epi8(a, b)
+        }
+    });
+    // z[4g + q]: columns 4g .. 4g + 4 of rows 4q .. 4q + 4 (32-bit units).
+    let z: [__m256i; 16] = core::array::from_fn(|i| {
+        let (g, q) = (i / 4, i % 4);
+        let base = if g < 2 { 0 } else { 8 };
+        let (a, b) = (y[base + 2 * q], y[base + 2 * q + 1]);
+        if g % 2 == 0 {
+            _mm256_unpacklo_epi16(a, b)
+        } else {
+            _mm256_unpackhi_epi16(a, b)
+        }
+    });
+    // u[4g + 0 / 1]: columns 4g, 4g + 1 / 4g + 2, 4g + 3 of rows 0..8; u[4g + 2 / 3]: rows 8..16.
+    let u: [__m256i; 16] = core::array::from_fn(|i| {
+        let (g, r) = (i / 4, i % 4);
+        let (a, b) = (z[4 * g + 2 * (r / 2)], z[4 * g + 2 * (r / 2) + 1]);
+        if r % 2 == 0 {
+            _mm256_unpacklo_epi32(a, b)
+        } else {
+            _mm256_unpackhi_epi32(a, b)
+        }
+    });
+    core::array::from_fn(|j| {
+        let (g, r) = (j / 4, j % 4);
+        let (a, b) = (u[4 * g + r / 2], u[4 * g + 2 + r / 2]);
+        if r % 2 == 0 {
+            _mm256_unpacklo_epi64(a, b)
+        } else {
+            _mm256_unpackhi_epi64(a, b)
+        }
+    })
+}
+
 // ---- GF(2^8) products ----------------------------------------------------------------------
 
 /// 32 products in GF(2^8).
