@@ -16,7 +16,8 @@
 //! a_J z_{J,m}` (per component); at the 31 extra nodes each party computes its share of
 //! `P(α)`: `F_J(α)` is the sum of four byte maps (the Lagrange coefficients of each eight data
 //! nodes as the images of the bits), then a local product in `GF(2^8)` (on AVX2 without GFNI
-//! in the isomorphic tower field, [`NodeMaps`]) and the bit sums of its embedding. The parties
+//! in the isomorphic tower field, [`NodeMaps`]) and the sums of its embedding against the
+//! coefficients, one byte map per block on its 31 values ([`ColumnMaps`]). The parties
 //! reshare `Q(α_32) .. Q(α_62)` (31 elements, 248 bytes to `P_{i-1}`), toss one coin `s` and
 //! fold to `a_J F_J(s)`, `G_J(s)` (four byte maps into `GF(2^64)` per entry, one product per
 //! block): the halvings start from `L/32` entries. `Q` is needed at `s` only and the `D_m`
@@ -55,7 +56,7 @@ use triskele_field::embed::{bit_plane_sums, e8, ByteEmbedding, E8_TABLES};
 use triskele_field::{Bulk, Field, Gf2p64, Gf2p8, Gf4Tower, LinearMap8};
 
 use super::bytes::lp8;
-use super::coeffs::{Coefficients, SUB};
+use super::coeffs::{Coefficients, COEFF_CHUNK, SUB};
 use super::fold::{job_ranges, pair_sums, split_jobs, DataSums, Sums};
 use super::{lagrange_slice, TripleSource};
 
@@ -184,6 +185,8 @@ pub(super) struct Planes {
     y12: Vec<u8>,
     at: Vec<[u8; SUB]>,
     w: Vec<[u8; SUB]>,
+    /// The local products at the extra nodes as columns ([`ColumnMaps::add_sums`]).
+    cols: Vec<[u8; 32]>,
 }
 
 impl Planes {
@@ -193,6 +196,66 @@ impl Planes {
             y12: vec![0; b * SUB],
             at: vec![[0; SUB]; 4 * NODES_PER_PASS],
             w: vec![[0; SUB]; 8 * b - 1],
+            cols: Vec::new(),
+        }
+    }
+}
+
+/// The run's coefficients with `E` (the embedding of the local products) scaled by each
+/// column factor: the sums at the extra nodes of the blocks `J` of one chunk of
+/// [`COEFF_CHUNK`], `Σ_J a_J E(w_J)` with `a_J = r_i b_j` (the row factor `r_i` of the chunk,
+/// the column factor `b_j` of the position `j` in it; module `coeffs`), are `r_i Σ_J M_j(w_J)`
+/// with the byte map `M_j = b_j E`: the local products are transposed into one column of up
+/// to 32 bytes per block, and each column takes two `vpshufb` per byte plane in its block's
+/// tables for all its values ([`ByteEmbedding::column_sums_with`]), where embedding every
+/// term and multiplying it by `a_J` took 2.6 times the samples in a profile of
+/// mal-gf4-circuit (docs/PERFORMANCE.md, "Extra nodes' sums by column maps").
+pub(super) struct ColumnMaps {
+    co: Coefficients<Gf2p64>,
+    /// The maps' byte planes ([`ByteEmbedding::byte_planes`]), side by side (256 bytes each).
+    planes: Vec<[[u8; 16]; 16]>,
+}
+
+impl ColumnMaps {
+    /// The maps of the run with `seed` for the embedding `e`; `None` if its coefficients are
+    /// not products.
+    pub(super) fn new(seed: &[u8; 16], e: &ByteEmbedding) -> Option<Self> {
+        let co = Coefficients::<Gf2p64>::new(*seed);
+        let planes: Vec<[[u8; 16]; 16]> = co
+            .columns()
+            .iter()
+            .map(|b| e.scaled_by(*b).byte_planes())
+            .collect();
+        (planes.len() == COEFF_CHUNK).then_some(ColumnMaps { co, planes })
+    }
+
+    /// Adds `Σ_J a_J E(rows[e][J - j])` over the blocks `J = j .. j + k` (`k` the rows'
+    /// common length) to `acc[e]`, for each of the (at most 32) rows; `cols` is scratch.
+    pub(super) fn add_sums(
+        &self,
+        acc: &mut [Gf2p64],
+        j: usize,
+        rows: &[&[u8]],
+        cols: &mut Vec<[u8; 32]>,
+    ) {
+        let be = backend::active();
+        let k = rows.iter().map(|r| r.len()).min().unwrap_or(0);
+        let mut done = 0;
+        while done < k {
+            let first = j + done;
+            let off = first % COEFF_CHUNK;
+            let n = (COEFF_CHUNK - off).min(k - done);
+            if cols.len() < n {
+                cols.resize(n, [0; 32]);
+            }
+            let piece: Vec<&[u8]> = rows.iter().map(|r| &r[done..done + n]).collect();
+            ByteEmbedding::transpose_columns_with(be, &piece, &mut cols[..n]);
+            let s = ByteEmbedding::column_sums_with(be, &self.planes[off..off + n], &cols[..n]);
+            let r = self.co.row(first / COEFF_CHUNK);
+            for (o, v) in acc.iter_mut().zip(&s[..rows.len()]) {
+                *o += r * *v;
+            }
+            done += n;
         }
     }
 }
@@ -246,6 +309,7 @@ pub(super) fn sums(
         raw: vec![vec![0u8; G * SUB]; 6],
         kept: Kept::new(KEEP_SUMS),
     };
+    let columns = ColumnMaps::new(seed, maps.embedding());
     sum_sub_blocks(seed, blocks, 3 * K - 1, init, |sc, j, a, acc| {
         let k = a.len();
         let first = K * j;
@@ -255,7 +319,8 @@ pub(super) fn sums(
         let factors = sc.kept.factors(slots, |v| {
             v.resize(2 * NODE_ROWS, [0; SUB]);
         });
-        block_sums_kept::<G>(acc, a, parts, &mut sc.planes, maps, factors, false);
+        let columns = columns.as_ref().map(|c| (c, j));
+        block_sums_kept::<G>(acc, a, parts, &mut sc.planes, maps, factors, false, columns);
         Some(())
     })
 }
@@ -483,13 +548,16 @@ pub(super) fn block_sums<const B: usize>(
         node_maps,
         [Factor::Work(None), Factor::Work(None)],
         true,
+        None,
     );
 }
 
 /// [`block_sums`] with each factor's values at the extra nodes (`x_1, x_2` or `y_1, y_1 +
 /// y_2`; component `t`, node `8 B + e` in row `t NODE_ROWS + e`) worked here, also into a kept
 /// entry, or taken from one (whose factor's parts `parts` then need not hold); the data nodes'
-/// `D_m` only with `data` (else left to the fold, and `z` need not hold).
+/// `D_m` only with `data` (else left to the fold, and `z` need not hold); the sums at the
+/// extra nodes by `columns` (the run's column maps and the first block `j`) where given.
+#[allow(clippy::too_many_arguments)]
 fn block_sums_kept<const B: usize>(
     acc: &mut [Gf2p64],
     a: &[Gf2p64],
@@ -498,11 +566,12 @@ fn block_sums_kept<const B: usize>(
     node_maps: &NodeMaps<B>,
     mut factors: [Factor<'_, [u8; SUB]>; 2],
     data: bool,
+    columns: Option<(&ColumnMaps, usize)>,
 ) {
     let maps = &node_maps.maps[..];
     let k = a.len();
     let [x1, x2, y1, y2, z1, z2] = parts.map(|p| p.get(..B * k).unwrap_or(&[]));
-    let Planes { y12, at, w } = pl;
+    let Planes { y12, at, w, cols } = pl;
     let y12 = &mut y12[..B * k];
     if matches!(factors[1], Factor::Work(_)) {
         for ((o, a), b) in y12.iter_mut().zip(y1).zip(y2) {
@@ -558,8 +627,13 @@ fn block_sums_kept<const B: usize>(
             node_maps.local_products(&mut out[..k], node(0), node(1), node(2), node(3));
         }
     }
-    // Σ_J a_J E_8(w) at the extra nodes, eight planes at a time (a short group repeats its
-    // first plane and ignores its sums).
+    // Σ_J a_J E_8(w) at the extra nodes: by the column maps where given, else eight planes at
+    // a time (a short group repeats its first plane and ignores its sums).
+    if let Some((c, j)) = columns {
+        let rows: Vec<&[u8]> = w[..maps.len()].iter().map(|r| &r[..k]).collect();
+        c.add_sums(&mut acc[16 * B..], j, &rows, cols);
+        return;
+    }
     for (e0, group) in (0..maps.len()).step_by(8).zip(w[..maps.len()].chunks(8)) {
         let planes: [&[u8]; 8] = core::array::from_fn(|i| &group.get(i).unwrap_or(&group[0])[..k]);
         let e = node_maps.embedding();

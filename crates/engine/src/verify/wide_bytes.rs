@@ -21,15 +21,9 @@
 //!   `GF(2^8)` spanned by `1, 2, .., 16`, the extra nodes its coset `32 + S` less 63: 129
 //!   products by constants per part and 32 entries, against 31 · 32 for the Lagrange
 //!   coefficients), the local products there, and the sums of their embeddings against the
-//!   block coefficients. The coefficients are products `a_J = r_i b_j` of a row factor per
-//!   chunk of [`COEFF_CHUNK`] blocks and a column factor per position in it
-//!   (`super::coeffs`), so a chunk's sums are `r_i Σ_J M_j(w_J)` with `M_j = b_j E_8`, one
-//!   byte map per block, formed once per run (256 bytes of tables each): the chunk's local
-//!   products are transposed into one column of 32 bytes per block, and each column takes two
-//!   `vpshufb` per byte plane in its block's tables for all its 31 values
-//!   (`ByteEmbedding::column_sums_with`), where embedding every term and multiplying it by
-//!   `a_J` took 2.6 times the samples in a profile of mal-gf4-circuit (docs/PERFORMANCE.md,
-//!   "Extra nodes' sums by column maps");
+//!   block coefficients, by one byte map per block on all its 31 values (module `wide`'s
+//!   `ColumnMaps`: the column factor of the block's coefficient times `E_8`, then the chunk's
+//!   row factor);
 //! * **fold**: per part one pass of 32 byte maps into `GF(2^64)` (`E_8` scaled by the Lagrange
 //!   coefficients `ℓ_m(s)` of the data nodes), times `a_J` for `x`; and the data nodes' part
 //!   of `Q(s)`, `Σ_m λ_m(s) D_{m,t} = Σ_J a_J Σ_m λ_m(s) E_8(z_{J,m,t})` (`λ` the Lagrange
@@ -75,9 +69,11 @@ use triskele_field::subspace::{COSET_SHIFT, POINTS};
 use triskele_field::{Field, Gf2p64};
 
 use super::bytes::lp8;
-use super::coeffs::{Coefficients, COEFF_CHUNK, SUB};
+use super::coeffs::SUB;
 use super::fold::{DataSums, Sums};
-use super::wide::{fold_factors, fold_sub_blocks, nodes, shared, sum_sub_blocks, Kept, K};
+use super::wide::{
+    fold_factors, fold_sub_blocks, nodes, shared, sum_sub_blocks, ColumnMaps, Kept, K,
+};
 use super::{lagrange_slice, TripleSource};
 
 /// Blocks per chunk of a sub-block: the rows, extrapolated values and products of a chunk
@@ -167,31 +163,8 @@ struct Scratch {
     /// Chunks done, the clock of [`Planes::used`].
     clock: u64,
     w: Vec<[u8; CHUNK]>,
-    /// The local products of a chunk as columns, one per block ([`ColumnMaps`]).
+    /// The local products of a chunk as columns, one per block ([`ColumnMaps::add_sums`]).
     cols: Vec<[u8; 32]>,
-}
-
-/// `E_8` scaled by each column factor of the run's coefficients: a chunk's sums at the
-/// extra nodes, `Σ_J a_J E_8(w_J)` with `a_J = r b_J` (one row factor `r` per chunk), are `r
-/// Σ_J M_J(w_J)` with one byte map `M_J` per block, summed over the block's 31 values at once
-/// ([`ByteEmbedding::column_sums_with`]) instead of embedding and multiplying every term.
-struct ColumnMaps {
-    co: Coefficients<Gf2p64>,
-    /// The maps' byte planes ([`ByteEmbedding::byte_planes`]), side by side.
-    planes: Vec<[[u8; 16]; 16]>,
-}
-
-impl ColumnMaps {
-    /// The maps of the run with `seed`; `None` if its coefficients are not products.
-    fn new(seed: &[u8; 16]) -> Option<Self> {
-        let co = Coefficients::<Gf2p64>::new(*seed);
-        let planes: Vec<[[u8; 16]; 16]> = co
-            .columns()
-            .iter()
-            .map(|b| E8_TABLES.scaled_by(*b).byte_planes())
-            .collect();
-        (planes.len() == COEFF_CHUNK).then_some(ColumnMaps { co, planes })
-    }
 }
 
 /// The values at the nodes of the coset of one chunk's four parts `x_1, x_2, y_1, y_1 +
@@ -230,9 +203,9 @@ pub(super) fn sums(
         }),
         clock: 0,
         w: vec![[0; CHUNK]; EXTRA],
-        cols: vec![[0; 32]; CHUNK],
+        cols: Vec::new(),
     };
-    let maps = ColumnMaps::new(seed);
+    let maps = ColumnMaps::new(seed, &E8_TABLES);
     sum_sub_blocks(seed, blocks, 3 * K - 1, init, |sc, j, a, acc| {
         for c in (0..a.len()).step_by(CHUNK) {
             let a = &a[c..a.len().min(c + CHUNK)];
@@ -317,19 +290,11 @@ fn chunk_sums(
     for (e, o) in w.iter_mut().enumerate() {
         lp8(&mut o[..k], node(0, e), node(1, e), node(2, e), node(3, e));
     }
-    // Σ_J a_J E_8(w) at the extra nodes: by the column maps where the chunk lies in one
-    // chunk of coefficients, else sixteen planes at a time (the last group repeats its first
-    // plane and ignores its sums).
-    let off = j % COEFF_CHUNK;
-    if let Some(m) = maps.filter(|_| off + k <= COEFF_CHUNK) {
-        let be = backend::active();
+    // Σ_J a_J E_8(w) at the extra nodes: by the run's column maps, else sixteen planes at a
+    // time (the last group repeats its first plane and ignores its sums).
+    if let Some(m) = maps {
         let rows: [&[u8]; EXTRA] = core::array::from_fn(|e| &w[e][..k]);
-        ByteEmbedding::transpose_columns_with(be, &rows, &mut cols[..k]);
-        let s = ByteEmbedding::column_sums_with(be, &m.planes[off..off + k], &cols[..k]);
-        let r = m.co.row(j / COEFF_CHUNK);
-        for (o, v) in acc[2 * K..].iter_mut().zip(&s[..EXTRA]) {
-            *o += r * *v;
-        }
+        m.add_sums(&mut acc[2 * K..], j, &rows, cols);
         return Some(());
     }
     for (e0, group) in (0..EXTRA).step_by(G).zip(w.chunks(G)) {
