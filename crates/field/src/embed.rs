@@ -331,6 +331,30 @@ impl ByteEmbedding {
         Self::new(&core::array::from_fn(|j| self.bit_image(j) * c))
     }
 
+    /// The byte planes ([`ByteEmbedding::byte_planes`]) of `x ↦ c · f(x)`, without the rest
+    /// of [`ByteEmbedding::scaled_by`]'s tables: eight products and the sums of their
+    /// subsets, for callers that scale a map by every one of many coefficients.
+    pub fn scaled_planes(&self, c: Gf2p64) -> [[u8; 16]; 16] {
+        let images: [u64; 8] = core::array::from_fn(|j| (self.bit_image(j) * c).0);
+        let mut planes = [[0u8; 16]; 16];
+        let (mut lo, mut hi) = ([0u64; 16], [0u64; 16]);
+        for v in 1..16 {
+            // `v` is `v & (v - 1)` plus its lowest bit.
+            let (rest, bit) = (v & (v - 1), (v as u32).trailing_zeros() as usize);
+            lo[v] = lo[rest] ^ images[bit];
+            hi[v] = hi[rest] ^ images[bit + 4];
+        }
+        for v in 0..16 {
+            for (p, b) in lo[v].to_le_bytes().into_iter().enumerate() {
+                planes[p][v] = b;
+            }
+            for (p, b) in hi[v].to_le_bytes().into_iter().enumerate() {
+                planes[8 + p][v] = b;
+            }
+        }
+        planes
+    }
+
     fn tables(&self) -> crate::backend::NibbleTables<'_> {
         crate::backend::NibbleTables {
             lo: &self.lo,

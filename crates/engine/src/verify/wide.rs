@@ -221,11 +221,8 @@ impl ColumnMaps {
     /// not products.
     pub(super) fn new(seed: &[u8; 16], e: &ByteEmbedding) -> Option<Self> {
         let co = Coefficients::<Gf2p64>::new(*seed);
-        let planes: Vec<[[u8; 16]; 16]> = co
-            .columns()
-            .iter()
-            .map(|b| e.scaled_by(*b).byte_planes())
-            .collect();
+        let planes: Vec<[[u8; 16]; 16]> =
+            co.columns().iter().map(|b| e.scaled_planes(*b)).collect();
         (planes.len() == COEFF_CHUNK).then_some(ColumnMaps { co, planes })
     }
 
