@@ -888,6 +888,20 @@ pub(crate) fn embed_byte_sums<const N: usize>(
     });
 }
 
+/// Whether sums `Σ_J c_J f(w_J)` that take one map per column
+/// ([`crate::embed::ByteEmbedding::column_sums_with`]) are preferred on `be` to
+/// [`crate::embed::ByteEmbedding::inner_products`]: where the column kernel is AVX2 and the
+/// inner products do not take bit sums (the 512-bit GFNI backend with VBMI keeps those, which
+/// this kernel was not measured against).
+pub fn column_sums_preferred(be: Backend) -> bool {
+    #[cfg(target_arch = "x86_64")]
+    if be != Backend::Portable && !has_bit_sums(be) {
+        return caps().avx2.is_some();
+    }
+    let _ = be;
+    false
+}
+
 /// `out[e] = Σ_j f_j(cols[j][e])` (`planes[j]`: the byte planes of `f_j`, byte `p` of
 /// `f_j(v)` at `[p][v]` and of `f_j(v << 4)` at `[8 + p][v]`), over the common length: one
 /// map per column, the same for its 32 lanes. The AVX2 kernel on every x86-64 backend but the

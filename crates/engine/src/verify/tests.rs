@@ -1346,6 +1346,19 @@ fn octal_level_matches_the_naive_reference() {
     assert!(Gf2p64::octal_nodes(&Concat::new(vec![&g8, &g64, &g4])).is_none());
 }
 
+/// The levels that fold by 32 give the same sums with the extra nodes' sums by inner
+/// products (the path of the portable backend and of the GFNI backend with VBMI) as by the
+/// run's column maps (AVX2): bytes, `GF(2^4)` records and packed bits, each checked against
+/// the naive reference with the column maps turned off on this thread.
+#[test]
+fn levels_of_32_match_the_naive_reference_without_column_maps() {
+    wide::NO_COLUMN_MAPS.with(|c| c.set(true));
+    check_octal(&random_triples::<triskele_field::Gf2p8>(70_001, 41), 41);
+    check_octal(&random_triples::<triskele_field::Gf2p4>(65_541, 42), 42);
+    check_octal(&random_triples::<triskele_field::Bits16>(10_000, 43), 43);
+    wide::NO_COLUMN_MAPS.with(|c| c.set(false));
+}
+
 /// `GF(2)` triples take the packed paths of the k-ary level: alone (blocks of 32, four packed
 /// bytes each), through windows at offsets that are not multiples of 8 (the shifted load),
 /// and next to bytes and words (blocks of 8, one packed byte; sub-blocks across sources take

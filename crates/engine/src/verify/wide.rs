@@ -17,7 +17,7 @@
 //! `P(α)`: `F_J(α)` is the sum of four byte maps (the Lagrange coefficients of each eight data
 //! nodes as the images of the bits), then a local product in `GF(2^8)` (on AVX2 without GFNI
 //! in the isomorphic tower field, [`NodeMaps`]) and the sums of its embedding against the
-//! coefficients, one byte map per block on its 31 values ([`ColumnMaps`]). The parties
+//! coefficients (on AVX2 one byte map per block on its 31 values, [`ColumnMaps`]). The parties
 //! reshare `Q(α_32) .. Q(α_62)` (31 elements, 248 bytes to `P_{i-1}`), toss one coin `s` and
 //! fold to `a_J F_J(s)`, `G_J(s)` (four byte maps into `GF(2^64)` per entry, one product per
 //! block): the halvings start from `L/32` entries. `Q` is needed at `s` only and the `D_m`
@@ -201,6 +201,21 @@ impl Planes {
     }
 }
 
+#[cfg(test)]
+std::thread_local! {
+    /// Set by a test to take the inner products instead of [`ColumnMaps`] on this thread.
+    pub(super) static NO_COLUMN_MAPS: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// Whether a test turned the column maps off on this thread.
+fn columns_off() -> bool {
+    #[cfg(test)]
+    if NO_COLUMN_MAPS.with(std::cell::Cell::get) {
+        return true;
+    }
+    false
+}
+
 /// The run's coefficients with `E` (the embedding of the local products) scaled by each
 /// column factor: the sums at the extra nodes of the blocks `J` of one chunk of
 /// [`COEFF_CHUNK`], `Σ_J a_J E(w_J)` with `a_J = r_i b_j` (the row factor `r_i` of the chunk,
@@ -218,8 +233,13 @@ pub(super) struct ColumnMaps {
 
 impl ColumnMaps {
     /// The maps of the run with `seed` for the embedding `e`; `None` if its coefficients are
-    /// not products.
+    /// not products, or if the active backend does not prefer the column sums
+    /// ([`backend::column_sums_preferred`]: not on the portable backend, which takes both one
+    /// byte at a time, nor where the inner products take bit sums).
     pub(super) fn new(seed: &[u8; 16], e: &ByteEmbedding) -> Option<Self> {
+        if !backend::column_sums_preferred(backend::active()) || columns_off() {
+            return None;
+        }
         let co = Coefficients::<Gf2p64>::new(*seed);
         let planes: Vec<[[u8; 16]; 16]> =
             co.columns().iter().map(|b| e.scaled_planes(*b)).collect();

@@ -21,7 +21,7 @@
 //!   `GF(2^8)` spanned by `1, 2, .., 16`, the extra nodes its coset `32 + S` less 63: 129
 //!   products by constants per part and 32 entries, against 31 · 32 for the Lagrange
 //!   coefficients), the local products there, and the sums of their embeddings against the
-//!   block coefficients, by one byte map per block on all its 31 values (module `wide`'s
+//!   block coefficients, on AVX2 by one byte map per block on all its 31 values (module `wide`'s
 //!   `ColumnMaps`: the column factor of the block's coefficient times `E_8`, then the chunk's
 //!   row factor);
 //! * **fold**: per part one pass of 32 byte maps into `GF(2^64)` (`E_8` scaled by the Lagrange
