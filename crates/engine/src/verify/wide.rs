@@ -265,8 +265,12 @@ impl ColumnMaps {
             if cols.len() < n {
                 cols.resize(n, [0; 32]);
             }
-            let piece: Vec<&[u8]> = rows.iter().map(|r| &r[done..done + n]).collect();
-            ByteEmbedding::transpose_columns_with(be, &piece, &mut cols[..n]);
+            let mut piece: [&[u8]; 32] = [&[]; 32];
+            for (p, r) in piece.iter_mut().zip(rows) {
+                *p = &r[done..done + n];
+            }
+            let piece = &piece[..rows.len().min(32)];
+            ByteEmbedding::transpose_columns_with(be, piece, &mut cols[..n]);
             let s = ByteEmbedding::column_sums_with(be, &self.planes[off..off + n], &cols[..n]);
             let r = self.co.row(first / COEFF_CHUNK);
             for (o, v) in acc.iter_mut().zip(&s[..rows.len()]) {
@@ -647,8 +651,11 @@ fn block_sums_kept<const B: usize>(
     // Σ_J a_J E_8(w) at the extra nodes: by the column maps where given, else eight planes at
     // a time (a short group repeats its first plane and ignores its sums).
     if let Some((c, j)) = columns {
-        let rows: Vec<&[u8]> = w[..maps.len()].iter().map(|r| &r[..k]).collect();
-        c.add_sums(&mut acc[16 * B..], j, &rows, cols);
+        let mut rows: [&[u8]; 32] = [&[]; 32];
+        for (r, w) in rows.iter_mut().zip(&w[..maps.len()]) {
+            *r = &w[..k];
+        }
+        c.add_sums(&mut acc[16 * B..], j, &rows[..maps.len().min(32)], cols);
         return;
     }
     for (e0, group) in (0..maps.len()).step_by(8).zip(w[..maps.len()].chunks(8)) {
