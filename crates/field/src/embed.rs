@@ -256,39 +256,48 @@ pub struct ByteEmbedding {
     gfni: [u64; 8],
 }
 
+/// The nibble tables of the map with the bit images `images`: `lo[v]` the image of `v`,
+/// `hi[v]` that of `v << 4` (`v < 16`), each the image of `v & (v - 1)` plus that of its
+/// lowest bit.
+const fn nibble_images(images: &[Gf2p64; 8]) -> ([u64; 16], [u64; 16]) {
+    let (mut lo, mut hi) = ([0u64; 16], [0u64; 16]);
+    let mut v = 1;
+    while v < 16 {
+        let (rest, bit) = (v & (v - 1), (v as u32).trailing_zeros() as usize);
+        lo[v] = lo[rest] ^ images[bit].0;
+        hi[v] = hi[rest] ^ images[bit + 4].0;
+        v += 1;
+    }
+    (lo, hi)
+}
+
+/// The byte planes of the map with the nibble tables `lo`, `hi`: byte `p` of `lo[v]` at
+/// `[p][v]`, of `hi[v]` at `[8 + p][v]`.
+const fn planes_of(lo: &[u64; 16], hi: &[u64; 16]) -> [[u8; 16]; 16] {
+    let mut planes = [[0u8; 16]; 16];
+    let mut v = 0;
+    while v < 16 {
+        let mut p = 0;
+        while p < 8 {
+            planes[p][v] = (lo[v] >> (8 * p)) as u8;
+            planes[8 + p][v] = (hi[v] >> (8 * p)) as u8;
+            p += 1;
+        }
+        v += 1;
+    }
+    planes
+}
+
 impl ByteEmbedding {
     /// The map with `f(1 << j) = images[j]`.
     pub const fn new(images: &[Gf2p64; 8]) -> Self {
-        let mut lo = [0u64; 16];
-        let mut hi = [0u64; 16];
-        let mut v = 0;
-        while v < 16 {
-            let mut j = 0;
-            while j < 4 {
-                if (v >> j) & 1 == 1 {
-                    lo[v] ^= images[j].0;
-                    hi[v] ^= images[j + 4].0;
-                }
-                j += 1;
-            }
-            v += 1;
-        }
+        let (lo, hi) = nibble_images(images);
         Self::from_nibble_tables(lo, hi)
     }
 
     /// The map `x ↦ lo[x & 15] ^ hi[x >> 4]` given by its two nibble tables.
     pub const fn from_nibble_tables(lo: [u64; 16], hi: [u64; 16]) -> Self {
-        let mut planes = [[0u8; 16]; 16];
-        let mut v = 0;
-        while v < 16 {
-            let mut p = 0;
-            while p < 8 {
-                planes[p][v] = (lo[v] >> (8 * p)) as u8;
-                planes[8 + p][v] = (hi[v] >> (8 * p)) as u8;
-                p += 1;
-            }
-            v += 1;
-        }
+        let planes = planes_of(&lo, &hi);
         // `gfni[p]`: the 8×8 bit matrix whose byte `j` is byte `p` of the image of bit `j`,
         // transposed, bytes reversed.
         let mut gfni = [0u64; 8];
@@ -335,24 +344,9 @@ impl ByteEmbedding {
     /// of [`ByteEmbedding::scaled_by`]'s tables: eight products and the sums of their
     /// subsets, for callers that scale a map by every one of many coefficients.
     pub fn scaled_planes(&self, c: Gf2p64) -> [[u8; 16]; 16] {
-        let images: [u64; 8] = core::array::from_fn(|j| (self.bit_image(j) * c).0);
-        let mut planes = [[0u8; 16]; 16];
-        let (mut lo, mut hi) = ([0u64; 16], [0u64; 16]);
-        for v in 1..16 {
-            // `v` is `v & (v - 1)` plus its lowest bit.
-            let (rest, bit) = (v & (v - 1), (v as u32).trailing_zeros() as usize);
-            lo[v] = lo[rest] ^ images[bit];
-            hi[v] = hi[rest] ^ images[bit + 4];
-        }
-        for v in 0..16 {
-            for (p, b) in lo[v].to_le_bytes().into_iter().enumerate() {
-                planes[p][v] = b;
-            }
-            for (p, b) in hi[v].to_le_bytes().into_iter().enumerate() {
-                planes[8 + p][v] = b;
-            }
-        }
-        planes
+        let images: [Gf2p64; 8] = core::array::from_fn(|j| self.bit_image(j) * c);
+        let (lo, hi) = nibble_images(&images);
+        planes_of(&lo, &hi)
     }
 
     fn tables(&self) -> crate::backend::NibbleTables<'_> {

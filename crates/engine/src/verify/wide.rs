@@ -246,17 +246,19 @@ impl ColumnMaps {
         (planes.len() == COEFF_CHUNK).then_some(ColumnMaps { co, planes })
     }
 
-    /// Adds `Σ_J a_J E(rows[e][J - j])` over the blocks `J = j .. j + k` (`k` the rows'
-    /// common length) to `acc[e]`, for each of the (at most 32) rows; `cols` is scratch.
-    pub(super) fn add_sums(
+    /// Adds `Σ_J a_J E(rows[e][J - j])` over the blocks `J = j .. j + k` to `acc[e]`, for
+    /// each of the first 32 rows; `cols` is scratch.
+    pub(super) fn add_sums<const N: usize>(
         &self,
         acc: &mut [Gf2p64],
         j: usize,
-        rows: &[&[u8]],
+        rows: &[[u8; N]],
+        k: usize,
         cols: &mut Vec<[u8; 32]>,
     ) {
         let be = backend::active();
-        let k = rows.iter().map(|r| r.len()).min().unwrap_or(0);
+        let rows = &rows[..rows.len().min(32)];
+        let k = k.min(N);
         let mut done = 0;
         while done < k {
             let first = j + done;
@@ -269,7 +271,7 @@ impl ColumnMaps {
             for (p, r) in piece.iter_mut().zip(rows) {
                 *p = &r[done..done + n];
             }
-            let piece = &piece[..rows.len().min(32)];
+            let piece = &piece[..rows.len()];
             ByteEmbedding::transpose_columns_with(be, piece, &mut cols[..n]);
             let s = ByteEmbedding::column_sums_with(be, &self.planes[off..off + n], &cols[..n]);
             let r = self.co.row(first / COEFF_CHUNK);
@@ -651,11 +653,7 @@ fn block_sums_kept<const B: usize>(
     // Σ_J a_J E_8(w) at the extra nodes: by the column maps where given, else eight planes at
     // a time (a short group repeats its first plane and ignores its sums).
     if let Some((c, j)) = columns {
-        let mut rows: [&[u8]; 32] = [&[]; 32];
-        for (r, w) in rows.iter_mut().zip(&w[..maps.len()]) {
-            *r = &w[..k];
-        }
-        c.add_sums(&mut acc[16 * B..], j, &rows[..maps.len().min(32)], cols);
+        c.add_sums(&mut acc[16 * B..], j, &w[..maps.len()], k, cols);
         return;
     }
     for (e0, group) in (0..maps.len()).step_by(8).zip(w[..maps.len()].chunks(8)) {

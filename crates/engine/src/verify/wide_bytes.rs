@@ -293,8 +293,7 @@ fn chunk_sums(
     // Σ_J a_J E_8(w) at the extra nodes: by the run's column maps, else sixteen planes at a
     // time (the last group repeats its first plane and ignores its sums).
     if let Some(m) = maps {
-        let rows: [&[u8]; EXTRA] = core::array::from_fn(|e| &w[e][..k]);
-        m.add_sums(&mut acc[2 * K..], j, &rows, cols);
+        m.add_sums(&mut acc[2 * K..], j, &w[..EXTRA], k, cols);
         return Some(());
     }
     for (e0, group) in (0..EXTRA).step_by(G).zip(w.chunks(G)) {
