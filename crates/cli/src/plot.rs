@@ -145,6 +145,7 @@ mod tests {
             reps: 1,
             time: [0.0, total, 0.0],
             bytes: [0.0; 3],
+            totals: vec![total],
         }
     }
 

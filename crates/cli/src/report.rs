@@ -252,6 +252,8 @@ pub struct Summary {
     pub time: [f64; 3],
     /// Mean bytes sent by the busiest party per phase.
     pub bytes: [f64; 3],
+    /// Each repetition's total seconds (per phase the slowest party's time), in the order run.
+    pub totals: Vec<f64>,
 }
 
 impl Summary {
@@ -312,6 +314,7 @@ pub fn summarise(parties: &[Vec<CsvRow>]) -> Result<Vec<Summary>, CliError> {
                     s.bytes[i] = (s.bytes[i] * n + bytes[i]) / (n + 1.0);
                 }
                 s.reps += 1;
+                s.totals.push(time.iter().sum());
             }
             None => out.push(Summary {
                 protocol: proto.clone(),
@@ -319,6 +322,7 @@ pub fn summarise(parties: &[Vec<CsvRow>]) -> Result<Vec<Summary>, CliError> {
                 reps: 1,
                 time,
                 bytes,
+                totals: vec![time.iter().sum()],
             }),
         }
     }
@@ -376,6 +380,31 @@ pub fn twin_of(csv: &str) -> Option<&'static str> {
         .map(|t| t.semi_honest().name())
 }
 
+/// The share of the twin's throughput repetition by repetition, `twin[i] / mine[i]` for the
+/// `i`-th repetitions of both (with `bench --interleave`, those of one round), as `[median,
+/// lowest, highest]` in percent; `None` unless both ran the same number of at least three
+/// repetitions, all of positive time. The median of such pairs is what drift between
+/// rounds on a shared machine moves least: a slow spell falls on both runs of a round, where
+/// the means of all repetitions take it on one side only if it came at one's turn.
+pub fn paired_shares(mine: &[f64], twin: &[f64]) -> Option<[f64; 3]> {
+    if mine.len() != twin.len() || mine.len() < 3 {
+        return None;
+    }
+    let mut shares: Vec<f64> = mine
+        .iter()
+        .zip(twin)
+        .map(|(&m, &t)| (m > 0.0 && t > 0.0).then(|| 100.0 * t / m))
+        .collect::<Option<_>>()?;
+    shares.sort_by(f64::total_cmp);
+    let n = shares.len();
+    let median = if n % 2 == 1 {
+        shares[n / 2]
+    } else {
+        (shares[n / 2 - 1] + shares[n / 2]) / 2.0
+    };
+    Some([median, shares[0], shares[n - 1]])
+}
+
 /// For each malicious row whose semi-honest twin has a row of the same batch size: its
 /// throughput as a share of the twin's, and with `peaks` (per row, in the order of `rows`)
 /// both peaks. Empty when no such pair ran.
@@ -403,6 +432,11 @@ pub fn format_twins(rows: &[Summary], peaks: Option<&[Option<u64>]>) -> String {
             "{:<22} {:>8} {:>12.0} ops/s = {:>5.1}% of {} ({:.0} ops/s)",
             r.protocol, r.simd, mine, share, twin.protocol, theirs
         ));
+        if let Some([median, low, high]) = paired_shares(&r.totals, &twin.totals) {
+            s.push_str(&format!(
+                "; repetition by repetition {median:.1}% ({low:.1}-{high:.1}%)"
+            ));
+        }
         if let (Some(a), Some(b)) = (peak(i), peak(j)) {
             s.push_str(&format!(
                 "; peak {} against {}",
@@ -488,6 +522,42 @@ mod tests {
         let with = format_twins(&rows, Some(&peaks));
         assert!(with.contains("; peak 3.0 MiB against 1.0 MiB"), "{with}");
         assert_eq!(format_twins(&rows[..1], None), "");
+    }
+
+    /// Three or more repetitions of both add the median and range of the shares round by
+    /// round: each repetition of the variant against the twin's of the same index, not the
+    /// ratio of the means.
+    #[test]
+    fn twins_share_by_repetition() {
+        let reps = |p: &str, times: &[f64]| {
+            let rows: Vec<CsvRow> = times.iter().map(|&t| row(p, 10, t, 0)).collect();
+            summarise(&[rows]).unwrap_or_default()
+        };
+        // Shares 50%, 20% (a slow spell on the variant's turn), 40%: median 40, means 1.0/3.0.
+        let mut rows = reps("chida", &[1.0, 1.0, 1.0]);
+        rows.extend(reps("mal-chida", &[2.0, 5.0, 2.5]));
+        let s = format_twins(&rows, None);
+        assert!(s.contains(" 31.6% of chida (10 ops/s);"), "{s}");
+        assert!(
+            s.contains("; repetition by repetition 40.0% (20.0-50.0%)"),
+            "{s}"
+        );
+        // The twin's slow round moves its pair only.
+        let mut rows = reps("chida", &[1.0, 3.0, 1.0, 1.0]);
+        rows.extend(reps("mal-chida", &[2.0, 2.0, 2.0, 4.0]));
+        let s = format_twins(&rows, None);
+        assert!(
+            s.contains("repetition by repetition 50.0% (25.0-150.0%)"),
+            "{s}"
+        );
+        // Two repetitions, or counts that differ: the means only.
+        let mut rows = reps("chida", &[1.0, 1.0]);
+        rows.extend(reps("mal-chida", &[2.0, 2.0]));
+        assert!(!format_twins(&rows, None).contains("repetition by"));
+        let mut rows = reps("chida", &[1.0, 1.0, 1.0]);
+        rows.extend(reps("mal-chida", &[2.0, 2.0, 2.0, 2.0]));
+        assert!(!format_twins(&rows, None).contains("repetition by"));
+        assert_eq!(paired_shares(&[1.0, 0.0, 1.0], &[1.0, 1.0, 1.0]), None);
     }
 
     #[test]
