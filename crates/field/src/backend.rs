@@ -1225,6 +1225,35 @@ pub(crate) fn gf2p64_mul_scalar_with(be: Backend, a: u64, b: u64) -> u64 {
     }
 }
 
+/// The first six bytes of every `stride`-th word, one output per byte: `outs[f][j]` = byte `f`
+/// (little-endian) of `words[j · stride]`, for `j` below the shortest output's length and the
+/// number of such words in `words` (returned; `stride` 0 counts as 1). For triples packed one
+/// word each (`a_1 a_2 b_1 b_2 c_1 c_2 0 0`) and shuffled as words, back into share vectors.
+/// The 512-bit backend on a CPU with AVX-512 VBMI takes 64 words at a time (a byte permutation
+/// per 8 words and a transpose of 8-byte lanes); elsewhere, and for the rest, one word at a
+/// time through per-output buffers.
+pub fn split_word_bytes(words: &[u64], stride: usize, outs: [&mut [u8]; 6]) -> usize {
+    let stride = stride.max(1);
+    let n = outs
+        .iter()
+        .map(|o| o.len())
+        .min()
+        .unwrap_or(0)
+        .min(words.len().div_ceil(stride));
+    let mut outs = outs.map(|o| &mut o[..n]);
+    let mut done = 0;
+    #[cfg(target_arch = "x86_64")]
+    if let Some(t) = vbmi(active()) {
+        done = gfni::split_word_bytes(t, words, stride, outs.each_mut().map(|o| &mut **o));
+    }
+    portable::split_word_bytes(
+        words.get(done * stride..).unwrap_or_default(),
+        stride,
+        outs.each_mut().map(|o| &mut o[done..]),
+    );
+    n
+}
+
 /// `out.extend_from_slice(src)`, written past the cache where the CPU can: on x86-64 the whole
 /// 64-byte lines of the appended part go out with non-temporal stores. For records that are
 /// read only much later and would otherwise evict what the computation still uses.
@@ -1396,5 +1425,84 @@ mod tests {
         // Whatever the test runner's environment says must be what `active` chose.
         let value = std::env::var(ENV_VAR).ok();
         assert_eq!(active(), resolve(parse_request(value.as_deref())));
+    }
+
+    /// `split_word_bytes`, its 512-bit kernel where the CPU has VBMI, and the portable loop
+    /// against byte `f` of word `j · stride`, for strides 1 to 5 (0 taken as 1), outputs of
+    /// unequal lengths, and word counts that end before, at and after the outputs.
+    #[test]
+    fn split_word_bytes_matches_the_words_bytes() {
+        let mut x = 0x9E37_79B9_7F4A_7C15u64;
+        let words: Vec<u64> = (0..9000)
+            .map(|_| {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                x
+            })
+            .collect();
+        for stride in 0..=5usize {
+            let step = stride.max(1);
+            for (nw, lens) in [
+                (0, [5; 6]),
+                (63 * step, [100; 6]),
+                (64 * step, [64; 6]),
+                (128 * step + 1, [200, 129, 300, 129, 500, 140]),
+                (9000, [1000; 6]),
+                (
+                    9000,
+                    [64 * 20 + 7, 1 << 12, 1 << 12, 1 << 12, 1 << 12, 1 << 12],
+                ),
+            ] {
+                let w = &words[..nw];
+                let n = lens
+                    .iter()
+                    .copied()
+                    .min()
+                    .unwrap_or(0)
+                    .min(nw.div_ceil(step));
+                let want: [Vec<u8>; 6] = core::array::from_fn(|f| {
+                    (0..n).map(|j| w[j * step].to_le_bytes()[f]).collect()
+                });
+                let check = |got: &[Vec<u8>; 6], what: &str| {
+                    for f in 0..6 {
+                        assert_eq!(
+                            &got[f][..n],
+                            &want[f][..],
+                            "{what}, stride {stride}, {nw} words, output {f}"
+                        );
+                        assert!(
+                            got[f][n..].iter().all(|&b| b == 0xAA),
+                            "{what}: wrote past {n}"
+                        );
+                    }
+                };
+                let fresh = || lens.map(|l| vec![0xAAu8; l]);
+                let mut got = fresh();
+                assert_eq!(
+                    split_word_bytes(w, stride, got.each_mut().map(|v| &mut v[..])),
+                    n
+                );
+                check(&got, "dispatch");
+                let mut got = fresh();
+                let bounded = got.each_mut().map(|v| &mut v[..n]);
+                portable::split_word_bytes(w, stride, bounded);
+                check(&got, "portable");
+                #[cfg(target_arch = "x86_64")]
+                if let Some(t) = caps().vbmi {
+                    let mut got = fresh();
+                    let done =
+                        gfni::split_word_bytes(t, w, step, got.each_mut().map(|v| &mut v[..n]));
+                    assert_eq!(done, n / 64 * 64);
+                    for f in 0..6 {
+                        assert_eq!(&got[f][..done], &want[f][..done], "kernel, stride {stride}");
+                        assert!(
+                            got[f][done..].iter().all(|&b| b == 0xAA),
+                            "kernel past {done}"
+                        );
+                    }
+                }
+            }
+        }
     }
 }

@@ -34,7 +34,11 @@
 //!    mal-chida`). The unpacking gathers 256 triples at a time per component in a stack buffer
 //!    and copies them out in runs: storing one byte at a time into six share vectors took up
 //!    to a third of the preprocessing's CPU samples in some runs (30,000 blocks: preprocessing
-//!    2.57-2.99 s before, 2.06-2.22 s after, three alternating pairs). The generation
+//!    2.57-2.99 s before, 2.06-2.22 s after, three alternating pairs). On a CPU with
+//!    AVX-512 VBMI it takes 64 triples at a time in vector registers
+//!    (`triskele_field::backend::split_word_bytes`: a byte permutation per eight words, a
+//!    transpose of 8-byte lanes, one 64-byte store per component; 10,000 blocks: preprocessing
+//!    0.695-0.814 s before, 0.641-0.711 s after, three alternating pairs). The generation
 //!    buffers, the packed copy and the labels are handed from run to run (`RunBuffers`), so
 //!    only the first run faults in their pages (100,000 blocks: preprocessing 6.57-6.87 s
 //!    before, 5.97-6.01 s after, two alternating pairs); the packed copy keeps the length of
@@ -1137,33 +1141,10 @@ fn unpack_into(
 type SixParts<'a> = [&'a mut [Gf2p8]; 6];
 
 /// Writes the packed triples `words[j·stride]` into element `j` of `outs` (as many as the
-/// shortest output, or fewer if `words` ends first).
-fn unpack_words(words: &[u64], stride: usize, mut outs: SixParts<'_>) {
-    let mut words = words.iter().step_by(stride.max(1));
-    // Bytes are gathered into a small buffer per output and copied out in runs, so the share
-    // vectors see wide sequential stores instead of one byte at a time.
-    const RUN: usize = 256;
-    let mut buf = [[0u8; RUN]; 6];
-    let len = outs.iter().map(|o| o.len()).min().unwrap_or(0);
-    let mut at = 0;
-    while at < len {
-        let n = RUN.min(len - at);
-        let mut got = 0;
-        for (j, w) in words.by_ref().take(n).enumerate() {
-            let b = w.to_le_bytes();
-            for (o, v) in buf.iter_mut().zip(b) {
-                o[j] = v;
-            }
-            got += 1;
-        }
-        for (o, b) in outs.iter_mut().zip(&buf) {
-            Gf2p8::slice_as_bytes_mut(&mut o[at..at + got]).copy_from_slice(&b[..got]);
-        }
-        if got < n {
-            break;
-        }
-        at += n;
-    }
+/// shortest output, or fewer if `words` ends first): `triskele_field::backend::split_word_bytes`,
+/// 64 triples at a time on a CPU with AVX-512 VBMI.
+fn unpack_words(words: &[u64], stride: usize, outs: SixParts<'_>) {
+    triskele_field::backend::split_word_bytes(words, stride, outs.map(Gf2p8::slice_as_bytes_mut));
 }
 
 /// Where steps 4 and 5 of PROTOCOLS.md §5.3 put the shuffled triples: positions below

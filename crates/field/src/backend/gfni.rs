@@ -1158,6 +1158,107 @@ impl GfniVbmi {
     }
 }
 
+/// [`crate::backend::split_word_bytes`] for whole groups of 64 words (`outs` all at least as
+/// long as what is asked; the words `j · stride`, `j < 64 · groups`, inside `words`); returns
+/// how many it wrote (a multiple of 64).
+pub(crate) fn split_word_bytes(
+    _t: GfniVbmi,
+    words: &[u64],
+    stride: usize,
+    outs: [&mut [u8]; 6],
+) -> usize {
+    let len = outs.iter().map(|o| o.len()).min().unwrap_or(0);
+    // Whole groups whose last word, `(64 g - 1) · stride`, lies inside `words`.
+    let groups = (len / 64).min(match words.len() {
+        0 => 0,
+        w => ((w - 1) / stride.max(1) + 1) / 64,
+    });
+    // SAFETY: the token proves AVX-512F/BW and VBMI; the bounds are those just computed.
+    unsafe { split_word_bytes_impl(words, stride.max(1), groups, outs) };
+    64 * groups
+}
+
+/// 64 words a group: eight vectors of eight words (loaded, or gathered at the stride), each
+/// permuted so that 8-byte lane `f` holds byte `f` of its eight words, then the lanes
+/// transposed across the eight vectors (three levels of two-vector permutations), so that
+/// output `f` gets 64 bytes in one store.
+///
+/// # Safety
+///
+/// AVX-512F/BW and VBMI; `(64 groups - 1) · stride < words.len()` if `groups > 0`, and every
+/// output at least `64 groups` long.
+#[target_feature(enable = "avx512f,avx512bw,avx512vbmi")]
+unsafe fn split_word_bytes_impl(words: &[u64], stride: usize, groups: usize, outs: [&mut [u8]; 6]) {
+    // Byte `8 f + k` of a permuted vector is byte `f` of its word `k`.
+    let by_field: [u8; 64] = core::array::from_fn(|i| (8 * (i % 8) + i / 8) as u8);
+    // SAFETY: 64 readable bytes.
+    let by_field = unsafe { _mm512_loadu_si512(by_field.as_ptr().cast()) };
+    let idx = |v: [i64; 8]| _mm512_set_epi64(v[7], v[6], v[5], v[4], v[3], v[2], v[1], v[0]);
+    // Level 1 pairs vectors (lanes 0-3, then 4-7, interleaved), level 2 pairs of pairs, level 3
+    // the two halves.
+    let (l1_lo, l1_hi) = (
+        idx([0, 8, 1, 9, 2, 10, 3, 11]),
+        idx([4, 12, 5, 13, 6, 14, 7, 15]),
+    );
+    let (l2_a, l2_b) = (
+        idx([0, 1, 8, 9, 2, 3, 10, 11]),
+        idx([4, 5, 12, 13, 6, 7, 14, 15]),
+    );
+    let (l3_a, l3_b) = (
+        idx([0, 1, 2, 3, 8, 9, 10, 11]),
+        idx([4, 5, 6, 7, 12, 13, 14, 15]),
+    );
+    let steps = _mm512_mullo_epi64(
+        idx([0, 1, 2, 3, 4, 5, 6, 7]),
+        _mm512_set1_epi64(stride as i64),
+    );
+    let mut pieces = outs.map(|o| o[..64 * groups].as_chunks_mut::<64>().0.iter_mut());
+    for g in 0..groups {
+        let q: [__m512i; 8] = core::array::from_fn(|i| {
+            let first = (64 * g + 8 * i) * stride;
+            let v = if stride == 1 {
+                // SAFETY: words `first .. first + 8` lie inside `words` (the caller's bound).
+                unsafe { _mm512_loadu_si512(words.as_ptr().add(first).cast()) }
+            } else {
+                // SAFETY: the eight words `first + k · stride`, `k < 8`, lie inside `words`
+                // (the caller's bound); a gather reads only those.
+                unsafe { _mm512_i64gather_epi64::<8>(steps, words.as_ptr().add(first).cast()) }
+            };
+            _mm512_permutexvar_epi8(by_field, v)
+        });
+        let pair = |a: __m512i, b: __m512i, i: __m512i| _mm512_permutex2var_epi64(a, i, b);
+        let l1: [[__m512i; 2]; 4] = core::array::from_fn(|p| {
+            [
+                pair(q[2 * p], q[2 * p + 1], l1_lo),
+                pair(q[2 * p], q[2 * p + 1], l1_hi),
+            ]
+        });
+        // Fields 0-1, 2-3 (from the low halves) and 4-5 (high) of vectors 0-3 and 4-7.
+        let l2: [[__m512i; 3]; 2] = core::array::from_fn(|h| {
+            let (a, b) = (l1[2 * h], l1[2 * h + 1]);
+            [
+                pair(a[0], b[0], l2_a),
+                pair(a[0], b[0], l2_b),
+                pair(a[1], b[1], l2_a),
+            ]
+        });
+        let fields = [
+            pair(l2[0][0], l2[1][0], l3_a),
+            pair(l2[0][0], l2[1][0], l3_b),
+            pair(l2[0][1], l2[1][1], l3_a),
+            pair(l2[0][1], l2[1][1], l3_b),
+            pair(l2[0][2], l2[1][2], l3_a),
+            pair(l2[0][2], l2[1][2], l3_b),
+        ];
+        for (piece, v) in pieces.iter_mut().zip(fields) {
+            if let Some(piece) = piece.next() {
+                // SAFETY: 64 writable bytes, uniquely borrowed; `storeu` needs no alignment.
+                unsafe { _mm512_storeu_si512(piece.as_mut_ptr().cast(), v) };
+            }
+        }
+    }
+}
+
 /// For every source `s` and bit `b`: `out[s][b]` = the XOR of the words `c[k]` whose byte
 /// `src[s][k]` has bit `b` set (on the common prefix). See [`bit_sums_impl`].
 pub(crate) fn bit_sums<const N: usize>(_t: GfniVbmi, c: &[u64], src: [&[u8]; N]) -> [[u64; 8]; N] {

@@ -409,6 +409,34 @@ pub(crate) fn aes_blocks(step: crate::aes_round::BlockStep, buf: &mut [u8]) {
     }
 }
 
+/// [`crate::backend::split_word_bytes`] one word at a time, for as many words as the shortest
+/// output takes (the caller bounds the outputs by the words there are): bytes gathered per
+/// output in a small buffer and copied out in runs, so the outputs see wide stores.
+pub(crate) fn split_word_bytes(words: &[u64], stride: usize, mut outs: [&mut [u8]; 6]) {
+    const RUN: usize = 256;
+    let mut words = words.iter().step_by(stride.max(1));
+    let mut buf = [[0u8; RUN]; 6];
+    let len = outs.iter().map(|o| o.len()).min().unwrap_or(0);
+    let mut at = 0;
+    while at < len {
+        let n = RUN.min(len - at);
+        let mut got = 0;
+        for (j, w) in words.by_ref().take(n).enumerate() {
+            for (o, v) in buf.iter_mut().zip(w.to_le_bytes()) {
+                o[j] = v;
+            }
+            got += 1;
+        }
+        for (o, b) in outs.iter_mut().zip(&buf) {
+            o[at..at + got].copy_from_slice(&b[..got]);
+        }
+        if got < n {
+            break;
+        }
+        at += n;
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
