@@ -104,15 +104,10 @@ fn run_configured(
 
 /// With more than one repetition: the median time per OT and OTs per second, and their range.
 fn print_summary(protocol: Protocol, count: usize, secs: &mut [f64]) {
-    if secs.len() < 2 {
-        return;
-    }
-    secs.sort_by(f64::total_cmp);
     let n = secs.len();
-    let median = if n % 2 == 1 {
-        secs[n / 2]
-    } else {
-        (secs[n / 2 - 1] + secs[n / 2]) / 2.0
+    let Some([median, fastest, slowest]) = crate::report::median_range(secs).filter(|_| n > 1)
+    else {
+        return;
     };
     let rate = |s: f64| count as f64 / s;
     println!(
@@ -120,8 +115,8 @@ fn print_summary(protocol: Protocol, count: usize, secs: &mut [f64]) {
         protocol.name(),
         median * 1e6 / count as f64,
         rate(median),
-        rate(secs[n - 1]),
-        rate(secs[0]),
+        rate(slowest),
+        rate(fastest),
     );
 }
 

@@ -395,14 +395,19 @@ pub fn paired_shares(mine: &[f64], twin: &[f64]) -> Option<[f64; 3]> {
         .zip(twin)
         .map(|(&m, &t)| (m > 0.0 && t > 0.0).then(|| 100.0 * t / m))
         .collect::<Option<_>>()?;
-    shares.sort_by(f64::total_cmp);
-    let n = shares.len();
-    let median = if n % 2 == 1 {
-        shares[n / 2]
-    } else {
-        (shares[n / 2 - 1] + shares[n / 2]) / 2.0
+    median_range(&mut shares)
+}
+
+/// `[median, lowest, highest]` of `v` (sorted in place); `None` if it is empty.
+pub fn median_range(v: &mut [f64]) -> Option<[f64; 3]> {
+    v.sort_by(f64::total_cmp);
+    let n = v.len();
+    let median = match n {
+        0 => return None,
+        n if n % 2 == 1 => v[n / 2],
+        n => (v[n / 2 - 1] + v[n / 2]) / 2.0,
     };
-    Some([median, shares[0], shares[n - 1]])
+    Some([median, v[0], v[n - 1]])
 }
 
 /// For each malicious row whose semi-honest twin has a row of the same batch size: its
