@@ -219,7 +219,9 @@ pub struct KeygenArgs {
 
 #[derive(Debug, Args)]
 pub struct ReportArgs {
-    /// CSV files written by `bench` (e.g. result-p1.csv result-p2.csv result-p3.csv).
+    /// CSV files written by `bench` (e.g. result-p1.csv result-p2.csv result-p3.csv). The files
+    /// of several runs (`bench --csv r1`, `--csv r2`, ...: r1-p1.csv .. r2-p3.csv ...) are summed
+    /// up run by run: medians and ranges over the runs.
     #[arg(value_name = "FILE", required = true)]
     pub files: Vec<PathBuf>,
     /// Also draw total throughput against batch size, one line per protocol, as an SVG file.

@@ -1,6 +1,6 @@
 //! CSV rows (ARCHITECTURE.md, "CSV contract") and the summary table.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 use triskele_aes::{PhaseMeasure, RunReport};
@@ -457,15 +457,139 @@ pub fn format_twins(rows: &[Summary], peaks: Option<&[Option<u64>]>) -> String {
     format!("malicious variants against their semi-honest twins (same run):\n{s}")
 }
 
+/// The files of `files` by run: `bench --csv PREFIX` names a run's files `PREFIX-p1.csv` ..
+/// `PREFIX-p3.csv`, so the files with one prefix (directory included) are one run, the runs in
+/// the order of their first file. Files not named that way form one run together.
+pub fn group_runs(files: &[PathBuf]) -> Vec<Vec<PathBuf>> {
+    let mut runs: Vec<(Option<&str>, Vec<PathBuf>)> = Vec::new();
+    for f in files {
+        let key = run_prefix(f);
+        match runs.iter_mut().find(|(k, _)| *k == key) {
+            Some((_, run)) => run.push(f.clone()),
+            None => runs.push((key, vec![f.clone()])),
+        }
+    }
+    runs.into_iter().map(|(_, run)| run).collect()
+}
+
+/// `PREFIX` of a file named `PREFIX-pN.csv` (`N` one digit).
+fn run_prefix(f: &Path) -> Option<&str> {
+    let (prefix, party) = f.to_str()?.strip_suffix(".csv")?.rsplit_once("-p")?;
+    (party.len() == 1 && party.bytes().all(|b| b.is_ascii_digit())).then_some(prefix)
+}
+
+/// The rows of several runs of the same targets (rounds) as one: party `p`'s rows of every run
+/// in turn, so that [`summarise`] averages over all their repetitions. Refused unless every
+/// run has as many files as the first.
+pub fn pool_runs(runs: &[Vec<Vec<CsvRow>>]) -> Result<Vec<Vec<CsvRow>>, CliError> {
+    let Some(first) = runs.first() else {
+        return Ok(Vec::new());
+    };
+    if runs.iter().any(|r| r.len() != first.len()) {
+        return Err(CliError::Input(
+            "the runs have different numbers of CSV files; pass every party's file of each run"
+                .into(),
+        ));
+    }
+    Ok((0..first.len())
+        .map(|p| runs.iter().flat_map(|r| r[p].iter().cloned()).collect())
+        .collect())
+}
+
+/// Several runs (rounds) side by side, each summarised on its own: every protocol's
+/// throughput as the median and range over the runs of each run's mean, and every malicious
+/// variant's share of its twin's throughput in the same run (as [`format_twins`] gives it) as
+/// the median and range over the runs that ran both, with the medians of the variant's
+/// finalize phase and of the twin's whole run. This is how the README's rounds are summed up;
+/// one slow run moves a median less than it moves a mean.
+pub fn format_rounds(runs: &[Vec<Summary>]) -> String {
+    // Protocols and batch sizes in the order they first ran.
+    let mut keys: Vec<(&str, usize)> = Vec::new();
+    for r in runs.iter().flatten() {
+        if !keys.contains(&(r.protocol.as_str(), r.simd)) {
+            keys.push((&r.protocol, r.simd));
+        }
+    }
+    fn find<'a>(run: &'a [Summary], proto: &str, simd: usize) -> Option<&'a Summary> {
+        run.iter().find(|s| s.protocol == proto && s.simd == simd)
+    }
+    let mut s = format!(
+        "throughput run by run ({} runs; median and range of the runs' means):\n",
+        runs.len()
+    );
+    for &(proto, simd) in &keys {
+        let mut rates: Vec<f64> = runs
+            .iter()
+            .filter_map(|run| find(run, proto, simd))
+            .map(Summary::blocks_per_sec)
+            .collect();
+        let n = rates.len();
+        if let Some([median, low, high]) = median_range(&mut rates) {
+            s.push_str(&format!(
+                "{proto:<22} {simd:>8} {n:>4} runs {median:>12.0} ops/s ({low:.0}-{high:.0})\n"
+            ));
+        }
+    }
+    let mut twins = String::new();
+    for &(proto, simd) in &keys {
+        let Some(twin) = twin_of(proto) else {
+            continue;
+        };
+        let (mut shares, mut finals, mut totals) = (Vec::new(), Vec::new(), Vec::new());
+        for run in runs {
+            let (Some(mine), Some(theirs)) = (find(run, proto, simd), find(run, twin, simd)) else {
+                continue;
+            };
+            if mine.blocks_per_sec() > 0.0 && theirs.blocks_per_sec() > 0.0 {
+                shares.push(100.0 * mine.blocks_per_sec() / theirs.blocks_per_sec());
+                finals.push(mine.time[2]);
+                totals.push(theirs.total_time());
+            }
+        }
+        let n = shares.len();
+        let (Some([median, low, high]), Some([fin, ..]), Some([total, ..])) = (
+            median_range(&mut shares),
+            median_range(&mut finals),
+            median_range(&mut totals),
+        ) else {
+            continue;
+        };
+        twins.push_str(&format!(
+            "{proto:<22} {simd:>8} {n:>4} runs {median:>5.1}% ({low:.1}-{high:.1}%) of {twin}; \
+             finalize {fin:.4} s, {twin}'s total {total:.4} s\n"
+        ));
+    }
+    if !twins.is_empty() {
+        s.push_str(
+            "malicious variants against their semi-honest twins, run by run (median and range of \
+             the runs' shares; medians of the variant's finalize and of the twin's whole run):\n",
+        );
+        s.push_str(&twins);
+    }
+    s
+}
+
 pub fn run(a: ReportArgs) -> Result<(), CliError> {
-    let parties = a
-        .files
+    let runs = group_runs(&a.files)
         .iter()
-        .map(|f| read_csv(f))
-        .collect::<Result<Vec<_>, _>>()?;
-    let rows = summarise(&parties)?;
-    print!("{}", format_table(&rows));
-    print!("{}", format_twins(&rows, None));
+        .map(|files| files.iter().map(|f| read_csv(f)).collect())
+        .collect::<Result<Vec<Vec<Vec<CsvRow>>>, CliError>>()?;
+    let rows = if let [one] = &runs[..] {
+        let rows = summarise(one)?;
+        print!("{}", format_table(&rows));
+        print!("{}", format_twins(&rows, None));
+        rows
+    } else {
+        let each = runs
+            .iter()
+            .map(|r| summarise(r))
+            .collect::<Result<Vec<_>, _>>()?;
+        let pooled = summarise(&pool_runs(&runs)?)?;
+        println!("all runs' repetitions together ({} runs):", runs.len());
+        print!("{}", format_table(&pooled));
+        print!("{}", format_rounds(&each));
+        pooled
+    };
     if let Some(out) = &a.plot {
         crate::plot::write_svg(out, &rows)?;
         eprintln!("plot written to {}", out.display());
@@ -600,6 +724,77 @@ mod tests {
         assert_eq!(read_csv(&path).unwrap(), vec![r]);
         std::fs::write(&path, "a,b\n1,2\n").unwrap();
         assert!(read_csv(&path).is_err());
+    }
+
+    /// `bench --csv PREFIX` names the files of a run `PREFIX-pN.csv`: files with one prefix
+    /// are one run, in the order of their first file; other names are one run together.
+    #[test]
+    fn files_are_grouped_by_run() {
+        let paths = |v: &[&str]| v.iter().map(PathBuf::from).collect::<Vec<_>>();
+        let files = paths(&[
+            "out/r1-p1.csv",
+            "out/r2-p1.csv",
+            "out/r1-p2.csv",
+            "out/r2-p2.csv",
+            "r1-p3.csv",
+        ]);
+        assert_eq!(
+            group_runs(&files),
+            vec![
+                paths(&["out/r1-p1.csv", "out/r1-p2.csv"]),
+                paths(&["out/r2-p1.csv", "out/r2-p2.csv"]),
+                paths(&["r1-p3.csv"]),
+            ]
+        );
+        let odd = paths(&["a.csv", "b-p12.csv", "c-px.csv", "d-p1.txt"]);
+        assert_eq!(group_runs(&odd), vec![odd.clone()]);
+        assert_eq!(run_prefix(Path::new("x-y-p3.csv")), Some("x-y"));
+        assert!(group_runs(&[]).is_empty());
+    }
+
+    /// Several runs: each protocol's throughput and each variant's share as medians over the
+    /// runs, a run without the twin left out of the variant's line; the pooled rows average
+    /// over every repetition, and runs with unequal file counts are refused.
+    #[test]
+    fn runs_side_by_side() {
+        let run = |chida: f64, mal: Option<f64>| {
+            let mut rows = vec![row("chida", 10, chida, 0)];
+            if let Some(t) = mal {
+                rows.push(row("mal-chida", 10, t, 0));
+            }
+            summarise(&[rows]).unwrap_or_default()
+        };
+        // Shares 50%, 25%, 40%; the fourth run has no mal-chida.
+        let runs = vec![
+            run(1.0, Some(2.0)),
+            run(1.0, Some(4.0)),
+            run(2.0, Some(5.0)),
+            run(0.5, None),
+        ];
+        let s = format_rounds(&runs);
+        assert!(s.contains("(4 runs;"), "{s}");
+        // chida: 10, 10, 5, 20 blocks/s, median 10.
+        assert!(
+            s.contains("chida                        10    4 runs           10 ops/s (5-20)"),
+            "{s}"
+        );
+        assert!(
+            s.contains("mal-chida                    10    3 runs  40.0% (25.0-50.0%) of chida"),
+            "{s}"
+        );
+        // Finalize phases are zero here; the twin's totals 1, 1, 2 have median 1.
+        assert!(
+            s.contains("finalize 0.0000 s, chida's total 1.0000 s"),
+            "{s}"
+        );
+        assert!(!format_rounds(&[run(1.0, None)]).contains("twins"));
+
+        let files = |t: f64| vec![vec![row("chida", 10, t, 0)], vec![row("chida", 10, t, 0)]];
+        let pooled = pool_runs(&[files(1.0), files(3.0)]).unwrap_or_default();
+        let sums = summarise(&pooled).unwrap_or_default();
+        assert_eq!((sums.len(), sums[0].reps), (1, 2));
+        assert!((sums[0].time[1] - 2.0).abs() < 1e-12);
+        assert!(pool_runs(&[files(1.0), vec![vec![row("chida", 10, 1.0, 0)]]]).is_err());
     }
 
     #[test]

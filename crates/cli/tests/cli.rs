@@ -665,6 +665,63 @@ fn bench_runs_prf_targets_beside_their_twins() {
     assert!(!out.contains("peak"), "{out}");
 }
 
+/// `report` on the files of two runs (`--csv r1`, `--csv r2`): the repetitions of both
+/// together, each protocol's throughput and the variant's share of its twin over the runs;
+/// runs with unequal file counts are refused.
+#[test]
+fn report_sums_up_several_runs() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut files = Vec::new();
+    for run in ["r1", "r2"] {
+        let prefix = dir.path().join(run);
+        let prefix = prefix.to_str().unwrap();
+        let o = triskele(&[
+            "bench",
+            "--local",
+            "--simd",
+            "4",
+            "--rep",
+            "1",
+            "--warmup",
+            "0",
+            "--csv",
+            prefix,
+            "chida",
+            "mal-chida-rec-check",
+        ]);
+        assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+        files.extend((1..=3).map(|p| format!("{prefix}-p{p}.csv")));
+    }
+    let mut args = vec!["report"];
+    args.extend(files.iter().map(String::as_str));
+    let o = triskele(&args);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let out = stdout(&o);
+    assert!(
+        out.contains("all runs' repetitions together (2 runs)"),
+        "{out}"
+    );
+    // The pooled table: two repetitions per row.
+    assert!(
+        out.lines()
+            .any(|l| l.starts_with("chida ") && l.split_whitespace().nth(2) == Some("2")),
+        "{out}"
+    );
+    assert!(
+        out.lines().any(|l| l.starts_with("mal-chida-rec-check")
+            && l.contains(" 2 runs ")
+            && l.contains("%) of chida; finalize ")),
+        "{out}"
+    );
+    let o = triskele(&args[..6]);
+    assert_eq!(o.status.code(), Some(1), "{}", stdout(&o));
+    assert!(
+        stderr(&o).contains("different numbers of CSV files"),
+        "{}",
+        stderr(&o)
+    );
+}
+
 /// `ot bench --config`: two processes (P1 sender, P2 receiver) over TLS from keygen's
 /// configuration; party 3 is refused with a usage error.
 #[test]
