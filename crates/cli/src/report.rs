@@ -410,6 +410,12 @@ pub fn median_range(v: &mut [f64]) -> Option<[f64; 3]> {
     Some([median, v[0], v[n - 1]])
 }
 
+/// `mine`'s throughput as a percentage of `twin`'s; `None` if the twin's is not positive.
+fn share_of(mine: &Summary, twin: &Summary) -> Option<f64> {
+    let theirs = twin.blocks_per_sec();
+    (theirs > 0.0).then(|| 100.0 * mine.blocks_per_sec() / theirs)
+}
+
 /// For each malicious row whose semi-honest twin has a row of the same batch size: its
 /// throughput as a share of the twin's, and with `peaks` (per row, in the order of `rows`)
 /// both peaks. Empty when no such pair ran.
@@ -428,11 +434,7 @@ pub fn format_twins(rows: &[Summary], peaks: Option<&[Option<u64>]>) -> String {
             continue;
         };
         let (mine, theirs) = (r.blocks_per_sec(), twin.blocks_per_sec());
-        let share = if theirs > 0.0 {
-            100.0 * mine / theirs
-        } else {
-            0.0
-        };
+        let share = share_of(r, twin).unwrap_or(0.0);
         s.push_str(&format!(
             "{:<22} {:>8} {:>12.0} ops/s = {:>5.1}% of {} ({:.0} ops/s)",
             r.protocol, r.simd, mine, share, twin.protocol, theirs
@@ -540,8 +542,8 @@ pub fn format_rounds(runs: &[Vec<Summary>]) -> String {
             let (Some(mine), Some(theirs)) = (find(run, proto, simd), find(run, twin, simd)) else {
                 continue;
             };
-            if mine.blocks_per_sec() > 0.0 && theirs.blocks_per_sec() > 0.0 {
-                shares.push(100.0 * mine.blocks_per_sec() / theirs.blocks_per_sec());
+            if let Some(share) = share_of(mine, theirs) {
+                shares.push(share);
                 finals.push(mine.time[2]);
                 totals.push(theirs.total_time());
             }
